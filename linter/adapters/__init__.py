@@ -1,0 +1,138 @@
+"""Adapters: one per config format. Each claims a file by content, parses it into the IR with
+an origin for every value, and renders IR changes as text edits in its own terms.
+
+Adapters know key names and defaults; they never decide whether something is a problem.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from ..document import Document, Mapping, Node, RenderError, Scalar
+from ..fixes import Change, Edit
+from ..ir import ConfigIR, Field, Origin, Span
+
+_MISSING = object()
+
+
+class Adapter:
+    name: str = ""
+    formats: tuple[str, ...] = ()
+    # IR key -> key path in this format, for values that live in exactly one place.
+    paths: dict[str, tuple[str, ...]] = {}
+
+    def claims(self, document: Document) -> bool:
+        raise NotImplementedError
+
+    def sniffs(self, text: str) -> bool:
+        """For a file that does not parse: does it look like this format's config?"""
+        return False
+
+    def parse(self, document: Document) -> ConfigIR:
+        raise NotImplementedError
+
+    def render(self, config: ConfigIR, change: Change) -> list[Edit]:
+        """Edits that make `config` read `change.value` at `change.key`; RenderError if impossible."""
+        path = self.paths.get(change.key)
+        if path is None:
+            raise RenderError(f"{self.name} cannot express {change.key}")
+        return [set_path(config.document, path, change.value)]
+
+
+def span_of(document: Document, start: int, end: int) -> Span:
+    source = document.source
+    begin, finish = source.position(start), source.position(end)
+    return Span(source.path, start, end, begin.line, begin.column, finish.line, finish.column)
+
+
+def new_config(adapter: Adapter, document: Document) -> ConfigIR:
+    first_line_end = document.source.line_end(0)
+    return ConfigIR(
+        path=document.source.path,
+        framework=adapter.name,
+        document=document,
+        adapter=adapter,
+        file_span=span_of(document, 0, first_line_end),
+    )
+
+
+class Reader:
+    """Fills a ConfigIR from a document: `take` a value at a key path, or record a default."""
+
+    def __init__(self, config: ConfigIR):
+        self.config = config
+        self.document = config.document
+
+    def node(self, *path: str) -> Node | None:
+        return self.document.find(*path)
+
+    def key_span(self, *path: str) -> Span | None:
+        pair = self.document.find_pair(*path) if path else None
+        return span_of(self.document, pair.key.start, pair.key.end) if pair else None
+
+    def take(
+        self,
+        key: str,
+        *path: str,
+        convert: Callable[[Any], Any] | None = None,
+        default: Any = _MISSING,
+        default_source: str | None = None,
+        anchor: Iterable[str] = (),
+    ) -> Field | None:
+        """Record the scalar at `path` under IR `key`; where absent, `default` (if given) with its
+        upstream source, located at the `anchor` key path (the parent a person would look at)."""
+        node = self.node(*path)
+        if isinstance(node, Scalar):
+            value = convert(node.value) if convert else node.value
+            found = Field(value, Origin(span_of(self.document, node.start, node.end)))
+        elif node is not None and convert is not None:
+            found = Field(convert(node.plain()), Origin(span_of(self.document, node.start, node.end)))
+        elif node is None and default is not _MISSING:
+            anchor_span = self.key_span(*anchor) if anchor else None
+            found = Field(default, Origin(anchor_span or self.config.file_span, default_source))
+        else:
+            return None
+        self.config.fields[key] = found
+        return found
+
+    def set(self, key: str, value: Any, *path: str) -> Field:
+        """Record a value derived from the node at `path` (e.g. a block's presence)."""
+        pair = self.document.find_pair(*path)
+        span = span_of(self.document, pair.key.start, pair.value.end) if pair else self.config.file_span
+        found = Field(value, Origin(span))
+        self.config.fields[key] = found
+        return found
+
+
+def set_path(document: Document, path: tuple[str, ...], value: Any, after: str | None = None) -> Edit:
+    """One edit that makes `path` hold `value`: replace the scalar there, or insert the missing
+    key under the deepest existing mapping (missing levels become a nested value)."""
+    parent = document.root
+    for depth, key in enumerate(path):
+        if not isinstance(parent, Mapping):
+            raise RenderError(f"{'.'.join(path[:depth]) or 'the document'} is not a mapping")
+        pair = parent.get(key)
+        if pair is None:
+            nested: Any = value
+            for missing in reversed(path[depth + 1 :]):
+                nested = {missing: nested}
+            return document.insert_pair(parent, key, nested, after=after)
+        if depth == len(path) - 1:
+            if not isinstance(pair.value, Scalar):
+                raise RenderError(f"{'.'.join(path)} is not a plain value")
+            return document.replace_scalar(pair.value, value)
+        parent = pair.value
+    raise RenderError("empty key path")
+
+
+def as_bool_or_auto(value: Any) -> Any:
+    if isinstance(value, str) and value.lower() == "auto":
+        return "auto"
+    return value
+
+
+def all_adapters() -> list[Adapter]:
+    from .deepspeed import DeepSpeedAdapter
+    from .ludwig import LudwigAdapter
+
+    return [DeepSpeedAdapter(), LudwigAdapter()]

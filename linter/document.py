@@ -1,0 +1,245 @@
+"""A parsed config document: a tree of mappings, sequences and scalars, each with its span.
+
+YAML and JSON files both parse into this tree (see `yaml_reader` and `json_reader`), so the
+adapters navigate one structure and ask for edits through one interface. Scalars carry the
+value the *framework's* loader would see (PyYAML's YAML 1.1 rules for YAML, Python's json
+for JSON), not ruamel's YAML 1.2 reading.
+
+The edit helpers here locate and splice; they never re-dump a document.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Union
+
+from .fixes import Edit
+from .source import Source
+
+
+class ParseError(Exception):
+    def __init__(self, message: str, offset: int):
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+
+
+@dataclass(eq=False)
+class Scalar:
+    value: Any
+    start: int
+    end: int
+    style: str = ""  # "" plain, "'" or '"' quoted, "|" or ">" block, "json" for JSON literals
+    decorated: bool = False  # carries a YAML tag or anchor: edits would have to keep it
+
+    def plain(self) -> Any:
+        return self.value
+
+
+@dataclass(eq=False)
+class Pair:
+    key: Scalar
+    value: "Node"
+
+
+@dataclass(eq=False)
+class Mapping:
+    pairs: list[Pair]
+    start: int
+    end: int
+    flow: bool = False
+    _index: dict = field(default_factory=dict, repr=False)
+
+    def get(self, key: str) -> Pair | None:
+        """The pair for `key`; with duplicate keys the last one, as PyYAML and json read it."""
+        if not self._index:
+            for pair in self.pairs:
+                try:
+                    self._index[pair.key.value] = pair
+                except TypeError:  # an unhashable complex key: never a config key we look up
+                    continue
+        return self._index.get(key)
+
+    def value(self, key: str) -> "Node | None":
+        pair = self.get(key)
+        return pair.value if pair else None
+
+    def plain(self) -> dict:
+        result = {}
+        for pair in self.pairs:
+            try:
+                result[pair.key.value] = pair.value.plain()
+            except TypeError:
+                continue
+        return result
+
+
+@dataclass(eq=False)
+class Sequence:
+    items: list["Node"]
+    start: int
+    end: int
+    flow: bool = False
+
+    def plain(self) -> list:
+        return [item.plain() for item in self.items]
+
+
+Node = Union[Scalar, Mapping, Sequence]
+
+
+@dataclass(eq=False)
+class Document:
+    source: Source
+    root: Node | None
+    format: str  # "yaml" or "json"
+
+    def find(self, *keys: str) -> Node | None:
+        """The node at a key path from the root, or None where any step is missing or not a mapping."""
+        node = self.root
+        for key in keys:
+            if not isinstance(node, Mapping):
+                return None
+            node = node.value(key)
+            if node is None:
+                return None
+        return node
+
+    def find_pair(self, *keys: str) -> Pair | None:
+        parent = self.find(*keys[:-1]) if len(keys) > 1 else self.root
+        return parent.get(keys[-1]) if isinstance(parent, Mapping) else None
+
+    # ---- edits -------------------------------------------------------------------------------
+
+    def replace_scalar(self, node: Scalar, value: Any) -> Edit:
+        """Replace a scalar's text with `value`, keeping its quoting style where the value is a string."""
+        if node.decorated or node.style in ("|", ">"):
+            raise RenderError("the value carries a YAML tag, anchor or block style; edit it by hand")
+        return Edit(self.source.path, node.start, node.end, self.render_scalar(value, node.style))
+
+    def render_scalar(self, value: Any, style: str = "") -> str:
+        if self.format == "json":
+            return json.dumps(value)
+        if isinstance(value, str):
+            if style in ("'", '"'):
+                return style + value + style if style == "'" else json.dumps(value)
+            if _needs_quotes(value):
+                return json.dumps(value)
+            return value
+        if value is True:
+            return "true"
+        if value is False:
+            return "false"
+        if value is None:
+            return "null"
+        return str(value)
+
+    def insert_pair(self, mapping: Mapping, key: str, value: Any, after: str | None = None) -> Edit:
+        """Insert `key: value` into `mapping` the way a person would.
+
+        Block YAML: a new line at the indentation of the siblings, after the last item (or after
+        `after`), with the file's line ending. Flow YAML and JSON objects: after the last member,
+        one per line where the members are one per line, otherwise inline.
+        """
+        if not mapping.pairs:
+            raise RenderError("cannot insert into an empty mapping")
+        anchor = mapping.get(after) if after else None
+        anchor = anchor or mapping.pairs[-1]
+        if self.format == "yaml" and not mapping.flow:
+            return self._insert_block_yaml(mapping, anchor, key, value)
+        return self._insert_flow(mapping, anchor, key, value)
+
+    def _insert_block_yaml(self, mapping: Mapping, anchor: Pair, key: str, value: Any) -> Edit:
+        source = self.source
+        first_key = mapping.pairs[0].key
+        indent = source.indentation_of(first_key.start)
+        if source.text[source.line_start(first_key.start) + len(indent) : first_key.start].strip():
+            # The mapping starts mid-line (`- key: v` in a sequence): align under its first key.
+            indent = " " * (source.position(first_key.start).column - 1)
+        end = _last_offset(anchor.value)
+        if isinstance(value, dict):
+            raise RenderError("inserting a nested block into YAML is not supported")
+        line = f"{indent}{self.render_scalar(key)}: {self.render_scalar(value)}"
+        newline = source.newline
+        insert_at = source.after_line(end)
+        if insert_at == len(source.text) and not source.text.endswith("\n"):
+            return Edit(source.path, insert_at, insert_at, newline + line)
+        return Edit(source.path, insert_at, insert_at, line + newline)
+
+    def _insert_flow(self, mapping: Mapping, anchor: Pair, key: str, value: Any) -> Edit:
+        source = self.source
+        end = _last_offset(anchor.value)
+        key_text = json.dumps(key) if self.format == "json" else self.render_scalar(key)
+        multiline = source.position(anchor.key.start).line != source.position(mapping.start).line
+        if multiline:
+            indent = source.indentation_of(anchor.key.start)
+            newline = source.newline
+            value_text = self._render_value(value, indent, newline)
+            text = f",{newline}{indent}{key_text}: {value_text}"
+        else:
+            text = f", {key_text}: {self._render_value(value, None, None)}"
+        # After a member that is not the last, its own comma now follows the inserted one.
+        return Edit(source.path, end, end, text)
+
+    def _render_value(self, value: Any, indent: str | None, newline: str | None) -> str:
+        if not isinstance(value, dict):
+            return self.render_scalar(value)
+        items = [(json.dumps(k) if self.format == "json" else self.render_scalar(k), self.render_scalar(v))
+                 for k, v in value.items()]
+        if indent is None:
+            return "{" + ", ".join(f"{k}: {v}" for k, v in items) + "}"
+        step = _indent_step(self.source, indent)
+        inner = ("," + newline).join(f"{indent}{step}{k}: {v}" for k, v in items)
+        return "{" + newline + inner + newline + indent + "}"
+
+
+class RenderError(Exception):
+    """An IR change that an adapter cannot express as an edit in this file."""
+
+
+def _last_offset(node: Node) -> int:
+    """End of the last token of a node: for block collections, of their last scalar.
+
+    ruamel ends a block mapping at the start of whatever follows it (blank lines and comments
+    included), which is not where a person would continue it.
+    """
+    while True:
+        if isinstance(node, Mapping) and not node.flow and node.pairs:
+            node = node.pairs[-1].value
+        elif isinstance(node, Sequence) and not node.flow and node.items:
+            node = node.items[-1]
+        else:
+            return node.end
+
+
+def _indent_step(source: Source, indent: str) -> str:
+    if "\t" in indent:
+        return "\t"
+    # The smallest non-zero indentation in the file is its unit.
+    widths = {len(line) - len(line.lstrip(" ")) for line in source.text.splitlines() if line.strip()}
+    widths.discard(0)
+    return " " * (min(widths) if widths else 2)
+
+
+_NEEDS_QUOTES = re.compile(r"""^[\s\-?:,\[\]{}#&*!|>'"%@`]|[:#]\s|\s$|^$""")
+
+
+def _needs_quotes(text: str) -> bool:
+    from .yaml_reader import resolve_plain  # the resolver decides what a plain scalar would mean
+
+    return bool(_NEEDS_QUOTES.search(text)) or resolve_plain(text) != text
+
+
+def walk(node: Node | None) -> Iterator[Node]:
+    stack = [node] if node is not None else []
+    while stack:
+        current = stack.pop()
+        yield current
+        if isinstance(current, Mapping):
+            for pair in reversed(current.pairs):
+                stack.append(pair.value)
+                stack.append(pair.key)
+        elif isinstance(current, Sequence):
+            stack.extend(reversed(current.items))

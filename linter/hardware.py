@@ -1,0 +1,210 @@
+"""GPU targets: named (`--gpu`, TRAINLINT_GPU, settings), or detected through NVML / torch.
+
+Capabilities come from the compute capability alone (SPEC §4.2), never from
+`torch.cuda.is_bf16_supported()`, which answers True on pre-Ampere GPUs through emulation.
+Detection imports pynvml or torch lazily, runs at most once per process, is bounded in time,
+and turns every failure into "not detected: <reason>".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+DETECTION_TIMEOUT_S = 5.0
+
+# capability -> minimum compute capability (SPEC §4.2)
+CAPABILITIES = {
+    "bf16": (8, 0),
+    "tf32": (8, 0),
+    "flash_attention_2": (8, 0),
+    "flash_attention_3": (9, 0),
+    "fp8": (8, 9),
+}
+
+
+class TargetError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    compute_capability: tuple[int, int]
+    memory_gib: float | None = None
+    source: str = "catalog"  # catalog | compute capability | nvml | torch
+
+    def supports(self, capability: str) -> bool:
+        return self.compute_capability >= CAPABILITIES[capability]
+
+    @property
+    def cc(self) -> str:
+        return f"{self.compute_capability[0]}.{self.compute_capability[1]}"
+
+    def as_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "compute_capability": self.cc,
+            "memory_gib": self.memory_gib,
+            "source": self.source,
+            "capabilities": {name: self.supports(name) for name in CAPABILITIES},
+        }
+
+
+@dataclass
+class Hardware:
+    targets: list[Target]
+    origin: str  # "--gpu", "TRAINLINT_GPU", "settings", "nvml", "torch", "none"
+    reasons: list[str] = field(default_factory=list)  # why detection found nothing
+
+    def lacking(self, capability: str) -> list[Target]:
+        return [target for target in self.targets if not target.supports(capability)]
+
+    def all_support(self, capability: str) -> bool:
+        return bool(self.targets) and not self.lacking(capability)
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[\s\-_]", "", name).lower()
+
+
+@lru_cache(maxsize=1)
+def catalog() -> dict:
+    return json.loads(resources.files("linter").joinpath("data/gpus.json").read_text("utf-8"))
+
+
+@lru_cache(maxsize=1)
+def _alias_index() -> dict[str, dict]:
+    index = {}
+    for entry in catalog()["gpus"]:
+        for alias in [entry["name"], *entry.get("aliases", [])]:
+            index[_normalise(alias)] = entry
+    return index
+
+
+def _catalog_target(entry: dict, source: str = "catalog") -> Target:
+    major, minor = entry["compute_capability"].split(".")
+    return Target(entry["name"], (int(major), int(minor)), entry.get("memory_gib"), source)
+
+
+_CC = re.compile(r"^(?:sm_?(\d)(\d)|(\d+)\.(\d+))$", re.I)
+
+
+def parse_target(text: str) -> Target:
+    """A catalog name or alias (`V100`, `A100-80GB`), or a compute capability (`7.0`, `sm_80`)."""
+    name = text.strip()
+    match = _CC.match(name)
+    if match:
+        major, minor = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
+        return Target(f"cc {int(major)}.{int(minor)}", (int(major), int(minor)), None, "compute capability")
+    entry = _alias_index().get(_normalise(name))
+    if entry is None:
+        known = ", ".join(sorted(entry["name"] for entry in catalog()["gpus"]))
+        raise TargetError(f"unknown GPU {name!r}: use a catalog name ({known}) or a compute capability like 8.0")
+    return _catalog_target(entry)
+
+
+def parse_targets(spec: str) -> list[Target]:
+    names = [part for part in (piece.strip() for piece in spec.split(",")) if part]
+    if not names:
+        raise TargetError("empty GPU target list")
+    return [parse_target(name) for name in names]
+
+
+def _by_name_from_device(name: str, cc: tuple[int, int], memory_gib: float | None, source: str) -> Target:
+    entry = _alias_index().get(_normalise(name))
+    display = entry["name"] if entry else name
+    return Target(display, cc, memory_gib, source)
+
+
+def _detect_nvml() -> list[Target]:
+    import pynvml  # nvidia-ml-py
+
+    pynvml.nvmlInit()
+    try:
+        targets = []
+        for index in range(pynvml.nvmlDeviceGetCount()):
+            handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+            name = pynvml.nvmlDeviceGetName(handle)
+            name = name.decode() if isinstance(name, bytes) else name
+            major, minor = pynvml.nvmlDeviceGetCudaComputeCapability(handle)
+            memory = pynvml.nvmlDeviceGetMemoryInfo(handle).total / 2**30
+            targets.append(_by_name_from_device(name, (major, minor), round(memory, 1), "nvml"))
+        return targets
+    finally:
+        pynvml.nvmlShutdown()
+
+
+def _detect_torch() -> list[Target]:
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        raise RuntimeError("torch is not installed")
+    import torch
+
+    if not torch.cuda.is_available():
+        raise RuntimeError("torch.cuda.is_available() is False")
+    targets = []
+    for index in range(torch.cuda.device_count()):
+        properties = torch.cuda.get_device_properties(index)
+        targets.append(_by_name_from_device(
+            properties.name, (properties.major, properties.minor),
+            round(properties.total_memory / 2**30, 1), "torch"))
+    return targets
+
+
+def _bounded(probe) -> list[Target]:
+    """Run a probe in a daemon thread: a hung driver call must not hang the linter."""
+    outcome: dict = {}
+
+    def work():
+        try:
+            outcome["targets"] = probe()
+        except BaseException as error:  # noqa: BLE001 - every failure is "not detected"
+            outcome["error"] = error
+
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    thread.join(DETECTION_TIMEOUT_S)
+    if thread.is_alive():
+        raise RuntimeError(f"no answer within {DETECTION_TIMEOUT_S:.0f} s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["targets"]
+
+
+def _reason(error: BaseException) -> str:
+    text = str(error).strip() or type(error).__name__
+    return text.splitlines()[0]
+
+
+@lru_cache(maxsize=1)
+def detect() -> Hardware:
+    reasons = []
+    for origin, probe in (("nvml", _detect_nvml), ("torch", _detect_torch)):
+        try:
+            targets = _bounded(probe)
+        except BaseException as error:  # noqa: BLE001
+            reasons.append(f"{origin}: {_reason(error)}")
+            continue
+        if targets:
+            return Hardware(targets, origin, reasons)
+        reasons.append(f"{origin}: no GPU found")
+    return Hardware([], "none", reasons)
+
+
+def resolve(cli_gpu: str | None, env_gpu: str | None, settings_gpus: list[str] | None, detect_allowed: bool) -> Hardware:
+    """Targets by precedence (SPEC §4.1): --gpu > TRAINLINT_GPU > settings > detection > none."""
+    if cli_gpu:
+        return Hardware(parse_targets(cli_gpu), "--gpu")
+    if env_gpu:
+        return Hardware(parse_targets(env_gpu), "TRAINLINT_GPU")
+    if settings_gpus:
+        return Hardware([parse_target(name) for name in settings_gpus], "settings")
+    if not detect_allowed:
+        return Hardware([], "none", ["detection disabled (--no-detect)"])
+    return detect()

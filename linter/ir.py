@@ -1,0 +1,146 @@
+"""The framework-neutral representation rules see (SPEC §5.3).
+
+A `ConfigIR` holds what one file says, as `Field`s under dotted IR keys, each with its origin:
+a span in the file, or a framework default naming the upstream file that sets it. A `Run` is a
+primary config plus the configs it links (a trainer YAML and its DeepSpeed JSON).
+
+IR keys (value types in brackets; "auto" is a value the launcher resolves later):
+  model.name [str]                 model.family [str]          model.load_dtype [float16|bfloat16|float32]
+  precision.fp16 [bool|"auto"]     precision.bf16 [bool|"auto"]
+  precision.tf32 [bool]            precision.fp8 [bool]
+  quantization.bits [int]          quantization.quant_type [str]   quantization.compute_dtype [dtype]
+  quantization.double_quant [bool] quantization.quant_storage [dtype]
+  adapter.kind [str|None]          adapter.r [int]   adapter.alpha [num]
+  adapter.target_modules [list]    adapter.modules_to_save [list]
+  optimizer.name [str]  optimizer.lr [num]  optimizer.weight_decay [num]  optimizer.grad_clip [num]
+  loss_scale.loss_scale [num]  loss_scale.initial_scale_power [int]  loss_scale.min_loss_scale [num]
+  parallel.zero_stage [int]  parallel.offload_optimizer [bool]  parallel.offload_param [bool]
+  parallel.offload_ratio [num]  parallel.fsdp [bool]
+  batch.micro [int|"auto"]  batch.grad_accum [int|"auto"]  batch.global [int|"auto"]
+  sequence.max_length [int]  sequence.packing [bool]
+  attention.implementation [str]   memory.gradient_checkpointing [bool]
+A rule may ask for the pseudo-key `precision.mode` ("bf16", "fp16", "fp32"): each adapter renders
+it in its own keys. `ConfigIR.mode()` derives it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .adapters import Adapter
+    from .document import Document
+
+
+@dataclass(frozen=True)
+class Span:
+    path: Path
+    start: int
+    end: int
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a value comes from: a span in a file, or a framework default.
+
+    A default has no span of its own; `span` then points at the place a person would look (the
+    parent key the default lives under), and `default_source` names the upstream file.
+    """
+
+    span: Span | None
+    default_source: str | None = None
+
+    @property
+    def is_default(self) -> bool:
+        return self.default_source is not None
+
+
+@dataclass(frozen=True)
+class Field:
+    value: Any
+    origin: Origin
+
+    @property
+    def span(self) -> Span | None:
+        return self.origin.span
+
+
+@dataclass
+class ConfigIR:
+    path: Path
+    framework: str
+    document: "Document"
+    adapter: "Adapter"
+    fields: dict[str, Field] = field(default_factory=dict)
+    file_span: Span | None = None  # the first line: where file-level findings point
+
+    def get(self, key: str) -> Field | None:
+        return self.fields.get(key)
+
+    def value(self, key: str, default: Any = None) -> Any:
+        found = self.fields.get(key)
+        return default if found is None else found.value
+
+    def span(self, *keys: str) -> Span | None:
+        """The span of the first of `keys` that is present, else the file's first line."""
+        for key in keys:
+            found = self.fields.get(key)
+            if found is not None and found.span is not None:
+                return found.span
+        return self.file_span
+
+    def mode(self) -> str | None:
+        """The training precision: "bf16", "fp16", "fp32", "both", or None where unresolved."""
+        fp16, bf16 = self.value("precision.fp16"), self.value("precision.bf16")
+        if "auto" in (fp16, bf16):
+            return None
+        if fp16 and bf16:
+            return "both"
+        if bf16:
+            return "bf16"
+        if fp16:
+            return "fp16"
+        if fp16 is None and bf16 is None:
+            return None
+        return "fp32"
+
+
+@dataclass
+class Run:
+    """A primary config and the configs it links; a file linted alone is a run of its own."""
+
+    primary: ConfigIR
+    linked: list[ConfigIR] = field(default_factory=list)
+
+    @property
+    def configs(self) -> list[ConfigIR]:
+        return [self.primary, *self.linked]
+
+    def first(self, key: str) -> tuple[ConfigIR, Field] | None:
+        """The first config in the run that sets `key`, with its field."""
+        for config in self.configs:
+            found = config.get(key)
+            if found is not None:
+                return config, found
+        return None
+
+
+_DTYPES = {
+    "float16": "float16", "fp16": "float16", "half": "float16", "torch.float16": "float16",
+    "bfloat16": "bfloat16", "bf16": "bfloat16", "torch.bfloat16": "bfloat16",
+    "float32": "float32", "fp32": "float32", "float": "float32", "torch.float32": "float32",
+    "auto": "auto",
+}
+
+
+def canonical_dtype(value: Any) -> Any:
+    """The canonical dtype name for the spellings frameworks accept; other values unchanged."""
+    if isinstance(value, str):
+        return _DTYPES.get(value.strip().lower(), value)
+    return value

@@ -1,0 +1,160 @@
+"""DeepSpeed: ZeRO stages, offload, batch arithmetic."""
+
+from __future__ import annotations
+
+from linter.fixes import Applicability, Change
+from linter.registry import ERROR, WARNING, Rule, register
+
+# Frameworks whose launcher (the HF Trainer) fills DeepSpeed "auto" values.
+HF_FAMILY = {"hf", "axolotl", "llamafactory"}
+
+
+@register
+class Zero2Fp16(Rule):
+    """DS001 zero2-fp16
+
+    ## What it does
+    Flags ZeRO stage 2 combined with fp16 mixed precision.
+
+    ## Why is this bad?
+    ZeRO-2 partitions gradients across ranks; with fp16 its overflow checks and loss scaling
+    run on the partitions, and several fp16 + ZeRO-2 setups have shown NaN losses that stage
+    1 or 3 did not (XTuner, Llama3-8B: loss 1.8 at step 10, NaN from step 20).
+
+    ## Example
+        {"fp16": {"enabled": true}, "zero_optimization": {"stage": 2}}
+    Use instead:
+        {"fp16": {"enabled": true}, "zero_optimization": {"stage": 1}}
+
+    ## Fix safety
+    Unsafe: stage 1 keeps full gradients on every GPU, which needs more memory. Prefer bf16
+    where the GPUs support it (PRE002); then this rule no longer applies.
+
+    ## References
+    - INCIDENTS.md incident 2 (XTuner Llama3-8B, fp16 + ZeRO-2)
+    - deepspeed/runtime/zero/stage_1_and_2.py (gradient partitioning, overflow check)
+    """
+
+    code = "DS001"
+    name = "zero2-fp16"
+    severity = WARNING
+    fix_applicability = Applicability.UNSAFE
+
+    def check(self, run, context):
+        if not any(config.value("precision.fp16") is True for config in run.configs):
+            return
+        for config in run.configs:
+            stage = config.get("parallel.zero_stage")
+            if stage is not None and stage.value == 2:
+                yield self.finding(
+                    config, stage.span,
+                    "ZeRO stage 2 with fp16 has produced NaN losses; use bf16, or ZeRO stage 1 or 3",
+                    fix=self.fix("Use ZeRO stage 1 (unsafe: more gradient memory per GPU)",
+                                 Change(config, "parallel.zero_stage", 1)),
+                )
+
+
+@register
+class BatchArithmetic(Rule):
+    """DS002 batch-arithmetic
+
+    ## What it does
+    Checks DeepSpeed's batch identity: `train_batch_size` = `train_micro_batch_size_per_gpu`
+    x `gradient_accumulation_steps` x world size. With the world size known (`--world-size`,
+    or `world-size` in settings) it checks the equation; without it, that some whole number
+    of GPUs can satisfy it.
+
+    ## Why is this bad?
+    DeepSpeed asserts the identity at start-up, after the job has queued and the model has
+    loaded, and stops.
+
+    ## Example
+        {"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 4}
+    on 2 GPUs (4 x 4 x 2 = 32). Use instead:
+        {"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 4}
+
+    ## Fix safety
+    Unsafe, and offered only where an HF-family launcher fills the value: `train_batch_size`
+    becomes "auto". A standalone DeepSpeed config has no fix: which of the three numbers is
+    wrong is the author's call.
+
+    ## References
+    - deepspeed/runtime/config.py: DeepSpeedConfig._batch_assertion
+    - transformers/integrations/deepspeed.py: HfTrainerDeepSpeedConfig.trainer_config_process ("auto")
+    """
+
+    code = "DS002"
+    name = "batch-arithmetic"
+    severity = ERROR
+    fix_applicability = Applicability.UNSAFE
+
+    def check(self, run, context):
+        for config in run.configs:
+            values = [config.value(key) for key in ("batch.global", "batch.micro", "batch.grad_accum")]
+            if not all(isinstance(value, int) and not isinstance(value, bool) and value > 0 for value in values):
+                continue
+            total, micro, accumulation = values
+            per_rank = micro * accumulation
+            world = context.world_size
+            if world is not None:
+                if total == per_rank * world:
+                    continue
+                message = (f"train_batch_size {total} != micro batch {micro} x gradient accumulation "
+                           f"{accumulation} x world size {world} = {per_rank * world}")
+            elif total % per_rank:
+                message = (f"train_batch_size {total} is not a multiple of micro batch {micro} x "
+                           f"gradient accumulation {accumulation} = {per_rank}: no number of GPUs satisfies it")
+            else:
+                continue
+            fix = None
+            if run.primary is not config and run.primary.framework in HF_FAMILY:
+                fix = self.fix('Let the HF Trainer fill train_batch_size ("auto")',
+                               Change(config, "batch.global", "auto"))
+            yield self.finding(config, config.span("batch.global"), message, fix=fix)
+
+
+@register
+class OffloadNeedsZero3(Rule):
+    """DS004 offload-needs-zero3
+
+    ## What it does
+    Flags parameter offload (`offload_param`, or the legacy `cpu_offload_params`) and partial
+    optimizer offload (`offload_optimizer.ratio`) in a ZeRO stage below 3.
+
+    ## Why is this bad?
+    Only ZeRO stage 3 partitions parameters, so only stage 3 can offload them; at stages 0-2
+    DeepSpeed ignores or rejects the block, and the run needs the GPU memory the author
+    thought was offloaded — an out-of-memory error at the first step.
+
+    ## Example
+        {"zero_optimization": {"stage": 2, "offload_param": {"device": "cpu"}}}
+    Use instead:
+        {"zero_optimization": {"stage": 3, "offload_param": {"device": "cpu"}}}
+
+    ## Fix safety
+    No fix: moving to stage 3 changes communication and checkpoint format.
+
+    ## References
+    - deepspeed/runtime/zero/config.py (offload_param: "valid only with stage 3")
+    - deepspeed/runtime/zero/offload_config.py (ratio: partial offload, ZeRO-3)
+    """
+
+    code = "DS004"
+    name = "offload-needs-zero3"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            stage = config.value("parallel.zero_stage")
+            if not isinstance(stage, int) or stage >= 3:
+                continue
+            if config.value("parallel.offload_param") is True:
+                yield self.finding(
+                    config, config.span("parallel.offload_param"),
+                    f"offload_param needs ZeRO stage 3 (this config uses stage {stage}): parameters are not offloaded",
+                )
+            if config.get("parallel.offload_ratio") is not None:
+                yield self.finding(
+                    config, config.span("parallel.offload_ratio"),
+                    f"partial optimizer offload (offload_optimizer.ratio) needs ZeRO stage 3 (stage {stage} here)",
+                )
