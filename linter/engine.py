@@ -17,7 +17,7 @@ from . import registry
 from .adapters import Adapter, all_adapters
 from .document import Document, ParseError, RenderError
 from .fixes import Fix, WriteError, apply_edits, select_non_overlapping, write_atomic
-from .hardware import Hardware, resolve
+from .hardware import Hardware, parse_targets, resolve
 from .ir import ConfigIR, Run, Span
 from .json_reader import parse_json
 from .registry import Context, Finding
@@ -86,6 +86,9 @@ class Session:
         self.adapters: list[Adapter] = all_adapters()
         self._explicit_settings = load_file(options.config_file) if options.config_file else None
         self._hardware: dict[tuple, Hardware] = {}
+        for named in (options.gpu, os.environ.get("TRAINLINT_GPU")):
+            if named:
+                parse_targets(named)  # a typo in a target is a usage error even with nothing to lint
 
     # ---- settings and hardware ---------------------------------------------------------------
 

@@ -19,7 +19,7 @@ _NUMBER = re.compile(r"(-?(?:0|[1-9]\d*))(\.\d+)?([eE][-+]?\d+)?")
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _LITERALS = {"true": True, "false": False, "null": None, "NaN": float("nan"),
              "Infinity": float("inf"), "-Infinity": float("-inf")}
-MAX_DEPTH = 500
+MAX_DEPTH = 200  # real configs nest < 10 deep; this keeps Python's stack safe
 
 
 def parse_json(source: Source) -> Document:
@@ -33,6 +33,8 @@ def parse_json(source: Source) -> Document:
             raise ParseError("invalid JSON: extra data after the top-level value", index)
     except JSONDecodeError as error:
         raise ParseError(f"invalid JSON: {error.msg}", error.pos) from None
+    except RecursionError:
+        raise ParseError("invalid JSON: nested too deeply", 0) from None
     return Document(source=source, root=root, format="json")
 
 

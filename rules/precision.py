@@ -9,7 +9,8 @@ BF16_CAPABLE = "bf16 needs compute capability >= 8.0 (Ampere or newer)"
 
 
 def _names(targets) -> str:
-    return ", ".join(f"{target.name} (cc {target.cc})" for target in targets)
+    return ", ".join(target.name if target.source == "compute capability" else f"{target.name} (cc {target.cc})"
+                     for target in targets)
 
 
 @register

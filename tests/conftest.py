@@ -1,0 +1,82 @@
+"""Shared helpers: run the CLI in-process, locate the shared corpus, write fixture copies."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from linter import hardware, settings
+from linter.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+def trainlint(*args: str) -> Result:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main([str(arg) for arg in args])
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture(autouse=True)
+def fresh_state(monkeypatch):
+    """Each test sees no GPU environment variable and no cached settings or detection."""
+    monkeypatch.delenv("TRAINLINT_GPU", raising=False)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    settings.for_directory.cache_clear()
+    hardware.detect.cache_clear()
+    yield
+    settings.for_directory.cache_clear()
+    hardware.detect.cache_clear()
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    """A machine without a GPU: NVML cannot load its library, torch is absent."""
+
+    class FakeNVML:
+        def nvmlInit(self):
+            raise RuntimeError("NVML Shared Library Not Found")
+
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNVML())
+    monkeypatch.setattr(hardware, "_detect_torch", lambda: (_ for _ in ()).throw(RuntimeError("torch is not installed")))
+
+
+@pytest.fixture
+def fixture_copy(tmp_path):
+    """Copy a fixture (relative to tests/fixtures) into tmp_path and return the copy's path."""
+
+    def copy(relative: str, transform=None) -> Path:
+        source = FIXTURES / relative
+        target = tmp_path / source.name
+        data = source.read_bytes()
+        target.write_bytes(transform(data) if transform else data)
+        return target
+
+    return copy
+
+
+@pytest.fixture
+def corpus() -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip(f"the shared corpus is not beside this checkout ({CORPUS}); corpus tests need ../shared")
+    return CORPUS
+
+
+def copy_tree(source: Path, target: Path) -> None:
+    shutil.copytree(source, target)
