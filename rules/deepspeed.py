@@ -118,13 +118,15 @@ class OffloadNeedsZero3(Rule):
     """DS004 offload-needs-zero3
 
     ## What it does
-    Flags parameter offload (`offload_param`, or the legacy `cpu_offload_params`) and partial
-    optimizer offload (`offload_optimizer.ratio`) in a ZeRO stage below 3.
+    Flags parameter offload (`offload_param`, or the legacy `cpu_offload_param`) and partial
+    optimizer offload (`offload_optimizer.ratio` below 1.0) in a ZeRO stage below 3.
 
     ## Why is this bad?
-    Only ZeRO stage 3 partitions parameters, so only stage 3 can offload them; at stages 0-2
-    DeepSpeed ignores or rejects the block, and the run needs the GPU memory the author
-    thought was offloaded — an out-of-memory error at the first step.
+    Only ZeRO stage 3 partitions parameters, so only stage 3 can offload them. At stages 0-2
+    DeepSpeed silently ignores `offload_param` (only the stage-3 engine receives it), and the
+    run needs the GPU memory the author thought was offloaded — an out-of-memory error at the
+    first step. A partial optimizer offload ratio below 1.0 fails DeepSpeed's config
+    validation ("Partial offloading only supported for ZeRO Stage 3").
 
     ## Example
         {"zero_optimization": {"stage": 2, "offload_param": {"device": "cpu"}}}
@@ -135,8 +137,9 @@ class OffloadNeedsZero3(Rule):
     No fix: moving to stage 3 changes communication and checkpoint format.
 
     ## References
-    - deepspeed/runtime/zero/config.py (offload_param: "valid only with stage 3")
-    - deepspeed/runtime/zero/offload_config.py (ratio: partial offload, ZeRO-3)
+    - deepspeed/runtime/zero/config.py: offload_param "Valid only with stage 3";
+      DeepSpeedZeroConfig.offload_ratio_check (DeepSpeed 0.16.5)
+    - deepspeed/runtime/engine.py: _configure_zero_optimizer passes offload_param only to stage 3
     """
 
     code = "DS004"
@@ -151,10 +154,13 @@ class OffloadNeedsZero3(Rule):
             if config.value("parallel.offload_param") is True:
                 yield self.finding(
                     config, config.span("parallel.offload_param"),
-                    f"offload_param needs ZeRO stage 3 (this config uses stage {stage}): parameters are not offloaded",
+                    f"offload_param needs ZeRO stage 3 (this config uses stage {stage}): DeepSpeed ignores it "
+                    "and parameters stay on the GPU",
                 )
-            if config.get("parallel.offload_ratio") is not None:
+            ratio = config.value("parallel.offload_ratio")
+            if isinstance(ratio, (int, float)) and not isinstance(ratio, bool) and ratio < 1.0:
                 yield self.finding(
                     config, config.span("parallel.offload_ratio"),
-                    f"partial optimizer offload (offload_optimizer.ratio) needs ZeRO stage 3 (stage {stage} here)",
+                    f"partial optimizer offload (offload_optimizer.ratio {ratio}) needs ZeRO stage 3 "
+                    f"(stage {stage} here): DeepSpeed rejects the config",
                 )

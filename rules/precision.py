@@ -154,7 +154,8 @@ class Fp16AndBf16(Rule):
     else fp16; with no target known it offers no fix.
 
     ## References
-    - deepspeed/runtime/config.py: DeepSpeedConfig._do_error_check (fp16 and bf16 both enabled)
+    - deepspeed/runtime/config.py: DeepSpeedConfig._initialize_params asserts "bfloat16 and fp16
+      modes cannot be simultaneously enabled" (DeepSpeed 0.16.5)
     - transformers/training_args.py: "At most one of fp16 and bf16 can be True"
     """
 

@@ -188,6 +188,18 @@ def test_ds004_offload_param_below_stage3(ds_config):
     assert codes(trainlint("check", stage3, "--no-detect", "--format", "json")) == []
     none_device = ds_config(b'{"zero_optimization": {"stage": 2, "offload_param": {"device": "none"}}}', "n.json")
     assert codes(trainlint("check", none_device, "--no-detect", "--format", "json")) == []
+    legacy = ds_config(b'{"zero_optimization": {"stage": 1, "cpu_offload_param": true}}', "legacy.json")
+    assert codes(trainlint("check", legacy, "--no-detect", "--format", "json")) == ["DS004"]
+
+
+def test_ds004_partial_optimizer_offload_below_stage3(ds_config):
+    partial = ds_config(b'{"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu", "ratio": 0.3}}}')
+    findings = json.loads(trainlint("check", partial, "--no-detect", "--format", "json").out)
+    assert [f["code"] for f in findings] == ["DS004"] and "0.3" in findings[0]["message"]
+    full = ds_config(b'{"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu", "ratio": 1.0}}}', "f.json")
+    assert codes(trainlint("check", full, "--no-detect", "--format", "json")) == []
+    stage3 = ds_config(b'{"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "ratio": 0.3}}}', "3.json")
+    assert codes(trainlint("check", stage3, "--no-detect", "--format", "json")) == []
 
 
 def test_ds001_not_without_fp16(ds_config):

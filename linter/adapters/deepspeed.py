@@ -6,8 +6,9 @@ Key names and defaults from DeepSpeed's own source (microsoft/DeepSpeed):
   `train_batch_size`, `train_micro_batch_size_per_gpu`, `gradient_accumulation_steps`,
   `gradient_clipping` (default 0.0: off).
 - deepspeed/runtime/zero/config.py: `zero_optimization.stage` default 0; `offload_param`,
-  `offload_optimizer` ({device: cpu|nvme|none}), legacy `cpu_offload` / `cpu_offload_params`.
+  `offload_optimizer` ({device: cpu|nvme|none}, ratio 1.0), legacy `cpu_offload` / `cpu_offload_param`.
 - deepspeed/runtime/config.py: `get_bfloat16_config` reads `bf16` first, else `bfloat16`.
+  (Read at DeepSpeed 0.16.5, commit 38327e07f6cd39b63418f60cedd1651b0be3e7c3.)
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ class DeepSpeedAdapter(Adapter):
             # Legacy boolean form: `"zero_optimization": true` means stage 1 (zero/config.py).
             read.set("parallel.zero_stage", 1 if zero.value is True else 0, "zero_optimization")
         if isinstance(zero, Mapping):
-            for key, names in (("parallel.offload_param", ("offload_param", "cpu_offload_params")),
+            for key, names in (("parallel.offload_param", ("offload_param", "cpu_offload_param")),
                                ("parallel.offload_optimizer", ("offload_optimizer", "cpu_offload"))):
                 for name in names:
                     node = zero.value(name)
