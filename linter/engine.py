@@ -18,7 +18,7 @@ from .adapters import Adapter, all_adapters
 from .document import Document, ParseError, RenderError
 from .fixes import Fix, WriteError, apply_edits, select_non_overlapping, write_atomic
 from .hardware import Hardware, parse_targets, resolve
-from .ir import ConfigIR, Run, Span
+from .ir import ConfigIR, Field, Link, Origin, Run, Span
 from .json_reader import parse_json
 from .registry import Context, Finding
 from .settings import Settings, for_directory, load_file
@@ -27,6 +27,7 @@ from .yaml_reader import parse_yaml
 
 MAX_PASSES = 10
 CONFIG_SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".json": "json"}
+PARSERS = {"yaml": parse_yaml, "json": parse_json}
 SKIPPED_DIRS = {"node_modules", "__pycache__", "site-packages"}
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*))?", re.I)
 
@@ -86,6 +87,8 @@ class Session:
         self.adapters: list[Adapter] = all_adapters()
         self._explicit_settings = load_file(options.config_file) if options.config_file else None
         self._hardware: dict[tuple, Hardware] = {}
+        self._loaded: dict[Path, FileResult] = {}
+        self._writable: set[Path] = set()  # the linted paths: referenced files elsewhere are never written
         for named in (options.gpu, os.environ.get("TRAINLINT_GPU")):
             if named:
                 parse_targets(named)  # a typo in a target is a usage error even with nothing to lint
@@ -143,8 +146,14 @@ class Session:
                     found.append((candidate, False))
         return found
 
-    def load(self, path: Path, explicit: bool) -> FileResult:
+    def load(self, path: Path, explicit: bool, adapter_name: str | None = None) -> FileResult:
+        """Read, parse and claim a file, once per process (linked files are shared by runs)."""
+        key = path.resolve()
+        cached = self._loaded.get(key)
+        if cached is not None:
+            return cached
         result = FileResult(path)
+        self._loaded[key] = result
         kind = CONFIG_SUFFIXES.get(path.suffix.lower())
         if kind is None:
             return result
@@ -157,21 +166,70 @@ class Session:
             raise UsageError(f"{path}: cannot read: {error.strerror or error}") from None
         result.source = source
         try:
-            document = parse_yaml(source) if kind == "yaml" else parse_json(source)
+            document = PARSERS[kind](source)
         except ParseError as error:
             if explicit or any(adapter.sniffs(source.text) for adapter in self.adapters):
                 position = source.position(min(error.offset, len(source.text)))
                 result.syntax = _syntax_finding(path, error.message, source, position.line, position.column,
                                                 error.offset)
             return result
-        result.config = self.claim(document)
+        result.config = self.claim(document, adapter_name)
         return result
 
-    def claim(self, document: Document) -> ConfigIR | None:
+    def claim(self, document: Document, adapter_name: str | None = None) -> ConfigIR | None:
         for adapter in self.adapters:
-            if document.format in adapter.formats and adapter.claims(document):
+            if document.format not in adapter.formats:
+                continue
+            if adapter.name == adapter_name or (adapter_name is None and adapter.claims(document)):
                 return adapter.parse(document)
         return None
+
+    # ---- runs --------------------------------------------------------------------------------
+
+    def build_runs(self, configs: list[ConfigIR], outcome: Outcome) -> list[Run]:
+        """One run per config, with the files it links; a config that another run links (and that
+        links nothing itself) is linted only as part of that run."""
+        runs = []
+        for config in configs:
+            run = Run(config)
+            for link in [*config.links, *self._declared_links(config)]:
+                self._attach(run, link, outcome)
+            runs.append(run)
+        linked = {id(linked) for run in runs for linked in run.linked}
+        return [run for run in runs if id(run.primary) not in linked or run.linked or run.missing]
+
+    def _declared_links(self, config: ConfigIR) -> list[Link]:
+        """Links that settings declare (`[[runs]] files = [primary, linked, ...]`)."""
+        settings = self.settings_for(config.path)
+        links = []
+        for declared in settings.runs:
+            files = declared.get("files") if isinstance(declared, dict) else None
+            if not isinstance(files, list) or not files or not all(isinstance(f, str) for f in files):
+                raise UsageError(f"{settings.path}: each [[runs]] needs `files`, a list of paths")
+            if (settings.root / files[0]).resolve() != config.path.resolve():
+                continue
+            for entry in files[1:]:
+                path = settings.root / entry
+                named = None if path.exists() else config.adapter.named_link(config, entry)
+                links.append(named or Link("deepspeed", entry, config.file_span, (path,)))
+        return links
+
+    def _attach(self, run: Run, link: Link, outcome: Outcome) -> None:
+        if link.builtin is not None:
+            run.linked.append(_builtin_config(link, self._adapter("deepspeed")))
+            return
+        for candidate in link.candidates:
+            if candidate.is_file():
+                loaded = self.load(candidate, explicit=True, adapter_name=link.kind)
+                if loaded.syntax is not None and loaded.syntax not in outcome.findings:
+                    outcome.findings.append(loaded.syntax)
+                if loaded.config is not None:
+                    run.linked.append(loaded.config)
+                return
+        run.missing.append(link)
+
+    def _adapter(self, name: str) -> Adapter:
+        return next(adapter for adapter in self.adapters if adapter.name == name)
 
     # ---- linting -----------------------------------------------------------------------------
 
@@ -203,12 +261,11 @@ class Session:
         if any(finding.code.startswith(code) for code in settings.ignored_codes(path)):
             return True
         config = next((config for config in run.configs if config.path == path), None)
-        if config is None or config.document.format == "json":
+        if config is None or config.document is None or config.document.format == "json":
             return False
         source = config.document.source
         line_start = source.line_starts[finding.span.line - 1]
-        line = source.text[line_start : source.line_end(line_start)]
-        match = _NOQA.search(line)
+        match = _NOQA.search(source.text, line_start, source.line_end(line_start))
         if not match:
             return False
         codes = match.group("codes")
@@ -217,9 +274,10 @@ class Session:
     # ---- fixing ------------------------------------------------------------------------------
 
     def _reparse(self, config: ConfigIR, text: str) -> ConfigIR:
-        source = config.document.source.with_text(text)
-        parse = parse_yaml if config.document.format == "yaml" else parse_json
-        return config.adapter.parse(parse(source))
+        document = config.document
+        reparsed = config.adapter.parse(PARSERS[document.format](document.source.with_text(text)))
+        reparsed.links = config.links  # what the file links was resolved once, before fixing
+        return reparsed
 
     @staticmethod
     def _reads_as_intended(config: ConfigIR, key: str, value) -> bool:
@@ -231,8 +289,8 @@ class Session:
         """The run re-parsed from `texts`, or why the fix does not re-parse to its intent."""
         configs = []
         for config in run.configs:
-            text = texts[config.path]
-            if text == config.document.source.text:
+            text = texts.get(config.path)
+            if config.document is None or text == config.document.source.text:
                 configs.append(config)
                 continue
             try:
@@ -243,16 +301,29 @@ class Session:
         for change in fix.changes:
             if not self._reads_as_intended(by_path[change.config.path], change.key, change.value):
                 return f"the result would not read {change.key} = {change.value!r}"
-        return Run(configs[0], configs[1:])
+        return Run(configs[0], configs[1:], run.missing)
 
-    def fix_run(self, run: Run, settings: Settings, hardware: Hardware, outcome: Outcome) -> Run:
+    def _fixable(self, fix: Fix, unsafe: bool, outcome: Outcome) -> bool:
+        if not fix.applies(unsafe):
+            return False
+        outside = sorted({str(e.path) for e in fix.edits if e.path.resolve() not in self._writable})
+        if outside:
+            note = f"{outside[0]}: not written: it is referenced from the linted files but not among them"
+            if note not in outcome.notes:
+                outcome.notes.append(note)
+            return False
+        return True
+
+    def fix_run(self, run: Run, settings: Settings, hardware: Hardware, outcome: Outcome) -> tuple[Run, int]:
+        """Apply fixes pass by pass; the fixed run and how many fixes it took."""
         unsafe = self.unsafe(settings)
+        fixed = 0
         for _ in range(MAX_PASSES):
             findings = self.lint(run, settings, hardware)
-            candidates = [f.fix for f in findings if f.fix is not None and f.fix.applies(unsafe)]
+            candidates = [f.fix for f in findings if f.fix is not None and self._fixable(f.fix, unsafe, outcome)]
             if not candidates:
                 break
-            texts = {config.path: config.document.source.text for config in run.configs}
+            texts = {config.path: config.document.source.text for config in run.configs if config.document}
             accepted_edits = []
             new_run = None
             for fix in select_non_overlapping(candidates):
@@ -264,51 +335,70 @@ class Session:
                     continue
                 accepted_edits.extend(fix.edits)
                 new_run = verified
-                outcome.fixed += 1
+                fixed += 1
             if new_run is None:
                 break
             # Verified against all edits accepted so far, new_run is this pass's final text.
             run = new_run
-        return run
+        return run, fixed
 
     # ---- the whole check ---------------------------------------------------------------------
 
     def check(self, paths: list[Path]) -> Outcome:
         outcome = Outcome()
+        configs = []
         for path, explicit in self.discover(paths):
+            self._writable.add(path.resolve())
             loaded = self.load(path, explicit)
-            settings = self.settings_for(path)
             if loaded.syntax is not None:
-                if registry.get("SYN001") in self.rules_for(settings):
+                if registry.get("SYN001") in self.rules_for(self.settings_for(path)):
                     outcome.findings.append(loaded.syntax)
                 if loaded.source is not None:
                     outcome.sources[path] = loaded.source
-                continue
-            if loaded.config is None:
-                if explicit and self.options.verbose:
-                    outcome.notes.append(f"{path}: skipped: no adapter recognises this file")
-                continue
+            elif loaded.config is not None:
+                configs.append(loaded.config)
+            elif explicit and self.options.verbose:
+                outcome.notes.append(f"{path}: skipped: no adapter recognises this file")
+        seen: set[tuple] = set()
+        for run in self.build_runs(configs, outcome):
+            run = self._current(run)
+            settings = self.settings_for(run.primary.path)
             hardware = self.hardware_for(settings)
             if not hardware.targets and outcome.no_target_note is None and any(
                     rule.needs_targets for rule in self.rules_for(settings)):
                 outcome.no_target_note = _no_target_note(hardware)
-            run = Run(loaded.config)
             if self.options.fix or self.options.diff:
-                fixed = self.fix_run(run, settings, hardware, outcome)
+                fixed, count = self.fix_run(run, settings, hardware, outcome)
                 if self._write(run, fixed, outcome):
                     run = fixed
-            outcome.findings.extend(self.lint(run, settings, hardware))
+                    outcome.fixed += count
+            for finding in self.lint(run, settings, hardware):
+                key = (finding.code, str(finding.span.path), finding.span.start, finding.message)
+                if key not in seen:
+                    seen.add(key)
+                    outcome.findings.append(finding)
             for config in run.configs:
-                outcome.sources[config.path] = config.document.source
+                if config.document is not None:
+                    outcome.sources[config.path] = config.document.source
         outcome.findings.sort(key=lambda finding: finding.sort_key)
         return outcome
+
+    def _current(self, run: Run) -> Run:
+        """The run with each config as last written: runs that share a linked file see each other's fixes."""
+        def current(config: ConfigIR) -> ConfigIR:
+            loaded = self._loaded.get(config.path.resolve()) if config.document is not None else None
+            return loaded.config if loaded is not None and loaded.config is not None else config
+
+        return Run(current(run.primary), [current(config) for config in run.linked], run.missing)
 
     def _write(self, original: Run, fixed: Run, outcome: Outcome) -> bool:
         """Write (or, with --diff, show) what the fixes changed; False if a file could not be written."""
         import difflib
 
-        before = {config.path: config.document.source for config in original.configs}
+        before = {config.path: config.document.source for config in original.configs if config.document}
         for config in fixed.configs:
+            if config.document is None:
+                continue
             old = before[config.path]
             new_text = config.document.source.text
             if new_text == old.text:
@@ -323,7 +413,16 @@ class Session:
             except WriteError as error:
                 outcome.notes.append(f"{config.path}: error: {error}")
                 return False
+            self._loaded[config.path.resolve()] = FileResult(config.path, config.document.source, config)
         return True
+
+
+def _builtin_config(link: Link, adapter: Adapter) -> ConfigIR:
+    """A framework's shipped config, known by name: values only, nothing to edit."""
+    origin = Origin(link.span, link.builtin_source)
+    return ConfigIR(path=Path(link.text), framework=adapter.name, document=None, adapter=adapter,
+                    fields={key: Field(value, origin) for key, value in (link.builtin or {}).items()},
+                    file_span=link.span)
 
 
 def _no_target_note(hardware: Hardware) -> str:

@@ -71,14 +71,32 @@ class Field:
         return self.origin.span
 
 
+@dataclass(frozen=True)
+class Link:
+    """A file a config references (its DeepSpeed JSON), as the framework would resolve it.
+
+    `candidates` are the paths the framework would try, in its order. A name for a config the
+    framework ships (XTuner's `deepspeed_zero2`) has no file here: `builtin` holds its IR values
+    and `builtin_source` the upstream file they come from.
+    """
+
+    kind: str  # "deepspeed"
+    text: str  # as written in the referencing file
+    span: Span
+    candidates: tuple[Path, ...] = ()
+    builtin: dict[str, Any] | None = None
+    builtin_source: str | None = None
+
+
 @dataclass
 class ConfigIR:
     path: Path
     framework: str
-    document: "Document"
+    document: "Document | None"  # None for a framework's built-in config (no file to edit)
     adapter: "Adapter"
     fields: dict[str, Field] = field(default_factory=dict)
     file_span: Span | None = None  # the first line: where file-level findings point
+    links: list[Link] = field(default_factory=list)
 
     def get(self, key: str) -> Field | None:
         return self.fields.get(key)
@@ -117,6 +135,7 @@ class Run:
 
     primary: ConfigIR
     linked: list[ConfigIR] = field(default_factory=list)
+    missing: list[Link] = field(default_factory=list)  # links whose file does not exist (LNK001)
 
     @property
     def configs(self) -> list[ConfigIR]:

@@ -1,4 +1,4 @@
-"""Files that cannot be read at all."""
+"""Files that cannot be read, or cannot be found."""
 
 from linter.registry import ERROR, Rule, register
 
@@ -35,3 +35,40 @@ class UnparseableConfig(Rule):
     def check(self, run, context):
         # The engine reports this rule while loading files: a run only exists for a parsed file.
         return ()
+
+
+@register
+class MissingLinkedFile(Rule):
+    """LNK001 missing-linked-file
+
+    ## What it does
+    Reports a DeepSpeed or accelerate config that a training config references (`deepspeed:`,
+    `deepspeed_config_file:`, or a run declared in settings) but that does not exist where
+    the framework would look for it.
+
+    ## Why is this bad?
+    The launcher fails when it opens the file — after the job has queued and often after the
+    model has downloaded. A path written relative to the wrong folder is the usual cause.
+
+    ## Example
+        deepspeed: configs/ds_zero2.json   # the file is deepspeed_configs/zero2.json
+    Use instead:
+        deepspeed: deepspeed_configs/zero2.json
+
+    ## Fix safety
+    No fix: only the author knows which file was meant.
+
+    ## References
+    - transformers/training_args.py: `deepspeed` (a path to a JSON file, or a dict)
+    - SPEC §5.2 (runs and how their files are resolved)
+    """
+
+    code = "LNK001"
+    name = "missing-linked-file"
+    severity = ERROR
+
+    def check(self, run, context):
+        for link in run.missing:
+            tried = ", ".join(str(path) for path in link.candidates) or "nowhere"
+            yield self.finding(run.primary, link.span,
+                               f"linked {link.kind} config {link.text!r} does not exist (looked for {tried})")

@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterable
 
 from ..document import Document, Mapping, Node, RenderError, Scalar
 from ..fixes import Change, Edit
-from ..ir import ConfigIR, Field, Origin, Span
+from ..ir import ConfigIR, Field, Link, Origin, Span
 
 _MISSING = object()
 
@@ -30,6 +30,10 @@ class Adapter:
 
     def parse(self, document: Document) -> ConfigIR:
         raise NotImplementedError
+
+    def named_link(self, config: ConfigIR, name: str) -> "Link | None":
+        """A link for a config the framework ships under a name (XTuner's `deepspeed_zero2`)."""
+        return None
 
     def render(self, config: ConfigIR, change: Change) -> list[Edit]:
         """Edits that make `config` read `change.value` at `change.key`; RenderError if impossible."""
