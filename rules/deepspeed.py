@@ -164,3 +164,88 @@ class OffloadNeedsZero3(Rule):
                     f"partial optimizer offload (offload_optimizer.ratio {ratio}) needs ZeRO stage 3 "
                     f"(stage {stage} here): DeepSpeed rejects the config",
                 )
+
+
+# IR key -> (DeepSpeed key, TrainingArguments argument) for the values HF compares
+# (transformers/integrations/deepspeed.py, HfTrainerDeepSpeedConfig.trainer_config_process).
+_HF_COMPARED = {
+    "batch.micro": ("train_micro_batch_size_per_gpu", "per_device_train_batch_size"),
+    "batch.grad_accum": ("gradient_accumulation_steps", "gradient_accumulation_steps"),
+    "optimizer.grad_clip": ("gradient_clipping", "max_grad_norm"),
+    "optimizer.lr": ("optimizer.params.lr", "learning_rate"),
+    "optimizer.betas": ("optimizer.params.betas", "[adam_beta1, adam_beta2]"),
+    "optimizer.eps": ("optimizer.params.eps", "adam_epsilon"),
+    "optimizer.weight_decay": ("optimizer.params.weight_decay", "weight_decay"),
+    "precision.fp16": ("fp16.enabled", "fp16"),
+    "precision.bf16": ("bf16.enabled", "bf16"),
+}
+
+
+def _same(ds_value, hf_value) -> bool:
+    if isinstance(ds_value, (list, tuple)) and isinstance(hf_value, (list, tuple)):
+        return list(ds_value) == list(hf_value)
+    return ds_value == hf_value
+
+
+@register
+class HfDeepSpeedMismatch(Rule):
+    """DS003 hf-deepspeed-mismatch
+
+    ## What it does
+    Compares a DeepSpeed JSON with the HF-family config that links it (TRL / TrainingArguments
+    YAML, Axolotl, LLaMA-Factory, accelerate) on every value the HF Trainer checks: fp16 and
+    bf16 enabled, micro batch size, gradient accumulation, gradient clipping, and the
+    optimizer's lr, betas, eps and weight decay (and the scheduler's warmup_max_lr against
+    the learning rate).
+
+    ## Why is this bad?
+    The Trainer fills "auto" values from its own arguments and refuses any explicit value
+    that disagrees: "Please correct the following DeepSpeed config values that mismatch
+    TrainingArguments values" — raised after the model is loaded. Where a launcher does not
+    check, the two files silently disagree about what runs.
+
+    ## Example
+        # sft.yaml
+        per_device_train_batch_size: 2
+        deepspeed: ds.json
+        # ds.json
+        {"train_micro_batch_size_per_gpu": 4}
+    Use instead:
+        {"train_micro_batch_size_per_gpu": "auto"}
+
+    ## Fix safety
+    Safe: "auto" makes the Trainer use the value of its own config, which is what runs anyway
+    once the mismatch error is resolved; the DeepSpeed file stops duplicating it.
+
+    ## References
+    - transformers/integrations/deepspeed.py: HfTrainerDeepSpeedConfig.trainer_config_process / fill_match
+    - accelerate/utils/dataclasses.py: DeepSpeedPlugin.deepspeed_config_process
+    """
+
+    code = "DS003"
+    name = "hf-deepspeed-mismatch"
+    severity = ERROR
+    fix_applicability = Applicability.SAFE
+
+    def check(self, run, context):
+        primary = run.primary
+        if primary.framework not in HF_FAMILY:
+            return
+        for config in run.linked:
+            if config.framework != "deepspeed":
+                continue
+            comparisons = [*_HF_COMPARED.items(),
+                           ("scheduler.warmup_max_lr", ("scheduler.params.warmup_max_lr", "learning_rate"))]
+            for key, (ds_key, hf_key) in comparisons:
+                ds_field = config.get(key)
+                hf_field = primary.get("optimizer.lr" if key == "scheduler.warmup_max_lr" else key)
+                if ds_field is None or hf_field is None or ds_field.origin.is_default:
+                    continue
+                if "auto" in (ds_field.value, hf_field.value) or _same(ds_field.value, hf_field.value):
+                    continue
+                where = f"{primary.framework} config {primary.path.name}"
+                yield self.finding(
+                    config, ds_field.span,
+                    f"DeepSpeed {ds_key} = {ds_field.value!r} but the {where} sets {hf_key} = {hf_field.value!r}: "
+                    "the HF Trainer refuses mismatched values; use \"auto\"",
+                    fix=self.fix(f'Set {ds_key} to "auto"', Change(config, key, "auto")))

@@ -186,3 +186,197 @@ class Fp16AndBf16(Rule):
             + ("" if where == "this file" else f" ({', '.join(str(c.path) for c in run.configs)})"),
             fix=fix,
         )
+
+
+@register
+class Tf32Unsupported(Rule):
+    """PRE004 tf32-unsupported
+
+    ## What it does
+    Flags `tf32: true` when a target GPU has compute capability below 8.0.
+
+    ## Why is this bad?
+    TF32 tensor cores exist from Ampere on. HF's TrainingArguments raises at start-up
+    ("--tf32 requires Ampere or a newer GPU arch") on older GPUs, so the job dies after the
+    queue wait.
+
+    ## Example
+        tf32: true      # on a V100
+    Use instead:
+        tf32: false
+
+    ## Fix safety
+    Safe: TF32 only speeds up float32 matmuls; switching it off keeps full float32 precision.
+
+    ## References
+    - transformers/training_args.py: TrainingArguments.__post_init__ (tf32 requires Ampere)
+    - NVIDIA CUDA GPUs: https://developer.nvidia.com/cuda-gpus
+    """
+
+    code = "PRE004"
+    name = "tf32-unsupported"
+    severity = ERROR
+    fix_applicability = Applicability.SAFE
+    needs_targets = True
+
+    def check(self, run, context):
+        lacking = context.hardware.lacking("tf32")
+        if not lacking:
+            return
+        for config in run.configs:
+            if config.value("precision.tf32") is True:
+                yield self.finding(
+                    config, config.span("precision.tf32"),
+                    f"tf32 is on but {_names(lacking)} has no TF32 tensor cores (needs compute capability >= 8.0)",
+                    targets=lacking, fix=self.fix("Turn tf32 off", Change(config, "precision.tf32", False)))
+
+
+@register
+class Fp8Unsupported(Rule):
+    """PRE005 fp8-unsupported
+
+    ## What it does
+    Flags fp8 training (accelerate `mixed_precision: fp8`, an fp8 recipe) when a target GPU has
+    compute capability below 8.9 (Ada Lovelace / Hopper).
+
+    ## Why is this bad?
+    FP8 tensor cores exist on Ada (cc 8.9) and Hopper (cc 9.0) and newer only; on an A100 the
+    fp8 kernels (Transformer Engine, torchao) refuse to run.
+
+    ## Example
+        mixed_precision: fp8    # on an A100
+    Use instead:
+        mixed_precision: bf16
+
+    ## Fix safety
+    Unsafe: bf16 (or fp16 where bf16 is missing too) uses more memory and runs slower than fp8.
+
+    ## References
+    - accelerate/utils/dataclasses.py (PrecisionType.FP8)
+    - NVIDIA Transformer Engine: FP8 requires compute capability 8.9+
+    """
+
+    code = "PRE005"
+    name = "fp8-unsupported"
+    severity = ERROR
+    fix_applicability = Applicability.UNSAFE
+    needs_targets = True
+
+    def check(self, run, context):
+        hardware = context.hardware
+        lacking = hardware.lacking("fp8")
+        if not lacking:
+            return
+        fallback = "bf16" if hardware.all_support("bf16") else "fp16"
+        for config in run.configs:
+            if config.value("precision.fp8") is True:
+                yield self.finding(
+                    config, config.span("precision.fp8"),
+                    f"fp8 training on {_names(lacking)}: fp8 needs compute capability >= 8.9 (Ada or Hopper)",
+                    targets=lacking,
+                    fix=self.fix(f"Train in {fallback} instead", Change(config, "precision.mode", fallback)))
+
+
+@register
+class Fp16WeightsFullFinetune(Rule):
+    """PRE006 fp16-weights-full-finetune
+
+    ## What it does
+    Flags full fine-tuning (no adapter) of a model loaded in float16 with fp16 mixed precision.
+
+    ## Why is this bad?
+    AMP keeps float32 master weights only if the model is in float32. With float16 weights the
+    optimizer updates float16 parameters directly and the GradScaler refuses:
+    "ValueError: Attempting to unscale FP16 gradients." — the first step fails.
+
+    ## Example
+        torch_dtype: float16
+        fp16: true
+    Use instead (Ampere or newer):
+        torch_dtype: bfloat16
+        fp16: true
+
+    ## Fix safety
+    Unsafe: loading in bfloat16 (where every target supports it) or float32 changes memory use
+    (float32 doubles it).
+
+    ## References
+    - torch/amp/grad_scaler.py: GradScaler.unscale_ ("Attempting to unscale FP16 gradients.")
+    - transformers/trainer.py (fp16 AMP with a float16 model)
+    """
+
+    code = "PRE006"
+    name = "fp16-weights-full-finetune"
+    severity = ERROR
+    fix_applicability = Applicability.UNSAFE
+
+    def check(self, run, context):
+        if not any(config.value("precision.fp16") is True for config in run.configs):
+            return
+        for config in run.configs:
+            kind = config.get("adapter.kind")
+            load_dtype = config.get("model.load_dtype")
+            if kind is None or kind.value is not None or load_dtype is None or load_dtype.value != "float16":
+                continue
+            fix = None
+            if context.hardware.targets:
+                dtype = "bfloat16" if context.hardware.all_support("bf16") else "float32"
+                fix = self.fix(f"Load the model in {dtype}", Change(config, "model.load_dtype", dtype))
+            yield self.finding(
+                config, load_dtype.span,
+                "full fine-tuning of float16 weights with fp16 mixed precision fails with "
+                "\"Attempting to unscale FP16 gradients\": load the model in float32 (or bfloat16)",
+                fix=fix)
+
+
+_FLASH = {"flash_attention_2": "flash_attention_2", "flash_attention_3": "flash_attention_3"}
+
+
+@register
+class FlashAttentionUnsupported(Rule):
+    """PRE007 flash-attention-unsupported
+
+    ## What it does
+    Flags FlashAttention-2 on GPUs below compute capability 8.0, FlashAttention-3 below 9.0
+    (Hopper), and FlashAttention with a float32 model and no mixed precision.
+
+    ## Why is this bad?
+    The flash-attn kernels are compiled for Ampere+ (FA2) and Hopper (FA3) only, and accept
+    only fp16/bf16 inputs: transformers raises at model load ("FlashAttention only supports
+    Ampere GPUs or newer" / "only support torch.float16 and torch.bfloat16").
+
+    ## Example
+        attn_implementation: flash_attention_2   # on a T4
+    Use instead:
+        attn_implementation: sdpa
+
+    ## Fix safety
+    Safe: PyTorch's SDPA computes the same attention on every GPU, with its own memory-efficient
+    kernels; results agree to numerical precision.
+
+    ## References
+    - transformers/modeling_utils.py: _check_and_enable_flash_attn_2 / _flash_attn_3 checks
+    - Dao-AILab/flash-attention README (Ampere, Ada, Hopper; fp16 and bf16 only)
+    """
+
+    code = "PRE007"
+    name = "flash-attention-unsupported"
+    severity = ERROR
+    fix_applicability = Applicability.SAFE
+
+    def check(self, run, context):
+        hardware = context.hardware
+        for config in run.configs:
+            implementation = config.get("attention.implementation")
+            if implementation is None or implementation.value not in _FLASH:
+                continue
+            lacking = hardware.lacking(_FLASH[implementation.value])
+            if lacking:
+                need = "8.0 (Ampere)" if implementation.value == "flash_attention_2" else "9.0 (Hopper)"
+                why = f"{implementation.value} on {_names(lacking)}: needs compute capability >= {need}"
+            elif {c.mode() for c in run.configs} - {None} == {"fp32"} and config.value("model.load_dtype") in (None, "float32"):
+                why = f"{implementation.value} with a float32 model and no mixed precision: FlashAttention takes only fp16/bf16"
+            else:
+                continue
+            yield self.finding(config, implementation.span, why + "; use sdpa", targets=lacking,
+                               fix=self.fix("Use SDPA attention", Change(config, "attention.implementation", "sdpa")))

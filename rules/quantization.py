@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from linter.fixes import Applicability, Change
-from linter.registry import ERROR, WARNING, Rule, register
+from linter.registry import ERROR, INFO, WARNING, Rule, register
 
 
 @register
@@ -106,3 +106,175 @@ class QuantizedFullFinetune(Rule):
                     f"the base model is quantized to {bits}-bit but no adapter is trained: "
                     "quantized weights cannot be fine-tuned directly; add an adapter (e.g. LoRA)",
                 )
+
+
+_DTYPE_OF_MODE = {"bf16": "bfloat16", "fp16": "float16"}
+
+
+def _training_mode(run) -> str | None:
+    """The run's training precision where its files agree on one of fp16/bf16."""
+    modes = {config.mode() for config in run.configs} - {None, "fp32"}
+    return modes.pop() if len(modes) == 1 and modes <= {"bf16", "fp16"} else None
+
+
+@register
+class FourBitComputeFp32(Rule):
+    """QNT002 4bit-compute-fp32
+
+    ## What it does
+    Flags a 4-bit run whose compute dtype is float32 because it was left at the framework's
+    default (HF `BitsAndBytesConfig.bnb_4bit_compute_dtype` defaults to float32). Off by
+    default: it is slow, not wrong.
+
+    ## Why is this bad?
+    Every 4-bit matmul dequantizes to float32 and runs without tensor-core half precision:
+    training is several times slower than with bf16 (or fp16) compute, for no stability gain
+    over bf16.
+
+    ## Example
+        load_in_4bit: true
+    Use instead (Ampere or newer):
+        load_in_4bit: true
+        bnb_4bit_compute_dtype: bfloat16
+
+    ## Fix safety
+    Safe: bfloat16 where every target supports it, else float16 — the dtype the rest of a
+    mixed-precision run already computes in. Offered only with known targets.
+
+    ## References
+    - transformers/utils/quantization_config.py: BitsAndBytesConfig (bnb_4bit_compute_dtype=None -> torch.float32)
+    """
+
+    code = "QNT002"
+    name = "4bit-compute-fp32"
+    severity = INFO
+    default_enabled = False
+    fix_applicability = Applicability.SAFE
+
+    def check(self, run, context):
+        for config in run.configs:
+            compute = config.get("quantization.compute_dtype")
+            if config.value("quantization.bits") != 4 or compute is None or compute.value != "float32" \
+                    or not compute.origin.is_default:
+                continue
+            fix = None
+            if context.hardware.targets:
+                dtype = "bfloat16" if context.hardware.all_support("bf16") else "float16"
+                fix = self.fix(f"Compute in {dtype}", Change(config, "quantization.compute_dtype", dtype))
+            yield self.finding(config, compute.span,
+                               f"4-bit compute dtype is float32 by default ({compute.origin.default_source}): "
+                               "slow; compute in bf16 or fp16", fix=fix)
+
+
+@register
+class ComputeDtypeMismatch(Rule):
+    """QNT003 compute-dtype-mismatch
+
+    ## What it does
+    Flags a 4-bit compute dtype that differs from the run's mixed-precision dtype (float16
+    compute in a bf16 run, or bfloat16 compute in an fp16 run).
+
+    ## Why is this bad?
+    The dequantized matmuls run in one dtype and the rest of the model in another: every
+    layer boundary casts, activations pass through float16's narrow range in a run the author
+    believed was bf16, and fp16 loss scaling meets bf16 gradients it was not tuned for.
+
+    ## Example
+        bf16: true
+        bnb_4bit_compute_dtype: float16
+    Use instead:
+        bf16: true
+        bnb_4bit_compute_dtype: bfloat16
+
+    ## Fix safety
+    Safe: aligns the compute dtype with the precision the run already trains in. Where the
+    compute dtype is float16 and every target supports bf16, QNT001 reports it instead.
+
+    ## References
+    - transformers/utils/quantization_config.py: BitsAndBytesConfig.bnb_4bit_compute_dtype
+    - peft/utils/other.py: prepare_model_for_kbit_training (casts non-quantized layers)
+    """
+
+    code = "QNT003"
+    name = "compute-dtype-mismatch"
+    severity = WARNING
+    fix_applicability = Applicability.SAFE
+
+    def check(self, run, context):
+        mode = _training_mode(run)
+        if mode is None:
+            return
+        wanted = _DTYPE_OF_MODE[mode]
+        for config in run.configs:
+            compute = config.get("quantization.compute_dtype")
+            if config.value("quantization.bits") != 4 or compute is None \
+                    or compute.value not in ("float16", "bfloat16") or compute.value == wanted:
+                continue
+            if compute.value == "float16" and context.hardware.all_support("bf16"):
+                continue  # QNT001's finding, with the same fix
+            yield self.finding(config, compute.span,
+                               f"4-bit compute dtype {compute.value} differs from the run's {mode} training precision",
+                               fix=self.fix(f"Compute in {wanted}", Change(config, "quantization.compute_dtype", wanted)))
+
+
+@register
+class QloraShardedQuantStorage(Rule):
+    """QNT004 qlora-sharded-quant-storage
+
+    ## What it does
+    Flags 4-bit training sharded with ZeRO-3 or FSDP where `bnb_4bit_quant_storage` is absent
+    or differs from the dtype the model is loaded in — unless the framework sets it itself.
+
+    ## Why is this bad?
+    ZeRO-3 and FSDP flatten and shard parameters by dtype. bitsandbytes stores 4-bit weights
+    in uint8 by default, so they cannot be sharded together with the bf16 parameters: FSDP
+    fails to wrap the model ("Must flatten tensors with uniform dtype"), and ZeRO-3 gathers
+    garbage or runs out of memory. Setting the storage dtype to the model dtype fixes it.
+
+    ## Example
+        load_in_4bit: true
+        torch_dtype: bfloat16
+        fsdp: full_shard
+    Use instead:
+        load_in_4bit: true
+        torch_dtype: bfloat16
+        bnb_4bit_quant_storage: bfloat16
+        fsdp: full_shard
+
+    ## Fix safety
+    Safe: the storage dtype only changes how the packed 4-bit data is typed for sharding; the
+    quantized values and memory use are the same.
+
+    ## References
+    - transformers/utils/quantization_config.py: BitsAndBytesConfig.bnb_4bit_quant_storage (default uint8)
+    - PEFT docs, "FSDP + QLoRA" and "DeepSpeed ZeRO-3 + QLoRA" (bnb_4bit_quant_storage)
+    """
+
+    code = "QNT004"
+    name = "qlora-sharded-quant-storage"
+    severity = WARNING
+    fix_applicability = Applicability.SAFE
+
+    def check(self, run, context):
+        sharded = any(config.value("parallel.zero_stage") == 3 or config.value("parallel.fsdp") is True
+                      for config in run.configs)
+        if not sharded:
+            return
+        for config in run.configs:
+            if config.value("quantization.bits") != 4:
+                continue
+            storage = config.get("quantization.quant_storage")
+            load_dtype = config.value("model.load_dtype")
+            wanted = load_dtype if load_dtype in ("bfloat16", "float16", "float32") else None
+            if wanted is None:
+                mode = _training_mode(run)
+                wanted = _DTYPE_OF_MODE.get(mode) if mode else None
+            if storage is not None and (storage.value == wanted or (wanted is None and storage.value != "uint8")):
+                # Matches (adapters record the value a framework sets itself, as a default).
+                continue
+            fix = self.fix(f"Store 4-bit weights as {wanted}",
+                           Change(config, "quantization.quant_storage", wanted)) if wanted else None
+            yield self.finding(
+                config, config.span("quantization.quant_storage", "quantization.bits"),
+                "4-bit weights sharded with ZeRO-3/FSDP need bnb_4bit_quant_storage equal to the model dtype"
+                + (f" ({wanted})" if wanted else ""), fix=fix)

@@ -47,6 +47,11 @@ class DeepSpeedAdapter(Adapter):
         "batch.micro": ("train_micro_batch_size_per_gpu",),
         "batch.grad_accum": ("gradient_accumulation_steps",),
         "optimizer.grad_clip": ("gradient_clipping",),
+        "optimizer.lr": ("optimizer", "params", "lr"),
+        "optimizer.betas": ("optimizer", "params", "betas"),
+        "optimizer.eps": ("optimizer", "params", "eps"),
+        "optimizer.weight_decay": ("optimizer", "params", "weight_decay"),
+        "scheduler.warmup_max_lr": ("scheduler", "params", "warmup_max_lr"),
         "loss_scale.loss_scale": ("fp16", "loss_scale"),
     }
 
@@ -95,8 +100,10 @@ class DeepSpeedAdapter(Adapter):
         read.take("batch.grad_accum", "gradient_accumulation_steps", convert=as_bool_or_auto)
         read.take("optimizer.grad_clip", "gradient_clipping", default=0.0, default_source=_CONSTANTS)
         read.take("optimizer.name", "optimizer", "type")
-        read.take("optimizer.lr", "optimizer", "params", "lr")
-        read.take("optimizer.weight_decay", "optimizer", "params", "weight_decay")
+        for key in ("optimizer.lr", "optimizer.eps", "optimizer.weight_decay", "scheduler.warmup_max_lr"):
+            read.take(key, *self.paths[key], convert=as_bool_or_auto)
+        read.take("optimizer.betas", *self.paths["optimizer.betas"],
+                  convert=lambda value: value if isinstance(value, (list, str)) else None)
         return config
 
     def render(self, config: ConfigIR, change: Change) -> list[Edit]:
@@ -117,4 +124,9 @@ class DeepSpeedAdapter(Adapter):
             return [set_path(document, (bf16, "enabled"), change.value, after="fp16")]
         if change.key not in self.paths:
             raise RenderError(f"DeepSpeed configs have no key for {change.key}")
+        if change.key == "optimizer.betas":  # a list: replace the whole value node
+            pair = document.find_pair(*self.paths[change.key])
+            if pair is None or change.value != "auto":
+                raise RenderError("only a present betas list can be set to \"auto\"")
+            return [Edit(config.path, pair.value.start, pair.value.end, document.render_scalar("auto"))]
         return super().render(config, change)
