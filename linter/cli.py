@@ -48,7 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
                                                         "compute capabilities (7.0, sm_80); overrides detection")
     check.add_argument("--no-detect", action="store_true", help="do not query NVML or torch for GPUs")
     check.add_argument("--world-size", type=_positive, help="number of GPUs in the job")
-    check.add_argument("--format", choices=["text", "json"], default="text")
+    check.add_argument("--format", choices=["text", "json", "sarif", "github"], default=None,
+                       help="output format (default: github under GitHub Actions, else text)")
+    check.add_argument("--statistics", action="store_true", help="print the number of findings per code")
+    check.add_argument("--show-fixes", action="store_true", help="list the fixes --fix applied")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     check.add_argument("--config", type=Path, metavar="FILE", help="settings file to use instead of discovery")
     check.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary or notes")
@@ -58,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("code")
 
     rules = commands.add_parser("rules", help="list every rule")
-    rules.add_argument("--format", choices=["text", "json"], default="text")
+    rules.add_argument("--format", choices=["text", "json", "markdown"], default="text")
 
     hardware = commands.add_parser("hardware", help="show detected GPU targets and their capabilities")
     hardware.add_argument("--gpu", metavar="TARGETS", help="show these targets instead of detecting")
@@ -85,10 +88,22 @@ def _run_check(args) -> int:
         sys.stdout.write("".join(outcome.diffs))
         return EXIT_CLEAN if args.exit_zero or not outcome.diffs else EXIT_FINDINGS
     unsafe = bool(args.unsafe_fixes)
-    if args.format == "json":
+    output_format = args.format or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
+    if args.statistics:
+        report.statistics(outcome.findings, sys.stdout, unsafe)
+    elif output_format == "json":
         report.json_report(outcome.findings, outcome.sources, sys.stdout)
+    elif output_format == "sarif":
+        from . import __version__, registry
+
+        log = report.sarif(outcome.findings, outcome.sources, registry.all_rules(), __version__)
+        print(json.dumps(log, indent=2))
+    elif output_format == "github":
+        report.github(outcome.findings, sys.stdout)
     else:
         report.text(outcome.findings, sys.stdout, outcome.fixed, args.quiet, unsafe)
+    if args.show_fixes:
+        report.show_fixes(outcome.applied, sys.stdout)
     if outcome.findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
@@ -112,16 +127,28 @@ def _rules_rows() -> list[dict]:
         {"code": rule.code, "name": rule.name, "severity": rule.severity,
          "fixable": rule.fix_applicability.value if rule.fix_applicability else None,
          "default": rule.default_enabled, "needs_targets": rule.needs_targets,
-         "summary": next((line.strip() for line in rule.documentation().split("## What it does")[-1].splitlines()
-                          if line.strip()), "")}
+         "summary": " ".join(rule.documentation().split("## What it does", 1)[-1].split("##", 1)[0].split())}
         for rule in registry.all_rules()
     ]
+
+
+def rules_markdown() -> str:
+    """The README's rule table, generated from the registry."""
+    lines = ["| code | name | severity | fix | default | what it does |", "|---|---|---|---|---|---|"]
+    for row in _rules_rows():
+        first_sentence = row["summary"].split(". ")[0].rstrip(".") + "."
+        lines.append(f"| {row['code']} | {row['name']} | {row['severity']} | {row['fixable'] or '-'} | "
+                     f"{'on' if row['default'] else 'off'} | {first_sentence} |")
+    return "\n".join(lines) + "\n"
 
 
 def _run_rules(args) -> int:
     rows = _rules_rows()
     if args.format == "json":
         print(json.dumps(rows, indent=2))
+        return EXIT_CLEAN
+    if args.format == "markdown":
+        sys.stdout.write(rules_markdown())
         return EXIT_CLEAN
     for row in rows:
         fixable = row["fixable"] or "-"

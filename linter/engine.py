@@ -64,6 +64,7 @@ class Outcome:
     findings: list[Finding] = field(default_factory=list)
     sources: dict[Path, Source] = field(default_factory=dict)
     fixed: int = 0
+    applied: list[tuple[Path, str, str]] = field(default_factory=list)  # (file, code, name) per applied fix
     diffs: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # one-line diagnostics for stderr
     no_target_note: str | None = None
@@ -314,13 +315,14 @@ class Session:
             return False
         return True
 
-    def fix_run(self, run: Run, settings: Settings, hardware: Hardware, outcome: Outcome) -> tuple[Run, int]:
-        """Apply fixes pass by pass; the fixed run and how many fixes it took."""
+    def fix_run(self, run: Run, settings: Settings, hardware: Hardware, outcome: Outcome) -> tuple[Run, list]:
+        """Apply fixes pass by pass; the fixed run and the (file, code, name) of each applied fix."""
         unsafe = self.unsafe(settings)
-        fixed = 0
+        applied = []
         for _ in range(MAX_PASSES):
             findings = self.lint(run, settings, hardware)
-            candidates = [f.fix for f in findings if f.fix is not None and self._fixable(f.fix, unsafe, outcome)]
+            fixable = {id(f.fix): f for f in findings if f.fix is not None and self._fixable(f.fix, unsafe, outcome)}
+            candidates = [finding.fix for finding in fixable.values()]
             if not candidates:
                 break
             texts = {config.path: config.document.source.text for config in run.configs if config.document}
@@ -335,12 +337,13 @@ class Session:
                     continue
                 accepted_edits.extend(fix.edits)
                 new_run = verified
-                fixed += 1
+                finding = fixable[id(fix)]
+                applied.append((finding.span.path, finding.code, finding.name))
             if new_run is None:
                 break
             # Verified against all edits accepted so far, new_run is this pass's final text.
             run = new_run
-        return run, fixed
+        return run, applied
 
     # ---- the whole check ---------------------------------------------------------------------
 
@@ -368,10 +371,11 @@ class Session:
                     rule.needs_targets for rule in self.rules_for(settings)):
                 outcome.no_target_note = _no_target_note(hardware)
             if self.options.fix or self.options.diff:
-                fixed, count = self.fix_run(run, settings, hardware, outcome)
+                fixed, applied = self.fix_run(run, settings, hardware, outcome)
                 if self._write(run, fixed, outcome):
                     run = fixed
-                    outcome.fixed += count
+                    outcome.fixed += len(applied)
+                    outcome.applied.extend(applied)
             for finding in self.lint(run, settings, hardware):
                 key = (finding.code, str(finding.span.path), finding.span.start, finding.message)
                 if key not in seen:

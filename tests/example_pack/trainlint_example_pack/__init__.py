@@ -1,0 +1,35 @@
+"""An example third-party pack: one rule, registered on import like the built-in pack."""
+
+from linter.registry import WARNING, Rule, register
+
+
+@register
+class ZeroStageZero(Rule):
+    """EXT001 zero-stage-zero
+
+    ## What it does
+    Flags a DeepSpeed config that leaves ZeRO off (stage 0).
+
+    ## Why is this bad?
+    A team policy in this example: every multi-GPU job shards at least optimizer states.
+
+    ## Example
+        {"zero_optimization": {"stage": 0}}
+    Use instead:
+        {"zero_optimization": {"stage": 1}}
+
+    ## Fix safety
+    No fix.
+
+    ## References
+    - tests/example_pack (an example, not a real policy)
+    """
+
+    code = "EXT001"
+    name = "zero-stage-zero"
+    severity = WARNING
+
+    def check(self, run, context):
+        for config in run.configs:
+            if config.framework == "deepspeed" and config.value("parallel.zero_stage") == 0:
+                yield self.finding(config, config.span("parallel.zero_stage"), "ZeRO is off (stage 0)")

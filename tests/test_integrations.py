@@ -1,0 +1,144 @@
+"""Integrations: pre-commit (the real client), SARIF (official schema), GitHub annotations,
+statistics, show-fixes, third-party rule packs, and the README's generated rule table."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import ROOT, trainlint
+
+FP16_ZERO2 = '{\n  "fp16": {"enabled": true},\n  "zero_optimization": {"stage": 2}\n}\n'
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "ds.json").write_text(FP16_ZERO2)
+    return tmp_path
+
+
+def test_sarif_validates_against_the_official_schema(project):
+    (project / "bad.json").write_text('{"train_batch_size": X}')
+    result = trainlint("check", project, "--gpu", "A100", "--format", "sarif")
+    assert result.code == 1
+    log = json.loads(result.out)
+    schema = json.loads((ROOT / "schemas" / "vendor" / "sarif-schema-2.1.0.json").read_text())
+    jsonschema.Draft4Validator(schema).validate(log)
+    run = log["runs"][0]
+    rules = {rule["id"]: rule for rule in run["tool"]["driver"]["rules"]}
+    assert "## Why is this bad?" in rules["PRE002"]["help"]["text"]
+    results = {result["ruleId"]: result for result in run["results"]}
+    assert set(results) == {"PRE002", "DS001", "SYN001"}
+    assert run["tool"]["driver"]["rules"][results["PRE002"]["ruleIndex"]]["id"] == "PRE002"
+    replacement = results["PRE002"]["fixes"][0]["artifactChanges"][0]["replacements"][0]
+    assert replacement["insertedContent"]["text"] == "false"
+    assert replacement["deletedRegion"] == {"startLine": 2, "startColumn": 23, "endLine": 2, "endColumn": 27}
+    assert results["DS001"]["fixes"][0]["description"]["text"].endswith("(unsafe)")
+    assert "fixes" not in results["SYN001"]
+
+
+def test_github_annotations_and_auto_selection(project, monkeypatch):
+    path = project / "ds.json"
+    expected = [
+        f"::warning file={path},line=2,end_line=2,col=23,title=PRE002::fp16 mixed precision while every target "
+        "supports bf16 (A100-40GB (cc 8.0)): use bf16",
+        f"::warning file={path},line=3,end_line=3,col=34,title=DS001::ZeRO stage 2 with fp16 has produced NaN "
+        "losses; use bf16, or ZeRO stage 1 or 3",
+    ]
+    assert trainlint("check", project, "--gpu", "A100", "--format", "github").out.splitlines() == expected
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    assert trainlint("check", project, "--gpu", "A100").out.splitlines() == expected
+    assert trainlint("check", project, "--gpu", "A100", "--format", "text").out.startswith(str(path))
+    (project / "ds.json").write_text('{"zero_optimization": {"stage": 2, "offload_param": {"device": "cpu"}}}')
+    assert trainlint("check", project, "--no-detect").out.startswith("::error file=")
+
+
+def test_github_escapes_newlines_and_percent():
+    from linter.report import _escape_data, _escape_property
+
+    assert _escape_data("50%\nnext") == "50%25%0Anext"
+    assert _escape_property("a:b,c") == "a%3Ab%2Cc"
+
+
+def test_statistics(project):
+    (project / "other.json").write_text(FP16_ZERO2)
+    result = trainlint("check", project, "--gpu", "A100", "--statistics")
+    assert result.out.splitlines() == ["    2\tDS001  \t[ ] zero2-fp16", "    2\tPRE002 \t[*] fp16-where-bf16"]
+    assert result.code == 1
+
+
+def test_show_fixes(project):
+    result = trainlint("check", project, "--gpu", "A100", "--fix", "--unsafe-fixes", "--show-fixes")
+    assert result.out.splitlines()[-3:] == [f"- {project / 'ds.json'}:", "    1 × DS001 (zero2-fp16)",
+                                            "    1 × PRE002 (fp16-where-bf16)"]
+    assert "Fixed 2 problems:" in result.out
+
+
+def test_readme_rule_table_matches_the_registry():
+    from linter.cli import rules_markdown
+
+    readme = (ROOT / "README.md").read_text()
+    start, end = "<!-- rules-table:start -->\n", "<!-- rules-table:end -->"
+    assert start in readme and end in readme, "README lacks the generated rule table markers"
+    table = readme.split(start, 1)[1].split(end, 1)[0]
+    assert table == rules_markdown(), "README rule table drifted: regenerate with `trainlint rules --format markdown`"
+
+
+def test_third_party_rule_pack_via_entry_point(tmp_path, project):
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target),
+                    str(ROOT / "tests" / "example_pack")], check=True, capture_output=True)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), str(ROOT)])}
+    (project / "zero0.json").write_text('{"zero_optimization": {"stage": 0}, "bf16": {"enabled": true}}')
+    listed = subprocess.run([sys.executable, "-m", "linter", "rules", "--format", "json"],
+                            capture_output=True, text=True, env=env, check=True)
+    assert "EXT001" in {row["code"] for row in json.loads(listed.stdout)}
+    checked = subprocess.run([sys.executable, "-m", "linter", "check", str(project / "zero0.json"), "--gpu", "A100"],
+                             capture_output=True, text=True, env=env)
+    assert checked.returncode == 1 and "EXT001 ZeRO is off (stage 0)" in checked.stdout
+    # without the pack installed the rule does not exist
+    plain = subprocess.run([sys.executable, "-m", "linter", "rule", "EXT001"], capture_output=True, text=True,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert plain.returncode == 2
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"})
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
+def test_pre_commit_hooks_with_the_real_client(tmp_path):
+    pre_commit = shutil.which("pre-commit", path=str(Path(sys.executable).parent)) or shutil.which("pre-commit")
+    if pre_commit is None:
+        pytest.skip("pre-commit is not installed (pip install '.[test]')")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "trainlint.toml").write_text('target-gpus = ["A100"]\n')
+    (repo / "ds.json").write_text(FP16_ZERO2)
+    _git(repo, "add", ".")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "SKIP": ""}
+    env.pop("GITHUB_ACTIONS", None)
+
+    def hook(hook_id: str) -> subprocess.CompletedProcess:
+        return subprocess.run([pre_commit, "try-repo", str(ROOT), hook_id, "--all-files"], cwd=repo,
+                              capture_output=True, text=True, env=env, timeout=600)
+
+    failing = hook("trainlint")
+    assert failing.returncode == 1, failing.stdout + failing.stderr
+    assert "PRE002" in failing.stdout
+    fixing = hook("trainlint-fix")
+    assert fixing.returncode == 1  # files were modified
+    assert (repo / "ds.json").read_text() == FP16_ZERO2.replace(
+        '"fp16": {"enabled": true}', '"fp16": {"enabled": false}, "bf16": {"enabled": true}')
+    passing = hook("trainlint")
+    assert passing.returncode == 0, passing.stdout + passing.stderr
