@@ -176,7 +176,12 @@ class Document:
         if multiline:
             indent = source.indentation_of(anchor.key.start)
             newline = source.newline
-            value_text = self._render_value(value, indent, newline)
+            # A nested block takes the shape of its nearest sibling block (one line or several);
+            # with no sibling block, the pretty-printed default: several lines.
+            blocks = [pair.value for pair in mapping.pairs if isinstance(pair.value, Mapping)]
+            sibling = anchor.value if isinstance(anchor.value, Mapping) else (blocks[-1] if blocks else None)
+            one_line = sibling is not None and source.position(sibling.start).line == source.position(sibling.end).line
+            value_text = self._render_value(value, None if one_line else indent, newline)
             text = f",{newline}{indent}{key_text}: {value_text}"
         else:
             text = f", {key_text}: {self._render_value(value, None, None)}"

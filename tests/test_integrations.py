@@ -139,6 +139,6 @@ def test_pre_commit_hooks_with_the_real_client(tmp_path):
     fixing = hook("trainlint-fix")
     assert fixing.returncode == 1  # files were modified
     assert (repo / "ds.json").read_text() == FP16_ZERO2.replace(
-        '"fp16": {"enabled": true}', '"fp16": {"enabled": false}, "bf16": {"enabled": true}')
+        '"fp16": {"enabled": true}', '"fp16": {"enabled": false},\n  "bf16": {"enabled": true}')
     passing = hook("trainlint")
     assert passing.returncode == 0, passing.stdout + passing.stderr
