@@ -117,7 +117,12 @@ class Document:
         """Replace a scalar's text with `value`, keeping its quoting style where the value is a string."""
         if node.decorated or node.style in ("|", ">"):
             raise RenderError("the value carries a YAML tag, anchor or block style; edit it by hand")
-        return Edit(self.source.path, node.start, node.end, self.render_scalar(value, node.style))
+        text = self.render_scalar(value, node.style)
+        if node.start == node.end and not self.source.text[node.start - 1 : node.start].isspace():
+            # A key written with no value (`fp16:`): its empty scalar sits right after the colon,
+            # and `fp16:true` would no longer be a key.
+            text = " " + text
+        return Edit(self.source.path, node.start, node.end, text)
 
     def render_scalar(self, value: Any, style: str = "") -> str:
         if self.format == "json":
@@ -159,14 +164,19 @@ class Document:
             # The mapping starts mid-line (`- key: v` in a sequence): align under its first key.
             indent = " " * (source.position(first_key.start).column - 1)
         end = _last_offset(anchor.value)
-        if isinstance(value, dict):
-            raise RenderError("inserting a nested block into YAML is not supported")
-        line = f"{indent}{self.render_scalar(key)}: {self.render_scalar(value)}"
         newline = source.newline
+        line = self._block_lines(key, value, indent, _indent_step(source, indent), newline)
         insert_at = source.after_line(end)
         if insert_at == len(source.text) and not source.text.endswith("\n"):
             return Edit(source.path, insert_at, insert_at, newline + line)
         return Edit(source.path, insert_at, insert_at, line + newline)
+
+    def _block_lines(self, key: str, value: Any, indent: str, step: str, newline: str) -> str:
+        """`key: value` as block YAML; a dict value becomes a nested block, one level deeper."""
+        if not isinstance(value, dict):
+            return f"{indent}{self.render_scalar(key)}: {self.render_scalar(value)}"
+        inner = newline.join(self._block_lines(k, v, indent + step, step, newline) for k, v in value.items())
+        return f"{indent}{self.render_scalar(key)}:{newline}{inner}"
 
     def _insert_flow(self, mapping: Mapping, anchor: Pair, key: str, value: Any) -> Edit:
         source = self.source

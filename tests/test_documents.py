@@ -105,3 +105,16 @@ def test_string_values_that_would_misread_are_quoted():
     assert document.render_scalar("2e-5") == "2e-5"
     assert document.render_scalar("1.0") == '"1.0"'
     assert document.render_scalar("bfloat16") == "bfloat16"
+
+
+def test_insert_missing_parent_into_block_yaml_creates_nested_block():
+    document = yaml("base_model: m\nload_in_4bit: true\n")
+    edit = set_path(document, ("bnb_config_kwargs", "bnb_4bit_quant_storage"), "bfloat16")
+    assert apply_edits(document.source.text, [edit]) == (
+        "base_model: m\nload_in_4bit: true\nbnb_config_kwargs:\n  bnb_4bit_quant_storage: bfloat16\n")
+
+
+def test_value_for_a_key_written_empty_gets_a_space():
+    document = yaml("fp16:\nbf16: true\n")
+    edit = set_path(document, ("fp16",), False)
+    assert apply_edits(document.source.text, [edit]) == "fp16: false\nbf16: true\n"

@@ -6,6 +6,7 @@ Adapters know key names and defaults; they never decide whether something is a p
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..document import Document, Mapping, Node, RenderError, Scalar
@@ -129,6 +130,38 @@ def set_path(document: Document, path: tuple[str, ...], value: Any, after: str |
     raise RenderError("empty key path")
 
 
+def as_float(value: Any) -> Any:
+    """A number written as a string (PyYAML reads `2e-5` as one) becomes the float the framework uses."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
+def working_directory_candidates(config_path: Path, path: str) -> tuple[Path, ...]:
+    """Where a path that the framework opens relative to its working directory may be: the
+    config's folder and each folder above it (the directory the run is launched from is one of
+    them when, as usual, configs live in a subfolder of the project)."""
+    written_path = Path(path).expanduser()
+    if written_path.is_absolute():
+        return (written_path,)
+    folder = config_path.resolve().parent
+    return tuple(directory / written_path for directory in (folder, *folder.parents))
+
+
+def templated(node: Node | None) -> bool:
+    """A `${VAR}` placeholder that a launcher substitutes before the framework reads the file."""
+    return isinstance(node, Scalar) and isinstance(node.value, str) and "${" in node.value
+
+
+def written(document: Document, key: str) -> Any:
+    """The value of a top-level scalar; None where it is absent, empty or a placeholder."""
+    node = document.find(key)
+    return None if not isinstance(node, Scalar) or templated(node) else node.value
+
+
 def as_bool_or_auto(value: Any) -> Any:
     if isinstance(value, str) and value.lower() == "auto":
         return "auto"
@@ -136,7 +169,9 @@ def as_bool_or_auto(value: Any) -> Any:
 
 
 def all_adapters() -> list[Adapter]:
+    from .axolotl import AxolotlAdapter
     from .deepspeed import DeepSpeedAdapter
+    from .llamafactory import LlamaFactoryAdapter
     from .ludwig import LudwigAdapter
 
-    return [DeepSpeedAdapter(), LudwigAdapter()]
+    return [DeepSpeedAdapter(), LudwigAdapter(), AxolotlAdapter(), LlamaFactoryAdapter()]

@@ -1,0 +1,290 @@
+"""Axolotl YAML configs (`axolotl train config.yml`).
+
+Key names, defaults and derivations from axolotl's own source (axolotl-ai-cloud/axolotl at
+commit 067b021c8b87a9e5e380b9173c704cf7340e30f5, the commit the shared corpus comes from):
+- src/axolotl/utils/schemas/config.py (AxolotlInputConfig): `bf16` default "auto", `fp16`
+  default None, `tf32` default "auto", `bfloat16` / `float16` (half precision without AMP),
+  `gradient_checkpointing` default False (or "offload"/"offload_disk"), `sequence_len` default
+  512, `attn_implementation`; `normalize_attn_implementation` maps the deprecated boolean flags
+  to `attn_implementation`, the first true one in the order of LEGACY_ATTN_FLAG_TO_IMPL
+  (utils/schemas/enums.py): xformers, sage, flex, flash (flash_attention_2), sdp (sdpa), eager.
+- src/axolotl/utils/schemas/peft.py (LoraConfig): `adapter` None means "train all parameters";
+  `load_in_8bit` / `load_in_4bit` default False and are refused without an adapter;
+  `lora_r`, `lora_alpha`, `lora_target_modules` (str or list), `lora_modules_to_save`,
+  `bnb_config_kwargs`.
+- src/axolotl/utils/schemas/training.py: `micro_batch_size`, `gradient_accumulation_steps`,
+  `learning_rate` (a string such as YAML 1.1's "2e-5" is converted to float), `optimizer`
+  default "adamw_torch_fused", `weight_decay`, `max_grad_norm`.
+- src/axolotl/utils/config/__init__.py, resolve_dtype: `bf16: auto` becomes
+  is_torch_bf16_gpu_available() unless fp16 is on (then False); where it resolves False and
+  `fp16` is unset (and `float16` is not set), fp16 becomes True; bf16 on turns fp16 off. The
+  model dtype (torch_dtype) is bfloat16 with bf16 or bfloat16, else float16 with load_in_8bit,
+  fp16 or float16, else float32.
+- src/axolotl/loaders/model.py: a 4-bit BitsAndBytesConfig is built only for `adapter: qlora`
+  with `load_in_4bit`: compute dtype = torch_dtype, double quant on, nf4, quant storage
+  bfloat16 (float32 for jamba / qwen2_moe / nemotron_h without DeepSpeed or FSDP: the model
+  type is not in the file, so the storage is recorded only where DeepSpeed or FSDP is set);
+  `bnb_config_kwargs` overrides any of them. FSDP is on when `fsdp_config` or `fsdp` is set.
+- `deepspeed:` path: normalize_config opens it with os.path.exists(cfg.deepspeed), i.e.
+  relative to the working directory; axolotl's package ships no DeepSpeed JSON (pyproject
+  package-data: yaml and jinja only) — `axolotl fetch deepspeed_configs` downloads them into
+  ./deepspeed_configs (cli/utils/fetch.py). The working directory is not in the file, so a link
+  tries the config's folder, then each folder above it.
+Values written as `${VAR}` (launcher templates, e.g. axolotl's .runpod config) are unknown here
+and recorded as absent.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..document import Document, Mapping, Node, RenderError, Scalar
+from ..fixes import Change, Edit
+from ..ir import ConfigIR, Field, Link, Origin, canonical_dtype
+from . import (Adapter, Reader, as_bool_or_auto, as_float, new_config, set_path, span_of,
+               templated, working_directory_candidates, written)
+
+_CONFIG = "axolotl/utils/schemas/config.py"
+_PEFT = "axolotl/utils/schemas/peft.py"
+_TRAINING = "axolotl/utils/schemas/training.py"
+_RESOLVE_DTYPE = "axolotl/utils/config/__init__.py (resolve_dtype)"
+_LOADER = "axolotl/loaders/model.py"
+
+# Keys that an Axolotl config has next to `base_model`; Ludwig's LLM configs also have
+# base_model (and `adapter`), but with a Ludwig model_type.
+_CLAIM_KEYS = ("datasets", "micro_batch_size", "adapter", "sequence_len", "val_set_size", "num_epochs",
+               "load_in_4bit", "load_in_8bit", "sample_packing", "pretraining_dataset", "rl", "lora_r")
+_LUDWIG_MODEL_TYPES = ("llm", "ecd", "gbm")
+# For a file that does not parse: both lines at the start of a line, in any order.
+_SNIFF = (re.compile(r"^base_model:", re.M),
+          re.compile(r"^(?:micro_batch_size|sequence_len|load_in_4bit|datasets):", re.M))
+# Deprecated boolean attention flags, in the priority order of LEGACY_ATTN_FLAG_TO_IMPL.
+_LEGACY_ATTENTION = (("xformers_attention", "xformers"), ("sage_attention", "sage"),
+                     ("flex_attention", "flex_attention"), ("flash_attention", "flash_attention_2"),
+                     ("sdp_attention", "sdpa"), ("eager_attention", "eager"))
+_MODES = {"bf16": (False, True), "fp16": (True, False), "fp32": (False, False)}
+
+
+def _take(read: Reader, key: str, *path: str, **options) -> Field | None:
+    if templated(read.node(*path)):
+        return None
+    return read.take(key, *path, **options)
+
+
+def _present(node: Node | None) -> bool:
+    """Set to something: not absent, not left empty, not a placeholder."""
+    return node is not None and not templated(node) and not (isinstance(node, Scalar) and node.value is None)
+
+
+def _as_list(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+class AxolotlAdapter(Adapter):
+    name = "axolotl"
+    formats = ("yaml",)
+    paths = {
+        "batch.micro": ("micro_batch_size",),
+        "batch.grad_accum": ("gradient_accumulation_steps",),
+        "optimizer.lr": ("learning_rate",),
+        "optimizer.grad_clip": ("max_grad_norm",),
+        "optimizer.weight_decay": ("weight_decay",),
+        "precision.tf32": ("tf32",),
+        "sequence.max_length": ("sequence_len",),
+        "memory.gradient_checkpointing": ("gradient_checkpointing",),
+        "quantization.quant_storage": ("bnb_config_kwargs", "bnb_4bit_quant_storage"),
+    }
+
+    def claims(self, document: Document) -> bool:
+        root = document.root
+        if not isinstance(root, Mapping) or root.get("base_model") is None:
+            return False
+        if written(document, "model_type") in _LUDWIG_MODEL_TYPES:
+            return False  # axolotl's model_type is a transformers class name
+        return any(root.get(key) is not None for key in _CLAIM_KEYS)
+
+    def sniffs(self, text: str) -> bool:
+        return all(pattern.search(text) for pattern in _SNIFF)
+
+    def parse(self, document: Document) -> ConfigIR:
+        config = new_config(self, document)
+        read = Reader(config)
+        _take(read, "model.name", "base_model")
+        self._precision(read)
+        self._adapter(read)
+        self._quantization(read)
+        _take(read, "batch.micro", "micro_batch_size")
+        _take(read, "batch.grad_accum", "gradient_accumulation_steps")
+        _take(read, "optimizer.lr", "learning_rate", convert=as_float)
+        _take(read, "optimizer.name", "optimizer", default="adamw_torch_fused", default_source=_TRAINING)
+        _take(read, "optimizer.weight_decay", "weight_decay", convert=as_float)
+        _take(read, "optimizer.grad_clip", "max_grad_norm", convert=as_float)
+        _take(read, "sequence.max_length", "sequence_len", default=512, default_source=_CONFIG)
+        _take(read, "sequence.packing", "sample_packing")
+        _take(read, "memory.gradient_checkpointing", "gradient_checkpointing",
+              convert=lambda value: value in (True, "offload", "offload_disk"),
+              default=False, default_source=_CONFIG)
+        self._attention(read)
+        for key in ("fsdp_config", "fsdp"):
+            if _present(read.node(key)):  # is_fsdp_enabled: either key not None (loaders/model.py)
+                read.set("parallel.fsdp", True, key)
+                break
+        deepspeed = read.node("deepspeed")
+        if isinstance(deepspeed, Scalar) and isinstance(deepspeed.value, str) and deepspeed.value.strip() \
+                and not templated(deepspeed):
+            config.links.append(Link("deepspeed", deepspeed.value, span_of(document, deepspeed.start, deepspeed.end),
+                                     working_directory_candidates(config.path, deepspeed.value.strip())))
+        return config
+
+    # ---- reading -----------------------------------------------------------------------------
+
+    def _precision(self, read: Reader) -> None:
+        document, config = read.document, read.config
+        _take(read, "precision.tf32", "tf32", convert=as_bool_or_auto, default="auto", default_source=_CONFIG)
+        _take(read, "precision.fp8", "fp8")
+        if any(templated(read.node(key)) for key in ("bf16", "fp16", "bfloat16", "float16", "load_in_8bit")):
+            return  # a template: the precision is decided when the launcher fills it in
+        bf16_written = written(document, "bf16") is not None
+        bf16 = as_bool_or_auto(written(document, "bf16")) if bf16_written else "auto"
+        fp16 = written(document, "fp16")
+        no_amp_bf16, no_amp_fp16 = written(document, "bfloat16") is True, written(document, "float16") is True
+        here = read.key_span("bf16") or read.key_span("fp16") or config.file_span
+
+        if bf16 == "auto" and fp16 is True:
+            config.fields["precision.bf16"] = Field(False, Origin(here, _RESOLVE_DTYPE))
+        elif bf16_written:
+            read.take("precision.bf16", "bf16", convert=as_bool_or_auto)
+        else:
+            config.fields["precision.bf16"] = Field("auto", Origin(config.file_span, _CONFIG))
+        if isinstance(fp16, bool):
+            read.take("precision.fp16", "fp16")
+        elif bf16 in (True, False) or (bf16 == "auto" and no_amp_fp16):
+            # bf16 decided (or pure float16 asked for): fp16 AMP stays off.
+            config.fields["precision.fp16"] = Field(False, Origin(here, _RESOLVE_DTYPE))
+        elif bf16 == "auto":
+            # fp16 turns on exactly where bf16 resolves off: hardware-dependent.
+            config.fields["precision.fp16"] = Field("auto", Origin(here, _RESOLVE_DTYPE))
+
+        # The dtype the model is loaded in (torch_dtype), and the key that decides it.
+        if bf16 is True or no_amp_bf16:
+            dtype, decider = "bfloat16", "bf16" if bf16 is True else "bfloat16"
+        elif bf16 == "auto" and fp16 is not True:
+            dtype, decider = "auto", "bf16"
+        elif written(document, "load_in_8bit") is True or fp16 is True or no_amp_fp16:
+            dtype = "float16"
+            decider = next(key for key, on in (("fp16", fp16 is True), ("float16", no_amp_fp16),
+                                               ("load_in_8bit", True)) if on)
+        elif bf16 is False:
+            dtype, decider = "float32", "bf16"
+        else:
+            return  # bf16 holds a value axolotl's schema refuses: nothing to derive
+        config.fields["model.load_dtype"] = Field(dtype, Origin(read.key_span(decider) or here, _RESOLVE_DTYPE))
+
+    def _adapter(self, read: Reader) -> None:
+        node = read.node("adapter")
+        if templated(node):
+            return
+        if node is None:
+            read.config.fields["adapter.kind"] = Field(None, Origin(read.config.file_span, _PEFT))
+        elif isinstance(node, Scalar) and node.value is None:
+            read.set("adapter.kind", None, "adapter")  # `adapter:` left blank: all parameters train
+        else:
+            read.take("adapter.kind", "adapter")
+        _take(read, "adapter.r", "lora_r")
+        _take(read, "adapter.alpha", "lora_alpha")
+        _take(read, "adapter.target_modules", "lora_target_modules", convert=_as_list)
+        _take(read, "adapter.modules_to_save", "lora_modules_to_save", convert=_as_list)
+
+    def _quantization(self, read: Reader) -> None:
+        document, config = read.document, read.config
+        if written(document, "load_in_4bit") is True:
+            read.take("quantization.bits", "load_in_4bit", convert=lambda _: 4)
+        elif written(document, "load_in_8bit") is True:
+            read.take("quantization.bits", "load_in_8bit", convert=lambda _: 8)
+            return
+        else:
+            return
+        if written(document, "adapter") != "qlora":
+            return  # axolotl builds its 4-bit BitsAndBytesConfig for qlora only (loaders/model.py)
+        anchor = ("load_in_4bit",)
+        overrides = ("bnb_config_kwargs",)
+        compute = _take(read, "quantization.compute_dtype", *overrides, "bnb_4bit_compute_dtype",
+                        convert=canonical_dtype)
+        load_dtype = config.get("model.load_dtype")
+        if compute is None and load_dtype is not None:
+            config.fields["quantization.compute_dtype"] = Field(load_dtype.value, Origin(load_dtype.span, _LOADER))
+        _take(read, "quantization.quant_type", *overrides, "bnb_4bit_quant_type",
+              default="nf4", default_source=_LOADER, anchor=anchor)
+        _take(read, "quantization.double_quant", *overrides, "bnb_4bit_use_double_quant",
+              default=True, default_source=_LOADER, anchor=anchor)
+        storage = _take(read, "quantization.quant_storage", *overrides, "bnb_4bit_quant_storage",
+                        convert=canonical_dtype)
+        sharded = any(_present(read.node(key)) for key in ("deepspeed", "fsdp_config", "fsdp"))
+        if storage is None and sharded:
+            config.fields["quantization.quant_storage"] = Field("bfloat16", Origin(read.key_span(*anchor), _LOADER))
+
+    def _attention(self, read: Reader) -> None:
+        if _take(read, "attention.implementation", "attn_implementation") is not None:
+            return
+        for flag, implementation in _LEGACY_ATTENTION:
+            if written(read.document, flag):
+                read.take("attention.implementation", flag, convert=lambda _, chosen=implementation: chosen)
+                return
+
+    # ---- rendering ---------------------------------------------------------------------------
+
+    def render(self, config: ConfigIR, change: Change) -> list[Edit]:
+        document = config.document
+        if change.key == "precision.mode":
+            return self._render_mode(config, change.value)
+        if change.key in ("precision.fp16", "precision.bf16"):
+            key = change.key.split(".")[1]
+            return [set_path(document, (key,), change.value, after="bf16" if key == "fp16" else "fp16")]
+        if change.key == "attention.implementation":
+            return self._render_attention(document, change.value)
+        if change.key == "model.load_dtype":
+            if written(document, "bfloat16") is True or written(document, "float16") is True:
+                raise RenderError("the model dtype follows `bfloat16`/`float16` (no mixed precision); edit it by hand")
+            # torch_dtype has no key: it follows the precision flags (resolve_dtype), which the
+            # precision change asked for in the same fix sets.
+            return []
+        if change.key == "quantization.compute_dtype":
+            compute = config.get("quantization.compute_dtype")
+            if compute is not None and compute.origin.is_default:
+                return []  # derived from the precision flags, like the model dtype
+            return [set_path(document, ("bnb_config_kwargs", "bnb_4bit_compute_dtype"), change.value)]
+        if change.key not in self.paths:
+            raise RenderError(f"axolotl configs have no key for {change.key}")
+        return [set_path(document, self.paths[change.key], change.value)]
+
+    def _render_mode(self, config: ConfigIR, mode: str) -> list[Edit]:
+        """fp16/bf16 in axolotl's keys, touching only what does not already read right:
+        `bf16: auto` reads False next to `fp16: true`, and an unset fp16 reads False once bf16
+        is decided (resolve_dtype)."""
+        document = config.document
+        fp16_on, bf16_on = _MODES[mode]
+        bf16, fp16 = config.value("precision.bf16"), config.value("precision.fp16")
+        edits = []
+        if bf16_on and bf16 is not True:
+            edits.append(set_path(document, ("bf16",), True, after="fp16"))
+        elif not bf16_on and (bf16 is True or (bf16 == "auto" and not fp16_on)):
+            edits.append(set_path(document, ("bf16",), False, after="fp16"))
+        if fp16_on and fp16 is not True:
+            edits.append(set_path(document, ("fp16",), True, after="bf16"))
+        elif not fp16_on and fp16 is True:
+            edits.append(set_path(document, ("fp16",), False, after="bf16"))
+        return edits
+
+    def _render_attention(self, document: Document, implementation: str) -> list[Edit]:
+        if document.find("attn_implementation") is not None:
+            return [set_path(document, ("attn_implementation",), implementation)]
+        if implementation != "sdpa":
+            raise RenderError(f"axolotl's boolean attention flags cannot express {implementation}")
+        # Older axolotl knows only the boolean flags: switch off those that win over sdp_attention.
+        flags = [flag for flag, _ in _LEGACY_ATTENTION]
+        edits = [set_path(document, (flag,), False) for flag in flags[: flags.index("sdp_attention")]
+                 if written(document, flag)]
+        if written(document, "sdp_attention") is not True:
+            edits.append(set_path(document, ("sdp_attention",), True, after="flash_attention"))
+        return edits

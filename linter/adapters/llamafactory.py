@@ -1,0 +1,202 @@
+"""LLaMA-Factory YAML configs (`llamafactory-cli train config.yaml`).
+
+Key names, defaults and derivations from LLaMA-Factory's own source (hiyouga/LLaMA-Factory at
+commit ff6d4d12eeb035d6ce06805a5733dd7b29f2ac30, the commit the shared corpus comes from). The
+YAML holds the fields of five dataclasses, parsed together by HfArgumentParser:
+- src/llamafactory/hparams/model_args.py: `model_name_or_path`; QuantizationArguments
+  `quantization_bit` (None), `quantization_method` (default bnb), `quantization_type` (default
+  nf4), `double_quantization` (default True); `flash_attn` (AttentionFunction, default auto:
+  auto leaves the choice to transformers, disabled -> eager, sdpa, fa2, fa3 —
+  model/model_utils/attention.py); `disable_gradient_checkpointing` (default False: LLaMA-Factory
+  enables checkpointing itself, model/model_utils/checkpointing.py).
+- src/llamafactory/hparams/finetuning_args.py: `stage` (pt/sft/rm/ppo/dpo/kto — the training
+  stage, not a ZeRO stage; default sft), `finetuning_type` (lora/oft/freeze/full, default lora),
+  `pure_bf16` (bf16 without AMP), `lora_rank` (default 8), `lora_alpha` (default lora_rank * 2),
+  `lora_target` (comma list, default "all"), `additional_target` (the modules_to_save).
+- src/llamafactory/hparams/data_args.py: `cutoff_len` (default 2048), `packing` (None),
+  `neat_packing` (implies packing).
+- src/llamafactory/hparams/training_args.py: transformers' Seq2SeqTrainingArguments, whose
+  defaults (transformers/training_args.py) are bf16 False, fp16 False, per_device_train_batch_size
+  8, gradient_accumulation_steps 1, max_grad_norm 1.0; `deepspeed` and `fsdp` are its keys.
+- src/llamafactory/hparams/parser.py (get_train_args): quantization is refused unless
+  finetuning_type is lora or oft; compute dtype = bfloat16 with bf16 or pure_bf16, else float16
+  with fp16; unset, model/patcher.py picks it at launch (infer_optim_dtype: bf16 where
+  supported, else fp16); packing unset means stage == "pt".
+- src/llamafactory/model/model_utils/quantization.py: the 4-bit BitsAndBytesConfig uses the
+  compute dtype for bnb_4bit_compute_dtype and for bnb_4bit_quant_storage ("crucial for
+  fsdp+qlora"), so LLaMA-Factory sets the storage itself.
+- src/llamafactory/model/loader.py loads the checkpoint in its own dtype (torch_dtype "auto"),
+  and model/adapter.py upcasts trainable parameters to float32 (not with pure_bf16): the load
+  dtype is not in the file, except that pure_bf16 trains the weights in bfloat16.
+- `deepspeed:` is TrainingArguments.deepspeed, opened by transformers' HfDeepSpeedConfig with
+  os.path.exists(path): relative to the working directory (the examples write
+  examples/deepspeed/ds_z3_config.json, relative to the repository root). The link tries the
+  config's folder, then each folder above it.
+The YAML is read with OmegaConf (parser.py read_args), whose float resolver reads `1e-4` as a
+number: learning rates written that way are numbers here too.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..document import Document, Mapping, RenderError, Scalar
+from ..fixes import Change, Edit
+from ..ir import ConfigIR, Field, Link, Origin
+from . import Adapter, Reader, as_float, new_config, set_path, span_of, working_directory_candidates, written
+
+_MODEL_ARGS = "llamafactory/hparams/model_args.py"
+_FINETUNING_ARGS = "llamafactory/hparams/finetuning_args.py"
+_DATA_ARGS = "llamafactory/hparams/data_args.py"
+_PARSER = "llamafactory/hparams/parser.py (get_train_args)"
+_QUANTIZATION = "llamafactory/model/model_utils/quantization.py"
+_PATCHER = "llamafactory/model/patcher.py (infer_optim_dtype)"
+_CHECKPOINTING = "llamafactory/model/model_utils/checkpointing.py"
+_TRAINING_ARGS = "transformers/training_args.py (TrainingArguments)"
+
+_CLAIM_KEYS = ("stage", "finetuning_type", "do_train")
+# For a file that does not parse: both lines at the start of a line, in any order.
+_SNIFF = (re.compile(r"^model_name_or_path:", re.M), re.compile(r"^(?:stage|finetuning_type):", re.M))
+# Freeze tuning trains a slice of the original weights: no adapter, like full fine-tuning.
+_ADAPTER_KINDS = {"lora": "lora", "oft": "oft", "freeze": None, "full": None}
+_ATTENTION = {"disabled": "eager", "sdpa": "sdpa", "fa2": "flash_attention_2", "fa3": "flash_attention_3"}
+_MODES = {"bf16": (False, True), "fp16": (True, False), "fp32": (False, False)}
+
+
+def _comma_list(value):
+    return [item.strip() for item in value.split(",")] if isinstance(value, str) else value
+
+
+class LlamaFactoryAdapter(Adapter):
+    name = "llamafactory"
+    formats = ("yaml",)
+    paths = {
+        "precision.tf32": ("tf32",),
+        "batch.micro": ("per_device_train_batch_size",),
+        "batch.grad_accum": ("gradient_accumulation_steps",),
+        "optimizer.lr": ("learning_rate",),
+        "optimizer.grad_clip": ("max_grad_norm",),
+        "optimizer.weight_decay": ("weight_decay",),
+        "sequence.max_length": ("cutoff_len",),
+        "sequence.packing": ("packing",),
+    }
+
+    def claims(self, document: Document) -> bool:
+        root = document.root
+        return (isinstance(root, Mapping) and root.get("model_name_or_path") is not None
+                and any(root.get(key) is not None for key in _CLAIM_KEYS))
+
+    def sniffs(self, text: str) -> bool:
+        return all(pattern.search(text) for pattern in _SNIFF)
+
+    def parse(self, document: Document) -> ConfigIR:
+        config = new_config(self, document)
+        read = Reader(config)
+        read.take("model.name", "model_name_or_path")
+        kind = read.take("adapter.kind", "finetuning_type", convert=lambda value: _ADAPTER_KINDS.get(value, value),
+                         default="lora", default_source=_FINETUNING_ARGS)
+        if kind is not None and kind.value == "lora":
+            rank = read.take("adapter.r", "lora_rank", default=8, default_source=_FINETUNING_ARGS)
+            alpha_default = rank.value * 2 if isinstance(rank.value, int) else None
+            read.take("adapter.alpha", "lora_alpha", default=alpha_default, default_source=_FINETUNING_ARGS,
+                      anchor=("lora_rank",))
+            read.take("adapter.target_modules", "lora_target", convert=_comma_list,
+                      default=["all"], default_source=_FINETUNING_ARGS)
+            read.take("adapter.modules_to_save", "additional_target", convert=_comma_list)
+        self._precision(read)
+        self._quantization(read)
+        read.take("batch.micro", "per_device_train_batch_size", default=8, default_source=_TRAINING_ARGS)
+        read.take("batch.grad_accum", "gradient_accumulation_steps", default=1, default_source=_TRAINING_ARGS)
+        read.take("optimizer.lr", "learning_rate", convert=as_float)
+        read.take("optimizer.name", "optim")
+        read.take("optimizer.weight_decay", "weight_decay", convert=as_float)
+        read.take("optimizer.grad_clip", "max_grad_norm", convert=as_float, default=1.0, default_source=_TRAINING_ARGS)
+        read.take("sequence.max_length", "cutoff_len", default=2048, default_source=_DATA_ARGS)
+        self._packing(read)
+        flash_attn = read.node("flash_attn")
+        if isinstance(flash_attn, Scalar) and flash_attn.value in _ATTENTION:  # auto: transformers decides
+            read.take("attention.implementation", "flash_attn", convert=_ATTENTION.get)
+        read.take("memory.gradient_checkpointing", "disable_gradient_checkpointing",
+                  convert=lambda disabled: not disabled, default=True, default_source=_CHECKPOINTING)
+        fsdp = read.node("fsdp")
+        if fsdp is not None and fsdp.plain() not in (None, "", []):
+            read.set("parallel.fsdp", True, "fsdp")
+        deepspeed = read.node("deepspeed")
+        if isinstance(deepspeed, Scalar) and isinstance(deepspeed.value, str) and deepspeed.value.strip():
+            config.links.append(Link("deepspeed", deepspeed.value, span_of(document, deepspeed.start, deepspeed.end),
+                                     working_directory_candidates(config.path, deepspeed.value.strip())))
+        return config
+
+    # ---- reading -----------------------------------------------------------------------------
+
+    def _precision(self, read: Reader) -> None:
+        for key in ("bf16", "fp16"):
+            read.take(f"precision.{key}", key, default=False, default_source=_TRAINING_ARGS)
+        read.take("precision.tf32", "tf32")
+        read.take("precision.fp8", "fp8")
+        if written(read.document, "pure_bf16") is True:
+            read.take("model.load_dtype", "pure_bf16", convert=lambda _: "bfloat16")
+
+    def _quantization(self, read: Reader) -> None:
+        config = read.config
+        bits = read.take("quantization.bits", "quantization_bit")
+        if bits is None or bits.value != 4 or written(read.document, "quantization_method") not in (None, "bnb"):
+            return  # the BitsAndBytes 4-bit path only
+        anchor = ("quantization_bit",)
+        read.take("quantization.quant_type", "quantization_type",
+                  default="nf4", default_source=_MODEL_ARGS, anchor=anchor)
+        read.take("quantization.double_quant", "double_quantization",
+                  default=True, default_source=_MODEL_ARGS, anchor=anchor)
+        # compute dtype (parser.py): bf16 or pure_bf16 -> bfloat16, else fp16 -> float16, else
+        # chosen at launch; the 4-bit storage dtype is the compute dtype (quantization.py).
+        pure_bf16 = written(read.document, "pure_bf16") is True
+        if config.value("precision.bf16") is True or pure_bf16:
+            decider = "bf16" if config.value("precision.bf16") is True else "pure_bf16"
+            compute = Field("bfloat16", Origin(read.key_span(decider), _PARSER))
+        elif config.value("precision.fp16") is True:
+            compute = Field("float16", Origin(read.key_span("fp16"), _PARSER))
+        else:
+            compute = Field("auto", Origin(read.key_span(*anchor), _PATCHER))
+        config.fields["quantization.compute_dtype"] = compute
+        config.fields["quantization.quant_storage"] = Field(compute.value, Origin(compute.span, _QUANTIZATION))
+
+    def _packing(self, read: Reader) -> None:
+        document = read.document
+        if isinstance(written(document, "packing"), bool):
+            read.take("sequence.packing", "packing")
+        elif written(document, "neat_packing") is True:  # neat packing is packing (data_args.py)
+            read.take("sequence.packing", "neat_packing")
+        else:
+            stage = written(document, "stage") or "sft"  # unset packing means stage == "pt" (parser.py)
+            where = read.key_span("stage") or read.config.file_span
+            read.config.fields["sequence.packing"] = Field(stage == "pt", Origin(where, _PARSER))
+
+    # ---- rendering ---------------------------------------------------------------------------
+
+    def render(self, config: ConfigIR, change: Change) -> list[Edit]:
+        document = config.document
+        if change.key == "precision.mode":
+            fp16_on, bf16_on = _MODES[change.value]
+            edits = []
+            for key, wanted in (("bf16", bf16_on), ("fp16", fp16_on)):
+                if config.value(f"precision.{key}") is not wanted:
+                    edits.append(set_path(document, (key,), wanted, after="fp16" if key == "bf16" else "bf16"))
+            return edits
+        if change.key in ("precision.fp16", "precision.bf16"):
+            key = change.key.split(".")[1]
+            return [set_path(document, (key,), change.value, after="bf16" if key == "fp16" else "fp16")]
+        if change.key == "attention.implementation":
+            reverse = {implementation: name for name, implementation in _ATTENTION.items()}
+            if change.value not in reverse:
+                raise RenderError(f"flash_attn has no value for {change.value}")
+            return [set_path(document, ("flash_attn",), reverse[change.value])]
+        if change.key in ("quantization.compute_dtype", "quantization.quant_storage"):
+            # No key of its own ("derived from fp/bf16, do not specify it", model_args.py): it
+            # follows the precision flags, which the precision change in the same fix sets.
+            return []
+        if change.key == "model.load_dtype":
+            raise RenderError("LLaMA-Factory loads the checkpoint's own dtype; pure_bf16 trains it in bfloat16: "
+                              "switch pure_bf16 off by hand")
+        if change.key not in self.paths:
+            raise RenderError(f"LLaMA-Factory configs have no key for {change.key}")
+        return [set_path(document, self.paths[change.key], change.value)]
