@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Union
+from typing import Any, Union
 
 from .fixes import Edit
 from .source import Source
@@ -34,7 +34,7 @@ class Scalar:
     style: str = ""  # "" plain, "'" or '"' quoted, "|" or ">" block, "json" for JSON literals
     decorated: bool = False  # carries a YAML tag or anchor: edits would have to keep it
 
-    def plain(self) -> Any:
+    def plain(self, memo: dict | None = None) -> Any:
         return self.value
 
 
@@ -66,11 +66,16 @@ class Mapping:
         pair = self.get(key)
         return pair.value if pair else None
 
-    def plain(self) -> dict:
-        result = {}
+    def plain(self, memo: dict | None = None) -> dict:
+        """Plain Python values. An aliased node becomes one shared object, so a "billion laughs"
+        document costs its size in the file, not its expanded size."""
+        memo = {} if memo is None else memo
+        if id(self) in memo:
+            return memo[id(self)]
+        result = memo[id(self)] = {}
         for pair in self.pairs:
             try:
-                result[pair.key.value] = pair.value.plain()
+                result[pair.key.value] = pair.value.plain(memo)
             except TypeError:
                 continue
         return result
@@ -83,8 +88,13 @@ class Sequence:
     end: int
     flow: bool = False
 
-    def plain(self) -> list:
-        return [item.plain() for item in self.items]
+    def plain(self, memo: dict | None = None) -> list:
+        memo = {} if memo is None else memo
+        if id(self) in memo:
+            return memo[id(self)]
+        result = memo[id(self)] = []
+        result.extend(item.plain(memo) for item in self.items)
+        return result
 
 
 Node = Union[Scalar, Mapping, Sequence]
@@ -245,16 +255,3 @@ def _needs_quotes(text: str) -> bool:
     from .yaml_reader import resolve_plain  # the resolver decides what a plain scalar would mean
 
     return bool(_NEEDS_QUOTES.search(text)) or resolve_plain(text) != text
-
-
-def walk(node: Node | None) -> Iterator[Node]:
-    stack = [node] if node is not None else []
-    while stack:
-        current = stack.pop()
-        yield current
-        if isinstance(current, Mapping):
-            for pair in reversed(current.pairs):
-                stack.append(pair.value)
-                stack.append(pair.key)
-        elif isinstance(current, Sequence):
-            stack.extend(reversed(current.items))
