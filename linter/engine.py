@@ -22,7 +22,7 @@ from .ir import ConfigIR, Field, Link, Origin, Run, Span
 from .json_reader import parse_json
 from .registry import Context, Finding
 from .settings import Settings, for_directory, load_file
-from .source import Source, SourceError
+from .source import Source, SourceError, real_path
 from .yaml_reader import parse_yaml
 
 MAX_PASSES = 10
@@ -99,7 +99,7 @@ class Session:
     def settings_for(self, path: Path) -> Settings:
         if self._explicit_settings is not None:
             return self._explicit_settings
-        return for_directory(path.resolve().parent)
+        return for_directory(real_path(path).parent)
 
     def hardware_for(self, settings: Settings) -> Hardware:
         key = tuple(settings.target_gpus or ())
@@ -127,8 +127,8 @@ class Session:
             if not path.exists():
                 raise UsageError(f"{path}: no such file or directory")
             if path.is_file():
-                if path.resolve() not in seen:
-                    seen.add(path.resolve())
+                if real_path(path) not in seen:
+                    seen.add(real_path(path))
                     found.append((path, True))
                 continue
             for directory, subdirs, files in os.walk(path):
@@ -139,17 +139,17 @@ class Session:
                 )
                 for name in sorted(files):
                     candidate = current / name
-                    if candidate.suffix.lower() not in CONFIG_SUFFIXES or candidate.resolve() in seen:
+                    if candidate.suffix.lower() not in CONFIG_SUFFIXES or real_path(candidate) in seen:
                         continue
                     if self.settings_for(candidate).excludes(candidate):
                         continue
-                    seen.add(candidate.resolve())
+                    seen.add(real_path(candidate))
                     found.append((candidate, False))
         return found
 
     def load(self, path: Path, explicit: bool, adapter_name: str | None = None) -> FileResult:
         """Read, parse and claim a file, once per process (linked files are shared by runs)."""
-        key = path.resolve()
+        key = real_path(path)
         cached = self._loaded.get(key)
         if cached is not None:
             return cached
@@ -207,7 +207,7 @@ class Session:
             files = declared.get("files") if isinstance(declared, dict) else None
             if not isinstance(files, list) or not files or not all(isinstance(f, str) for f in files):
                 raise UsageError(f"{settings.path}: each [[runs]] needs `files`, a list of paths")
-            if (settings.root / files[0]).resolve() != config.path.resolve():
+            if real_path(settings.root / files[0]) != real_path(config.path):
                 continue
             for entry in files[1:]:
                 path = settings.root / entry
@@ -307,7 +307,7 @@ class Session:
     def _fixable(self, fix: Fix, unsafe: bool, outcome: Outcome) -> bool:
         if not fix.applies(unsafe):
             return False
-        outside = sorted({str(e.path) for e in fix.edits if e.path.resolve() not in self._writable})
+        outside = sorted({str(e.path) for e in fix.edits if real_path(e.path) not in self._writable})
         if outside:
             note = f"{outside[0]}: not written: it is referenced from the linted files but not among them"
             if note not in outcome.notes:
@@ -351,7 +351,7 @@ class Session:
         outcome = Outcome()
         configs = []
         for path, explicit in self.discover(paths):
-            self._writable.add(path.resolve())
+            self._writable.add(real_path(path))
             loaded = self.load(path, explicit)
             if loaded.syntax is not None:
                 if registry.get("SYN001") in self.rules_for(self.settings_for(path)):
@@ -390,7 +390,7 @@ class Session:
     def _current(self, run: Run) -> Run:
         """The run with each config as last written: runs that share a linked file see each other's fixes."""
         def current(config: ConfigIR) -> ConfigIR:
-            loaded = self._loaded.get(config.path.resolve()) if config.document is not None else None
+            loaded = self._loaded.get(real_path(config.path)) if config.document is not None else None
             return loaded.config if loaded is not None and loaded.config is not None else config
 
         return Run(current(run.primary), [current(config) for config in run.linked], run.missing)
@@ -417,7 +417,7 @@ class Session:
             except WriteError as error:
                 outcome.notes.append(f"{config.path}: error: {error}")
                 return False
-            self._loaded[config.path.resolve()] = FileResult(config.path, config.document.source, config)
+            self._loaded[real_path(config.path)] = FileResult(config.path, config.document.source, config)
         return True
 
 

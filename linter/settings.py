@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from .source import real_path
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
@@ -43,7 +45,7 @@ class Settings:
 
     def _relative(self, path: Path) -> str | None:
         try:
-            return path.resolve().relative_to(self.root.resolve()).as_posix()
+            return real_path(path).relative_to(real_path(self.root)).as_posix()
         except ValueError:
             return None
 

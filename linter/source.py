@@ -8,11 +8,20 @@ the BOM the file had. Because UTF-8 decoding is lossless, every byte outside an 
 from __future__ import annotations
 
 import bisect
+import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 BOM = b"\xef\xbb\xbf"
 MAX_FILE_BYTES = 10 * 1024 * 1024
+
+
+@lru_cache(maxsize=None)
+def real_path(path: Path) -> Path:
+    """The path with symlinks resolved, computed once per path: discovery, settings and the
+    writable set all ask, and each realpath is several system calls."""
+    return Path(os.path.realpath(path))
 
 
 class SourceError(Exception):

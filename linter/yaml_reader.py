@@ -100,11 +100,24 @@ _STANDARD_TAGS = {
 
 def _composer():
     from ruamel.yaml import YAML
+    from ruamel.yaml.nodes import MappingNode, ScalarNode
+    from ruamel.yaml.resolver import VersionedResolver
+
+    class TagOnlyResolver(VersionedResolver):
+        """Skip ruamel's (YAML 1.2) implicit typing: values are resolved here, PyYAML's way.
+        Explicit tags still reach the nodes; the composer consults a resolver only without one."""
+
+        def resolve(self, kind, value, implicit):
+            if kind is ScalarNode:
+                return self.DEFAULT_SCALAR_TAG
+            return self.DEFAULT_MAPPING_TAG if kind is MappingNode else self.DEFAULT_SEQUENCE_TAG
 
     try:
-        return YAML(typ="safe", pure=False)
+        yaml = YAML(typ="safe", pure=False)
     except Exception:  # no C extension: the pure composer gives the same marks, slower
-        return YAML(typ="safe", pure=True)
+        yaml = YAML(typ="safe", pure=True)
+    yaml.Resolver = TagOnlyResolver
+    return yaml
 
 
 _yaml = None

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from linter import hardware, settings
+from linter import hardware, settings, source
 from linter.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,6 +39,7 @@ def fresh_state(monkeypatch):
     monkeypatch.delenv("TRAINLINT_GPU", raising=False)
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     settings.for_directory.cache_clear()
+    source.real_path.cache_clear()
     hardware.detect.cache_clear()
     yield
     settings.for_directory.cache_clear()
