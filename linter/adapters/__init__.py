@@ -171,7 +171,9 @@ def as_bool_or_auto(value: Any) -> Any:
 def all_adapters() -> list[Adapter]:
     from .axolotl import AxolotlAdapter
     from .deepspeed import DeepSpeedAdapter
+    from .hf import HFAdapter
     from .llamafactory import LlamaFactoryAdapter
     from .ludwig import LudwigAdapter
 
-    return [DeepSpeedAdapter(), LudwigAdapter(), AxolotlAdapter(), LlamaFactoryAdapter()]
+    # Order matters where formats overlap: the HF family's keys appear in the others' files.
+    return [DeepSpeedAdapter(), LudwigAdapter(), AxolotlAdapter(), LlamaFactoryAdapter(), HFAdapter()]
