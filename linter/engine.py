@@ -20,14 +20,15 @@ from .fixes import Fix, WriteError, apply_edits, select_non_overlapping, write_a
 from .hardware import Hardware, parse_targets, resolve
 from .ir import ConfigIR, Field, Link, Origin, Run, Span
 from .json_reader import parse_json
+from .python_reader import parse_python
 from .registry import Context, Finding
 from .settings import Settings, for_directory, load_file
 from .source import Source, SourceError, real_path
 from .yaml_reader import parse_yaml
 
 MAX_PASSES = 10
-CONFIG_SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".json": "json"}
-PARSERS = {"yaml": parse_yaml, "json": parse_json}
+CONFIG_SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".py": "python"}
+PARSERS = {"yaml": parse_yaml, "json": parse_json, "python": parse_python}
 SKIPPED_DIRS = {"node_modules", "__pycache__", "site-packages"}
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*))?", re.I)
 
@@ -166,10 +167,12 @@ class Session:
         except OSError as error:
             raise UsageError(f"{path}: cannot read: {error.strerror or error}") from None
         result.source = source
+        if kind == "python" and not any(adapter.sniffs(source.text) for adapter in self.adapters):
+            return result  # most Python files are not configs: not worth parsing
         try:
             document = PARSERS[kind](source)
         except ParseError as error:
-            if explicit or any(adapter.sniffs(source.text) for adapter in self.adapters):
+            if (explicit and kind != "python") or any(adapter.sniffs(source.text) for adapter in self.adapters):
                 position = source.position(min(error.offset, len(source.text)))
                 result.syntax = _syntax_finding(path, error.message, source, position.line, position.column,
                                                 error.offset)
@@ -250,6 +253,8 @@ class Session:
         edits = []
         try:
             for change in fix.changes:
+                if change.config.document is None:
+                    raise RenderError(f"{change.config.path} is a framework's built-in config, not a file")
                 edits.extend(change.config.adapter.render(change.config, change))
         except RenderError as error:
             fix.message = f"{fix.message} (not applied automatically: {error})"

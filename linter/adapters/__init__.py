@@ -26,7 +26,8 @@ class Adapter:
         raise NotImplementedError
 
     def sniffs(self, text: str) -> bool:
-        """For a file that does not parse: does it look like this format's config?"""
+        """Does the text look like this format's config? Asked of a file that does not parse,
+        and of every Python file before it is parsed (most are not configs)."""
         return False
 
     def parse(self, document: Document) -> ConfigIR:
@@ -174,6 +175,9 @@ def all_adapters() -> list[Adapter]:
     from .hf import HFAdapter
     from .llamafactory import LlamaFactoryAdapter
     from .ludwig import LudwigAdapter
+    from .unsloth import UnslothAdapter
+    from .xtuner import XTunerAdapter
 
     # Order matters where formats overlap: the HF family's keys appear in the others' files.
-    return [DeepSpeedAdapter(), LudwigAdapter(), AxolotlAdapter(), LlamaFactoryAdapter(), HFAdapter()]
+    return [DeepSpeedAdapter(), LudwigAdapter(), AxolotlAdapter(), LlamaFactoryAdapter(), XTunerAdapter(),
+            UnslothAdapter(), HFAdapter()]
