@@ -9,7 +9,6 @@ from __future__ import annotations
 import enum
 import os
 import stat
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -106,6 +105,7 @@ def write_atomic(path: Path, data: bytes, expected: bytes) -> None:
         raise WriteError("file changed on disk since it was read; not written")
     if not os.access(target, os.W_OK):
         raise WriteError("file is not writable; not written")
+    import tempfile  # only --fix writes: keep it off the start-up path
     try:
         handle, temp_name = tempfile.mkstemp(
             dir=target.parent, prefix=f".{target.name}.", suffix=".trainlint-tmp"

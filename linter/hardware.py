@@ -13,9 +13,10 @@ import re
 import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 
 DETECTION_TIMEOUT_S = 5.0
+DATA = Path(__file__).parent / "data"  # shipped inside the package (importlib.resources costs ~10 ms to import)
 
 # capability -> minimum compute capability (SPEC §4.2)
 CAPABILITIES = {
@@ -74,7 +75,7 @@ def _normalise(name: str) -> str:
 
 @lru_cache(maxsize=1)
 def catalog() -> dict:
-    return json.loads(resources.files("linter").joinpath("data/gpus.json").read_text("utf-8"))
+    return json.loads(DATA.joinpath("gpus.json").read_text("utf-8"))
 
 
 @lru_cache(maxsize=1)

@@ -8,7 +8,6 @@ modules named by the `trainlint.rules` entry-point group; importing them registe
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
@@ -59,6 +58,8 @@ class Rule:
 
     @classmethod
     def documentation(cls) -> str:
+        import inspect  # only `rule`, `rules` and SARIF need the docs
+
         return inspect.cleandoc(cls.__doc__ or "")
 
     def finding(
@@ -103,15 +104,49 @@ def load() -> dict[str, Rule]:
     global _loaded
     if not _loaded:
         _loaded = True
-        from importlib.metadata import entry_points
+        import importlib
 
-        names = set()
-        for entry in entry_points(group=ENTRY_POINT_GROUP):
-            names.add(entry.value)
-            entry.load()
-        if "rules" not in names:  # running from a source tree that is not installed
-            import rules  # noqa: F401
+        modules = _entry_point_modules()
+        if "rules" not in modules:  # running from a source tree that is not installed
+            modules.insert(0, "rules")
+        for module in modules:
+            importlib.import_module(module)
     return _RULES
+
+
+def _entry_point_modules() -> list[str]:
+    """Modules named in the `trainlint.rules` group of the installed distributions.
+
+    Read straight from each `*.dist-info/entry_points.txt` on sys.path: importing
+    importlib.metadata costs about 20 ms, a quarter of a one-file run, on every commit.
+    """
+    import os
+    import sys
+
+    found: list[str] = []
+    header = f"[{ENTRY_POINT_GROUP}]"
+    for folder in sys.path:
+        try:
+            names = os.listdir(folder or ".")
+        except OSError:
+            continue
+        for name in names:
+            if not name.endswith(".dist-info"):
+                continue
+            try:
+                with open(os.path.join(folder or ".", name, "entry_points.txt"), encoding="utf-8") as stream:
+                    text = stream.read()
+            except OSError:
+                continue
+            if header not in text:
+                continue
+            section = text.split(header, 1)[1].split("\n[", 1)[0]
+            for line in section.splitlines():
+                if "=" in line and not line.lstrip().startswith(("#", ";")):
+                    module = line.split("=", 1)[1].strip().split(":", 1)[0].strip()
+                    if module and module not in found:
+                        found.append(module)
+    return found
 
 
 def all_rules() -> list[Rule]:

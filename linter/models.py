@@ -1,0 +1,76 @@
+"""Model knowledge: the family a model name belongs to, its numeric hazards, and its dimensions.
+
+Data lives in data/models.json (each family and checkpoint with its source). A `base_model`
+that is a local folder is read from its own config.json; nothing is fetched from the Hub.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    hazards: tuple[str, ...]
+    is_chat: bool
+    source: str
+
+
+@dataclass(frozen=True)
+class Dimensions:
+    params_b: float  # parameters, billions
+    hidden: int
+    layers: int
+    heads: int
+    kv_heads: int
+    intermediate: int
+    vocab: int
+    source: str
+
+
+@lru_cache(maxsize=1)
+def _data() -> dict:
+    return json.loads((Path(__file__).parent / "data" / "models.json").read_text("utf-8"))
+
+
+@lru_cache(maxsize=1)
+def _families() -> list[tuple[re.Pattern, dict]]:
+    return [(re.compile(entry["pattern"], re.I), entry) for entry in _data()["families"]]
+
+
+def family_of(model_name: str) -> Family | None:
+    """The first family whose pattern matches the model's name (Hub id or path), if any."""
+    for pattern, entry in _families():
+        if pattern.search(model_name):
+            chat = entry.get("chat_pattern")
+            is_chat = bool(chat and re.search(chat, model_name, re.I)) or bool(re.search(r"chat|instruct", model_name, re.I))
+            return Family(entry["family"], tuple(entry["hazards"]), is_chat, entry["source"])
+    return None
+
+
+def dimensions_of(model_name: str, config_dir: Path | None = None) -> Dimensions | None:
+    """Dimensions from the checkpoint table, or from a local model folder's config.json."""
+    entry = _data()["checkpoints"].get(model_name)
+    if entry is not None:
+        return Dimensions(**entry)
+    local = Path(model_name) if Path(model_name).is_absolute() or config_dir is None else config_dir / model_name
+    config_file = local / "config.json"
+    if not config_file.is_file():
+        return None
+    try:
+        config = json.loads(config_file.read_text("utf-8"))
+        hidden, layers = int(config["hidden_size"]), int(config["num_hidden_layers"])
+        heads = int(config["num_attention_heads"])
+        intermediate, vocab = int(config.get("intermediate_size", 4 * hidden)), int(config["vocab_size"])
+        kv_heads = int(config.get("num_key_value_heads", heads))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    head_dim = hidden // heads
+    per_layer = hidden * (heads * head_dim) * 2 + hidden * (kv_heads * head_dim) * 2 + 3 * hidden * intermediate
+    params = layers * per_layer + vocab * hidden * (1 if config.get("tie_word_embeddings") else 2)
+    return Dimensions(round(params / 1e9, 2), hidden, layers, heads, kv_heads, intermediate, vocab, str(config_file))
