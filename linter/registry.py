@@ -28,6 +28,13 @@ class Context:
     def targets(self) -> list[Target]:
         return self.hardware.targets
 
+    def version(self, package: str, near) -> tuple[str, str] | None:
+        """The version of `package` the run will use (a pin near `near`, else installed), with
+        where it comes from; None when unknown."""
+        from .versions import version_of
+
+        return version_of(package, near)
+
 
 @dataclass
 class Finding:

@@ -126,7 +126,8 @@ def test_pre002_fix_keeps_crlf(fixture_copy):
 
 def test_fp16_on_v100_is_not_pre002(fixture_copy):
     path = fixture_copy(FIXTURE)
-    assert codes(trainlint("check", path, "--gpu", "V100", "--format", "json")) == []
+    # Llama 3 in fp16 with no bf16 anywhere: only the family advice (NUM003), no precision change.
+    assert codes(trainlint("check", path, "--gpu", "V100", "--format", "json")) == ["NUM003"]
 
 
 # ---- quantization ----------------------------------------------------------------------------

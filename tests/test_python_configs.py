@@ -52,7 +52,7 @@ def test_xtuner_fix_changes_exactly_the_three_spellings(tmp_path):
 
 def test_xtuner_on_v100_keeps_fp16_and_reports_zero2(tmp_path):
     path = xtuner_run(tmp_path)
-    assert codes(trainlint("check", path, "--gpu", "V100", "--format", "json")) == ["DS001"]
+    assert codes(trainlint("check", path, "--gpu", "V100", "--format", "json")) == ["DS001", "NUM003"]
 
 
 def test_unknown_deepspeed_name_is_lnk001(tmp_path):

@@ -1,0 +1,261 @@
+"""Numeric hazards that depend on the model family and framework versions (INCIDENTS.md)."""
+
+from __future__ import annotations
+
+from linter.fixes import Applicability, Change
+from linter.models import family_of
+from linter.registry import WARNING, Rule, register
+from linter.versions import older_than
+
+_EMBEDDINGS = ("embed_tokens", "lm_head", "wte", "embed_in", "embed_out")
+
+
+def _family(run):
+    name = next((config.value("model.name") for config in run.configs if isinstance(config.value("model.name"), str)), None)
+    return (family_of(name), name) if name else (None, None)
+
+
+def _fp16_configs(run):
+    return [config for config in run.configs if config.value("precision.fp16") is True]
+
+
+@register
+class MistralFourBitFp16Batch(Rule):
+    """NUM001 mistral-4bit-fp16-batch
+
+    ## What it does
+    Flags a Mistral-family model, 4-bit quantized with float16 compute, trained with a batch
+    size above 1 (or "auto") on a GPU without bf16 (V100, T4).
+
+    ## Why is this bad?
+    Mistral's activations overflow float16 in the backward pass at larger batch sizes; the LoRA
+    weights turn NaN at the end of the first epoch and no valid checkpoint is saved. Where
+    bf16 exists QNT001 moves the compute dtype to bfloat16 instead.
+
+    ## Example
+        base_model: mistralai/Mistral-7B-v0.1
+        quantization: {bits: 4}
+        trainer: {batch_size: auto}
+    Use instead (on a V100):
+        trainer: {batch_size: 1}
+
+    ## Fix safety
+    Unsafe: batch size 1 trains slower and changes the optimisation; or move to Ampere
+    hardware, or to a model that does not overflow (Llama-2-7B does not).
+
+    ## References
+    - INCIDENTS.md incident 1 (Ludwig, Mistral-7B QLoRA NaN with batch_size > 1)
+    - ludwig/schema/llms/quantization.py (bnb_4bit_compute_dtype default "float16")
+    """
+
+    code = "NUM001"
+    name = "mistral-4bit-fp16-batch"
+    severity = WARNING
+    fix_applicability = Applicability.UNSAFE
+    needs_targets = True
+
+    def check(self, run, context):
+        lacking = context.hardware.lacking("bf16")
+        family, model = _family(run)
+        if not lacking or family is None or family.name != "mistral":
+            return
+        for config in run.configs:
+            batch = config.get("batch.micro")
+            if config.value("quantization.bits") != 4 or config.value("quantization.compute_dtype") != "float16":
+                continue
+            if batch is None or not (batch.value == "auto" or (isinstance(batch.value, int) and batch.value > 1)):
+                continue
+            yield self.finding(
+                config, batch.span,
+                f"{model} in 4-bit with float16 compute and batch size {batch.value} on "
+                f"{', '.join(t.name for t in lacking)} (no bf16): Mistral overflows float16 and the LoRA weights "
+                "go NaN; use batch size 1 or bf16-capable GPUs",
+                targets=lacking, fix=self.fix("Use batch size 1", Change(config, "batch.micro", 1)))
+
+
+@register
+class UntrainedSpecialTokensFp16(Rule):
+    """NUM002 untrained-special-tokens-fp16
+
+    ## What it does
+    Flags fp16 training of a base model whose chat special tokens were never trained (Yi base
+    models such as 01-ai/Yi-6B; not the -Chat models).
+
+    ## Why is this bad?
+    The embeddings of `<|im_start|>`/`<|im_end|>` have abnormal magnitudes in the base model;
+    fp16 gradients keep overflowing, dynamic loss scaling bottoms out, and DeepSpeed stops with
+    "Current loss scale already at minimum - cannot decrease scale anymore".
+
+    ## Example
+        model_name_or_path: 01-ai/Yi-6B
+        fp16: true
+    Use instead (Ampere or newer):
+        bf16: true
+
+    ## Fix safety
+    Unsafe: bf16 where every target supports it; otherwise fp16 off (fp32), which needs more
+    memory and runs slower. Re-initialising the token embeddings or starting from the -Chat
+    model are the alternatives.
+
+    ## References
+    - INCIDENTS.md incident 3 (Yi-6B base, loss scale at minimum)
+    """
+
+    code = "NUM002"
+    name = "untrained-special-tokens-fp16"
+    severity = WARNING
+    fix_applicability = Applicability.UNSAFE
+
+    def check(self, run, context):
+        family, model = _family(run)
+        fp16 = _fp16_configs(run)
+        if family is None or "untrained_special_tokens" not in family.hazards or family.is_chat or not fp16:
+            return
+        mode = "bf16" if context.hardware.all_support("bf16") else "fp32"
+        fix = self.fix("Train in bf16" if mode == "bf16" else "Switch fp16 off (fp32)",
+                       *(Change(config, "precision.mode", mode) for config in fp16)) if context.targets else None
+        first = fp16[0]
+        yield self.finding(first, first.span("precision.fp16"),
+                           f"{model} is a base model whose chat special tokens are untrained: fp16 loss scaling "
+                           "collapses (\"loss scale already at minimum\"); use bf16, fp32, or the -Chat model", fix=fix)
+
+
+@register
+class Fp16OverflowFamily(Rule):
+    """NUM003 fp16-overflow-family
+
+    ## What it does
+    Flags fp16 training of a model family known to overflow float16 (Gemma, T5, Llama 3,
+    Mistral) when no target GPU has bf16.
+
+    ## Why is this bad?
+    These models were trained in bfloat16 and their activations exceed float16's range of
+    65504; fp16 fine-tuning goes NaN within steps. Without bf16 hardware there is no drop-in
+    precision fix: watch the loss scale, clip gradients, lower the learning rate, or use fp32.
+
+    ## Example
+        model_name_or_path: google/gemma-7b
+        fp16: true      # on a T4
+    Use instead:
+        a bf16-capable GPU, or fp32 training
+
+    ## Fix safety
+    Display-only: every remedy trades memory, speed or hardware.
+
+    ## References
+    - INCIDENTS.md incidents 1 (Mistral), 2 (Llama 3), 4 (Gemma)
+    - huggingface/transformers#14189 (T5 inf/NaN in fp16)
+    """
+
+    code = "NUM003"
+    name = "fp16-overflow-family"
+    severity = WARNING
+    fix_applicability = Applicability.DISPLAY_ONLY
+    needs_targets = True
+
+    def check(self, run, context):
+        hardware = context.hardware
+        family, model = _family(run)
+        fp16 = _fp16_configs(run)
+        if family is None or "fp16_overflow" not in family.hazards or not fp16 or hardware.lacking("bf16") != hardware.targets:
+            return
+        first = fp16[0]
+        yield self.finding(first, first.span("precision.fp16"),
+                           f"{model} ({family.name}) overflows float16 and no target has bf16: expect NaN losses; "
+                           "clip gradients, lower the learning rate, or train in fp32",
+                           targets=hardware.targets,
+                           fix=self.fix("Use bf16-capable GPUs, or fp32"))
+
+
+@register
+class LowPrecisionTrainableEmbeddings(Rule):
+    """NUM004 low-precision-trainable-embeddings
+
+    ## What it does
+    Flags adapter training that makes `embed_tokens` or `lm_head` trainable (as LoRA targets
+    or `modules_to_save`) with PEFT older than 0.12, which keeps trainable weights in the
+    model's low precision.
+
+    ## Why is this bad?
+    Trainable parameters in bf16/fp16 lose small updates and, for embeddings of new tokens,
+    overflow: Gemma-7B QLoRA with trainable embed_tokens/lm_head goes NaN after a few steps.
+    PEFT 0.12 casts adapter weights to float32 by default (`autocast_adapter_dtype=True`).
+
+    ## Example
+        lora_target_modules: [q_proj, v_proj, embed_tokens, lm_head]
+        # requirements.txt: peft==0.11.1
+    Use instead:
+        # requirements.txt: peft>=0.12.0
+
+    ## Fix safety
+    Display-only: upgrade PEFT, or cast trainable parameters to float32 in the training code.
+
+    ## References
+    - INCIDENTS.md incident 4 (PEFT, Gemma-7B QLoRA NaN; the maintainers' float32 advice)
+    - peft/mapping.py get_peft_model(autocast_adapter_dtype=True), PEFT v0.12.0
+    """
+
+    code = "NUM004"
+    name = "low-precision-trainable-embeddings"
+    severity = WARNING
+    fix_applicability = Applicability.DISPLAY_ONLY
+    FIXED_IN = "0.12.0"
+
+    def check(self, run, context):
+        for config in run.configs:
+            modules = [*(config.value("adapter.target_modules") or []), *(config.value("adapter.modules_to_save") or [])]
+            trainable = sorted({m for m in modules if isinstance(m, str) and m.split(".")[-1] in _EMBEDDINGS})
+            if not trainable or config.value("adapter.kind") is None:
+                continue
+            found = context.version("peft", config.path)
+            if found is None or not older_than(found[0], self.FIXED_IN):
+                continue
+            yield self.finding(
+                config, config.span("adapter.target_modules", "adapter.modules_to_save"),
+                f"{', '.join(trainable)} trainable with peft {found[0]} ({found[1]}): PEFT < {self.FIXED_IN} keeps "
+                "them in low precision and they go NaN; upgrade PEFT or cast trainable parameters to float32",
+                fix=self.fix(f"Upgrade to peft>={self.FIXED_IN}"))
+
+
+@register
+class Fp16WithoutClipping(Rule):
+    """NUM005 fp16-without-clipping
+
+    ## What it does
+    Flags fp16 training whose gradient clipping is explicitly disabled (max_grad_norm 0 or
+    gradient_clipping 0).
+
+    ## Why is this bad?
+    In fp16 a single overflowing step scales the update by whatever the loss scaler let
+    through; without clipping, one spike moves the weights far enough to go NaN (the usual
+    advice in every incident above: clip gradients).
+
+    ## Example
+        fp16: true
+        max_grad_norm: 0
+    Use instead:
+        max_grad_norm: 1.0
+
+    ## Fix safety
+    Unsafe: clipping at 1.0 changes the optimisation trajectory.
+
+    ## References
+    - INCIDENTS.md incidents 2 and 3 (clip gradients)
+    - transformers/training_args.py (max_grad_norm default 1.0)
+    """
+
+    code = "NUM005"
+    name = "fp16-without-clipping"
+    severity = WARNING
+    fix_applicability = Applicability.UNSAFE
+
+    def check(self, run, context):
+        if not _fp16_configs(run):
+            return
+        for config in run.configs:
+            clip = config.get("optimizer.grad_clip")
+            if clip is None or clip.origin.is_default or clip.value not in (0, 0.0):
+                continue
+            yield self.finding(config, clip.span, "fp16 training with gradient clipping disabled: one overflow spike "
+                               "can push the weights to NaN; clip at 1.0",
+                               fix=self.fix("Clip gradients at 1.0", Change(config, "optimizer.grad_clip", 1.0)))

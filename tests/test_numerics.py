@@ -1,0 +1,103 @@
+"""Model-family and version hazards: incidents 1, 3 and 4 as fixtures (NUM001-NUM005)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from conftest import FIXTURES, trainlint
+
+
+def findings(*args):
+    return json.loads(trainlint("check", *args, "--format", "json").out)
+
+
+def codes(*args):
+    return sorted(f["code"] for f in findings(*args))
+
+
+def test_incident_1_num001_on_v100_with_unsafe_batch_fix(fixture_copy):
+    path = fixture_copy("ludwig/mistral_qlora.yaml")
+    [num001] = [f for f in findings(path, "--gpu", "V100") if f["code"] == "NUM001"]
+    assert num001["fix"]["applicability"] == "unsafe"
+    assert "NUM001" not in codes(path, "--gpu", "A100") and "QNT001" in codes(path, "--gpu", "A100")
+    original = path.read_bytes()
+    trainlint("check", path, "--gpu", "V100", "--fix", "--unsafe-fixes")
+    assert path.read_bytes() == original.replace(b"  batch_size: auto\n", b"  batch_size: 1\n")
+    assert "NUM001" not in codes(path, "--gpu", "V100")
+
+
+def test_num001_only_for_mistral_and_batch_over_one(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("model_type: llm\nbase_model: meta-llama/Llama-2-7b-hf\nadapter: {type: lora}\n"
+                    "quantization: {bits: 4}\ntrainer: {batch_size: 8}\n")
+    assert "NUM001" not in codes(path, "--gpu", "V100")
+    path.write_text(path.read_text().replace("meta-llama/Llama-2-7b-hf", "mistralai/Mistral-7B-v0.1")
+                    .replace("batch_size: 8", "batch_size: 1"))
+    assert "NUM001" not in codes(path, "--gpu", "V100")
+
+
+def _yi_run(tmp_path, model):
+    (tmp_path / "sft.yaml").write_text(f"model_name_or_path: {model}\noutput_dir: out\nfp16: true\n"
+                                       "per_device_train_batch_size: 4\ndeepspeed: ds.json\n")
+    (tmp_path / "ds.json").write_text('{"fp16": {"enabled": true, "loss_scale": 0}, '
+                                      '"train_micro_batch_size_per_gpu": "auto"}')
+    return tmp_path / "sft.yaml"
+
+
+def test_incident_3_yi_base_fp16_is_num002(tmp_path):
+    path = _yi_run(tmp_path, "01-ai/Yi-6B")
+    [num002] = [f for f in findings(path, "--gpu", "V100") if f["code"] == "NUM002"]
+    assert "01-ai/Yi-6B" in num002["message"] and num002["fix"]["applicability"] == "unsafe"
+    assert "NUM002" in codes(path, "--no-detect")
+
+
+def test_yi_chat_is_not_num002(tmp_path):
+    path = _yi_run(tmp_path, "01-ai/Yi-6B-Chat")
+    assert "NUM002" not in codes(path, "--gpu", "V100")
+
+
+def _gemma_run(tmp_path, peft_pin):
+    (tmp_path / "requirements.txt").write_text(f"transformers==4.44.0\npeft=={peft_pin}\ntrl\n")
+    path = tmp_path / "sft.yaml"
+    path.write_text("model_name_or_path: google/gemma-7b\ndataset_name: d\nload_in_4bit: true\nuse_peft: true\n"
+                    "dtype: bfloat16\nbf16: true\nlora_target_modules: [q_proj, v_proj, embed_tokens, lm_head]\n")
+    return path
+
+
+def test_incident_4_gemma_trainable_embeddings_old_peft(tmp_path):
+    path = _gemma_run(tmp_path, "0.11.1")
+    [num004] = [f for f in findings(path, "--gpu", "A100") if f["code"] == "NUM004"]
+    assert "embed_tokens, lm_head" in num004["message"] and "0.11.1" in num004["message"]
+    assert num004["fix"]["applicability"] == "display-only"
+
+
+def test_gemma_with_peft_0_12_is_fine(tmp_path):
+    assert "NUM004" not in codes(_gemma_run(tmp_path, "0.12.0"), "--gpu", "A100")
+
+
+def test_num004_silent_when_version_unknown(tmp_path, monkeypatch):
+    from linter import versions
+
+    monkeypatch.setattr(versions, "installed", lambda package: None)
+    path = _gemma_run(tmp_path, "0.11.1")
+    (tmp_path / "requirements.txt").write_text("peft>=0.10\n")
+    assert "NUM004" not in codes(path, "--gpu", "A100")
+
+
+def test_num003_gemma_fp16_without_bf16_targets(tmp_path):
+    path = tmp_path / "sft.yaml"
+    path.write_text("model_name_or_path: google/gemma-2b\ndataset_name: d\nfp16: true\n")
+    assert "NUM003" in codes(path, "--gpu", "T4")
+    assert "NUM003" not in codes(path, "--gpu", "T4,A100")
+    assert "NUM003" not in codes(path, "--gpu", "A100")
+
+
+def test_num005_fp16_with_clipping_off(tmp_path):
+    path = tmp_path / "sft.yaml"
+    path.write_text("model_name_or_path: m\noutput_dir: o\nper_device_train_batch_size: 2\nfp16: true\nmax_grad_norm: 0\n")
+    assert "NUM005" in codes(path, "--gpu", "T4")
+    trainlint("check", path, "--gpu", "T4", "--fix", "--unsafe-fixes", "--select", "NUM005")
+    assert "max_grad_norm: 1.0\n" in path.read_text()
+    path.write_text(path.read_text().replace("fp16: true", "fp16: false"))
+    assert "NUM005" not in codes(path, "--gpu", "T4")
