@@ -110,6 +110,20 @@ class Reader:
         return found
 
 
+def record_literal(config: ConfigIR, key: str, node, convert: Callable[[Any], Any] | None = None) -> Field | None:
+    """Record the literal a Python expression denotes (see python_reader) under IR `key`;
+    nothing for a value that is computed at run time."""
+    from ..python_reader import UNKNOWN
+
+    document = config.document
+    value = document.literal(node)
+    if node is None or value is UNKNOWN:
+        return None
+    start, end = document.span(document.resolve(node))
+    config.fields[key] = Field(convert(value) if convert else value, Origin(span_of(document, start, end)))
+    return config.fields[key]
+
+
 def set_path(document: Document, path: tuple[str, ...], value: Any, after: str | None = None) -> Edit:
     """One edit that makes `path` hold `value`: replace the scalar there, or insert the missing
     key under the deepest existing mapping (missing levels become a nested value)."""

@@ -17,8 +17,8 @@ import ast
 from ..document import RenderError
 from ..fixes import Change, Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
-from ..python_reader import AUTO, UNKNOWN, PythonDocument, keyword
-from . import Adapter, new_config, span_of
+from ..python_reader import AUTO, PythonDocument, keyword
+from . import Adapter, new_config, record_literal, span_of
 
 _LOADER = "unsloth/models/loader.py (FastLanguageModel.from_pretrained)"
 _LOADERS = ("from_pretrained",)
@@ -50,12 +50,7 @@ class UnslothAdapter(Adapter):
         loader = _loader_call(document)
 
         def record(key, node, convert=None):
-            value = document.literal(node)
-            if node is None or value is UNKNOWN:
-                return None
-            start, end = document.span(document.resolve(node))
-            config.fields[key] = Field(convert(value) if convert else value, Origin(span_of(document, start, end)))
-            return config.fields[key]
+            return record_literal(config, key, node, convert)
 
         def argument(call, name, position=None):
             found = keyword(call, name)

@@ -23,8 +23,8 @@ import ast
 from ..document import RenderError
 from ..fixes import Change, Edit
 from ..ir import ConfigIR, Field, Link, Origin, canonical_dtype
-from ..python_reader import UNKNOWN, PythonDocument, call_name, keyword
-from . import Adapter, new_config, span_of
+from ..python_reader import UNKNOWN, PythonDocument, call_name
+from . import Adapter, new_config, record_literal, span_of
 
 _AMP = "mmengine/optim/optimizer/amp_optimizer_wrapper.py (AmpOptimWrapper dtype=None: float16 autocast)"
 # XTuner's shipped DeepSpeed configs (xtuner/configs/deepspeed/*.json at b934f46): stage and offload;
@@ -88,12 +88,7 @@ class XTunerAdapter(Adapter):
         config = new_config(self, document)
 
         def record(key, node, convert=None):
-            value = document.literal(node)
-            if node is None or value is UNKNOWN:
-                return None
-            start, end = document.span(document.resolve(node))
-            config.fields[key] = Field(convert(value) if convert else value, Origin(span_of(document, start, end)))
-            return config.fields[key]
+            return record_literal(config, key, node, convert)
 
         llm = self._find(document, "model", "llm")
         record("model.name", _dict_kwargs(llm).get("pretrained_model_name_or_path")
