@@ -75,17 +75,17 @@ def _codes(value: list, key: str, path: Path) -> list[str]:
 
 def load_file(path: Path) -> Settings | None:
     """Settings from one file; None for a pyproject.toml without [tool.trainlint]."""
-    # Imported here: most runs find no settings file and never pay for the TOML parser.
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on 3.10 only
-        import tomli as tomllib
     try:
         text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise SettingsError(f"{path}: cannot read settings: {error}") from None
     if path.name == "pyproject.toml" and "tool.trainlint" not in text:
         return None
+    # Imported only now: most runs find no settings file and never pay for the TOML parser.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
