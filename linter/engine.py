@@ -353,6 +353,18 @@ class Session:
     # ---- the whole check ---------------------------------------------------------------------
 
     def check(self, paths: list[Path]) -> Outcome:
+        import gc
+
+        # Parsing builds many small objects and almost no reference cycles: collecting the
+        # youngest generation every 700 allocations made a 7,000-file run 1.6x slower.
+        thresholds = gc.get_threshold()
+        gc.set_threshold(100_000, 50, 100)
+        try:
+            return self._check(paths)
+        finally:
+            gc.set_threshold(*thresholds)
+
+    def _check(self, paths: list[Path]) -> Outcome:
         outcome = Outcome()
         configs = []
         for path, explicit in self.discover(paths):
@@ -361,15 +373,17 @@ class Session:
             if loaded.syntax is not None:
                 if registry.get("SYN001") in self.rules_for(self.settings_for(path)):
                     outcome.findings.append(loaded.syntax)
-                if loaded.source is not None:
-                    outcome.sources[path] = loaded.source
             elif loaded.config is not None:
                 configs.append(loaded.config)
             elif explicit and self.options.verbose:
                 outcome.notes.append(f"{path}: skipped: no adapter recognises this file")
+        runs = self.build_runs(configs, outcome)
+        del configs
+        shared = {real_path(config.path) for run in runs for config in run.linked}
+        runs.reverse()
         seen: set[tuple] = set()
-        for run in self.build_runs(configs, outcome):
-            run = self._current(run)
+        while runs:
+            run = self._current(runs.pop())
             settings = self.settings_for(run.primary.path)
             hardware = self.hardware_for(settings)
             if not hardware.targets and outcome.no_target_note is None and any(
@@ -386,9 +400,15 @@ class Session:
                 if key not in seen:
                     seen.add(key)
                     outcome.findings.append(finding)
+                    if finding.fix is not None:
+                        finding.fix.changes = []  # rendered; the IR they point into can be freed
+                    # Reporters need a file's text only to place the edits of its fixes.
+                    for edit in finding.fix.edits if finding.fix else ():
+                        source = next(c.document.source for c in run.configs if c.path == edit.path)
+                        outcome.sources[edit.path] = source
             for config in run.configs:
-                if config.document is not None:
-                    outcome.sources[config.path] = config.document.source
+                if config.document is not None and real_path(config.path) not in shared:
+                    self._loaded[real_path(config.path)] = FileResult(config.path)  # done with it: free the tree
         outcome.findings.sort(key=lambda finding: finding.sort_key)
         return outcome
 
