@@ -90,6 +90,7 @@ class Session:
         self._explicit_settings = load_file(options.config_file) if options.config_file else None
         self._hardware: dict[tuple, Hardware] = {}
         self._loaded: dict[Path, FileResult] = {}
+        self._rules: dict[int, list[registry.Rule]] = {}  # by id of a Settings: they live as long as the session
         self._writable: set[Path] = set()  # the linted paths: referenced files elsewhere are never written
         for named in (options.gpu, os.environ.get("TRAINLINT_GPU")):
             if named:
@@ -110,10 +111,14 @@ class Session:
         return self._hardware[key]
 
     def rules_for(self, settings: Settings) -> list[registry.Rule]:
-        options = self.options
-        select = options.select if options.select is not None else settings.select
-        return registry.selected(select, [*settings.extend_select, *options.extend_select],
-                                 [*settings.ignore, *options.ignore])
+        """The rules in force under `settings` (asked per file and per pass: computed once)."""
+        chosen = self._rules.get(id(settings))
+        if chosen is None:
+            options = self.options
+            select = options.select if options.select is not None else settings.select
+            chosen = self._rules[id(settings)] = registry.selected(
+                select, [*settings.extend_select, *options.extend_select], [*settings.ignore, *options.ignore])
+        return chosen
 
     def unsafe(self, settings: Settings) -> bool:
         return self.options.unsafe_fixes if self.options.unsafe_fixes is not None else settings.unsafe_fixes
