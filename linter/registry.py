@@ -9,7 +9,7 @@ modules named by the `trainlint.rules` entry-point group; importing them registe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Iterable
 
 from .fixes import Applicability, Change, Fix
 from .hardware import Hardware, Target
@@ -183,7 +183,3 @@ def selected(select: list[str] | None, extend_select: list[str], ignore: list[st
         if on and not matches(rule, ignore):
             chosen.append(rule)
     return chosen
-
-
-def iter_codes() -> Iterator[str]:
-    return iter(sorted(load()))

@@ -101,3 +101,23 @@ def test_num005_fp16_with_clipping_off(tmp_path):
     assert "max_grad_norm: 1.0\n" in path.read_text()
     path.write_text(path.read_text().replace("fp16: true", "fp16: false"))
     assert "NUM005" not in codes(path, "--gpu", "T4")
+
+
+def test_model_knowledge_families_and_dimensions(tmp_path):
+    from linter.models import dimensions_of, family_of
+
+    assert family_of("01-ai/Yi-6B").name == "yi" and not family_of("01-ai/Yi-6B").is_chat
+    assert family_of("01-ai/Yi-6B-Chat").is_chat
+    assert family_of("mistralai/Mixtral-8x7B-v0.1").name == "mixtral"
+    assert family_of("meta-llama/Meta-Llama-3-8B").hazards == ("fp16_overflow",)
+    assert family_of("gpt2") is None
+    assert dimensions_of("mistralai/Mistral-7B-v0.1").kv_heads == 8
+    local = tmp_path / "my-model"
+    local.mkdir()
+    (local / "config.json").write_text(json.dumps({
+        "hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8,
+        "intermediate_size": 8192, "vocab_size": 128256, "tie_word_embeddings": True}))
+    dims = dimensions_of("my-model", tmp_path)
+    assert (dims.hidden, dims.layers, dims.kv_heads) == (2048, 16, 8)
+    assert 1.1 < dims.params_b < 1.4  # Llama-3.2-1B's shape: 1.24 B
+    assert dimensions_of("missing-model", tmp_path) is None
