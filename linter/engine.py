@@ -14,13 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import registry
-from .adapters import Adapter, all_adapters
+from .adapters import Adapter, adapters_for
 from .document import Document, ParseError, RenderError
 from .fixes import Fix, WriteError, apply_edits, select_non_overlapping, write_atomic
 from .hardware import Hardware, parse_targets, resolve
 from .ir import ConfigIR, Field, Link, Origin, Run, Span
 from .json_reader import parse_json
-from .python_reader import parse_python
 from .registry import Context, Finding
 from .settings import Settings, for_directory, load_file
 from .source import Source, SourceError, real_path
@@ -28,7 +27,15 @@ from .yaml_reader import parse_yaml
 
 MAX_PASSES = 10
 CONFIG_SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".py": "python"}
-PARSERS = {"yaml": parse_yaml, "json": parse_json, "python": parse_python}
+
+
+def _parse_python(source: Source):
+    from .python_reader import parse_python  # `ast` only when a Python config is seen
+
+    return parse_python(source)
+
+
+PARSERS = {"yaml": parse_yaml, "json": parse_json, "python": _parse_python}
 SKIPPED_DIRS = {"node_modules", "__pycache__", "site-packages"}
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*))?", re.I)
 
@@ -86,7 +93,7 @@ def _syntax_finding(path: Path, message: str, source: Source | None, line: int, 
 class Session:
     def __init__(self, options: Options):
         self.options = options
-        self.adapters: list[Adapter] = all_adapters()
+        self._adapters: dict[str, list[Adapter]] = {}
         self._explicit_settings = load_file(options.config_file) if options.config_file else None
         self._hardware: dict[tuple, Hardware] = {}
         self._loaded: dict[Path, FileResult] = {}
@@ -172,12 +179,12 @@ class Session:
         except OSError as error:
             raise UsageError(f"{path}: cannot read: {error.strerror or error}") from None
         result.source = source
-        if kind == "python" and not any(adapter.sniffs(source.text) for adapter in self.adapters):
+        if kind == "python" and not any(adapter.sniffs(source.text) for adapter in self.adapters(kind)):
             return result  # most Python files are not configs: not worth parsing
         try:
             document = PARSERS[kind](source)
         except ParseError as error:
-            if (explicit and kind != "python") or any(adapter.sniffs(source.text) for adapter in self.adapters):
+            if (explicit and kind != "python") or any(adapter.sniffs(source.text) for adapter in self.adapters(kind)):
                 position = source.position(min(error.offset, len(source.text)))
                 result.syntax = _syntax_finding(path, error.message, source, position.line, position.column,
                                                 error.offset)
@@ -185,10 +192,13 @@ class Session:
         result.config = self.claim(document, adapter_name)
         return result
 
+    def adapters(self, file_format: str) -> list[Adapter]:
+        if file_format not in self._adapters:
+            self._adapters[file_format] = adapters_for(file_format)
+        return self._adapters[file_format]
+
     def claim(self, document: Document, adapter_name: str | None = None) -> ConfigIR | None:
-        for adapter in self.adapters:
-            if document.format not in adapter.formats:
-                continue
+        for adapter in self.adapters(document.format):
             if adapter.name == adapter_name or (adapter_name is None and adapter.claims(document)):
                 return adapter.parse(document)
         return None
@@ -238,7 +248,7 @@ class Session:
         run.missing.append(link)
 
     def _adapter(self, name: str) -> Adapter:
-        return next(adapter for adapter in self.adapters if adapter.name == name)
+        return next(adapter for kind in ("json", "yaml") for adapter in self.adapters(kind) if adapter.name == name)
 
     # ---- linting -----------------------------------------------------------------------------
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -160,6 +159,7 @@ def _detect_torch() -> list[Target]:
 
 def _bounded(probe) -> list[Target]:
     """Run a probe in a daemon thread: a hung driver call must not hang the linter."""
+    import threading  # detection only: a run with --gpu never starts a thread
     outcome: dict = {}
 
     def work():

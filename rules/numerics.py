@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from linter.fixes import Applicability, Change
-from linter.models import family_of
 from linter.registry import WARNING, Rule, register
-from linter.versions import older_than
 
 _EMBEDDINGS = ("embed_tokens", "lm_head", "wte", "embed_in", "embed_out")
 
 
 def _family(run):
+    from linter.models import family_of  # the model table is read only when a run names a model
+
     name = next((config.value("model.name") for config in run.configs if isinstance(config.value("model.name"), str)), None)
     return (family_of(name), name) if name else (None, None)
 
@@ -208,6 +208,8 @@ class LowPrecisionTrainableEmbeddings(Rule):
             if not trainable or config.value("adapter.kind") is None:
                 continue
             found = context.version("peft", config.path)
+            from linter.versions import older_than
+
             if found is None or not older_than(found[0], self.FIXED_IN):
                 continue
             yield self.finding(

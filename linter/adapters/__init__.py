@@ -183,15 +183,19 @@ def as_bool_or_auto(value: Any) -> Any:
     return value
 
 
-def all_adapters() -> list[Adapter]:
-    from .axolotl import AxolotlAdapter
-    from .deepspeed import DeepSpeedAdapter
-    from .hf import HFAdapter
-    from .llamafactory import LlamaFactoryAdapter
-    from .ludwig import LudwigAdapter
-    from .unsloth import UnslothAdapter
-    from .xtuner import XTunerAdapter
+# Adapters by file format, in claiming order: where formats overlap, the HF family's keys
+# appear in the others' files, so it comes last. Modules are imported on first use of a format:
+# a run over YAML never pays for Python's `ast`.
+_ADAPTERS = {
+    "yaml": (("ludwig", "LudwigAdapter"), ("axolotl", "AxolotlAdapter"), ("llamafactory", "LlamaFactoryAdapter"),
+             ("hf", "HFAdapter")),
+    "json": (("deepspeed", "DeepSpeedAdapter"), ("hf", "HFAdapter")),
+    "python": (("xtuner", "XTunerAdapter"), ("unsloth", "UnslothAdapter")),
+}
 
-    # Order matters where formats overlap: the HF family's keys appear in the others' files.
-    return [DeepSpeedAdapter(), LudwigAdapter(), AxolotlAdapter(), LlamaFactoryAdapter(), XTunerAdapter(),
-            UnslothAdapter(), HFAdapter()]
+
+def adapters_for(file_format: str) -> list[Adapter]:
+    import importlib
+
+    return [getattr(importlib.import_module(f"{__name__}.{module}"), name)()
+            for module, name in _ADAPTERS.get(file_format, ())]
