@@ -97,7 +97,8 @@ class Session:
         self._explicit_settings = load_file(options.config_file) if options.config_file else None
         self._hardware: dict[tuple, Hardware] = {}
         self._loaded: dict[Path, FileResult] = {}
-        self._rules: dict[int, list[registry.Rule]] = {}  # by id of a Settings: they live as long as the session
+        self._rules: dict[int, list[registry.Rule]] = {}
+        self._verbose_notes: dict[str, None] = {}  # ordered and without repeats across fix passes  # by id of a Settings: they live as long as the session
         self._writable: set[Path] = set()  # the linted paths: referenced files elsewhere are never written
         for named in (options.gpu, os.environ.get("TRAINLINT_GPU")):
             if named:
@@ -262,6 +263,8 @@ class Session:
                 if finding.fix is not None:
                     self._render(finding.fix)
                 findings.append(finding)
+        if self.options.verbose:
+            self._verbose_notes.update(dict.fromkeys(context.notes))
         return [finding for finding in findings if not self._suppressed(finding, run)]
 
     def _render(self, fix: Fix) -> None:
@@ -425,6 +428,7 @@ class Session:
                 if config.document is not None and real_path(config.path) not in shared:
                     self._loaded[real_path(config.path)] = FileResult(config.path)  # done with it: free the tree
         outcome.findings.sort(key=lambda finding: finding.sort_key)
+        outcome.notes.extend(self._verbose_notes)
         return outcome
 
     def _current(self, run: Run) -> Run:

@@ -23,6 +23,7 @@ ENTRY_POINT_GROUP = "trainlint.rules"
 class Context:
     hardware: Hardware
     world_size: int | None = None
+    notes: list[str] = field(default_factory=list)  # why a rule stayed silent; shown with --verbose
 
     @property
     def targets(self) -> list[Target]:

@@ -210,7 +210,11 @@ class LowPrecisionTrainableEmbeddings(Rule):
             found = context.version("peft", config.path)
             from linter.versions import older_than
 
-            if found is None or not older_than(found[0], self.FIXED_IN):
+            if found is None:
+                context.notes.append(f"{config.path}: {self.code} skipped: the peft version is unknown "
+                                     "(no exact pin in requirements*.txt/pyproject.toml nearby, none installed)")
+                continue
+            if not older_than(found[0], self.FIXED_IN):
                 continue
             yield self.finding(
                 config, config.span("adapter.target_modules", "adapter.modules_to_save"),

@@ -83,6 +83,9 @@ def test_num004_silent_when_version_unknown(tmp_path, monkeypatch):
     path = _gemma_run(tmp_path, "0.11.1")
     (tmp_path / "requirements.txt").write_text("peft>=0.10\n")
     assert "NUM004" not in codes(path, "--gpu", "A100")
+    verbose = trainlint("check", path, "--gpu", "A100", "--verbose")
+    assert "NUM004 skipped: the peft version is unknown" in verbose.err
+    assert "skipped" not in trainlint("check", path, "--gpu", "A100").err
 
 
 def test_num003_gemma_fp16_without_bf16_targets(tmp_path):
