@@ -342,9 +342,11 @@ class Session:
         """Apply fixes pass by pass; the fixed run and the (file, code, name) of each applied fix."""
         unsafe = self.unsafe(settings)
         applied = []
+        dropped: set[tuple] = set()  # a fix that failed verification is not tried again next pass
         for _ in range(MAX_PASSES):
             findings = self.lint(run, settings, hardware)
-            fixable = {id(f.fix): f for f in findings if f.fix is not None and self._fixable(f.fix, unsafe, outcome)}
+            fixable = {id(f.fix): f for f in findings if f.fix is not None and self._fixable(f.fix, unsafe, outcome)
+                       and (f.code, f.span.path, f.fix.message) not in dropped}
             candidates = [finding.fix for finding in fixable.values()]
             if not candidates:
                 break
@@ -356,7 +358,9 @@ class Session:
                          for path, text in texts.items()}
                 verified = self._verify(run, trial, fix)
                 if isinstance(verified, str):
-                    outcome.notes.append(f"{run.primary.path}: fix dropped: {fix.message}: {verified}")
+                    finding = fixable[id(fix)]
+                    dropped.add((finding.code, finding.span.path, fix.message))
+                    outcome.notes.append(f"{finding.span.path}: {finding.code} fix dropped: {fix.message}: {verified}")
                     continue
                 accepted_edits.extend(fix.edits)
                 new_run = verified

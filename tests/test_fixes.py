@@ -107,6 +107,25 @@ def test_fix_that_would_not_reparse_to_intent_is_dropped(tmp_path, monkeypatch):
     assert result.code == 1
 
 
+def test_a_dropped_fix_is_reported_once_while_other_fixes_apply(tmp_path, monkeypatch):
+    from linter.adapters.deepspeed import DeepSpeedAdapter
+
+    path = tmp_path / "ds.json"
+    path.write_bytes(b'{"fp16": {"enabled": true}, "gradient_clipping": 0, "zero_optimization": {"stage": 2}}')
+    original_render = DeepSpeedAdapter.render
+
+    def render(self, config, change):
+        if change.key == "parallel.zero_stage":  # an edit that reads back wrong
+            node = config.document.find("zero_optimization", "stage")
+            return [Edit(config.path, node.start, node.end, "3")]
+        return original_render(self, config, change)
+
+    monkeypatch.setattr(DeepSpeedAdapter, "render", render)
+    result = trainlint("check", path, "--gpu", "V100", "--fix", "--unsafe-fixes")
+    assert result.err.count("fix dropped") == 1
+    assert path.read_bytes() == b'{"fp16": {"enabled": true}, "gradient_clipping": 1.0, "zero_optimization": {"stage": 2}}'
+
+
 def test_passes_are_bounded_and_converge(tmp_path):
     # Non-overlapping fixes of one pass all apply, as in ruff: PRE003 (keep bf16) and DS001.
     path = tmp_path / "ds.json"
