@@ -66,7 +66,57 @@ def build_parser() -> argparse.ArgumentParser:
     hardware = commands.add_parser("hardware", help="show detected GPU targets and their capabilities")
     hardware.add_argument("--gpu", metavar="TARGETS", help="show these targets instead of detecting")
     hardware.add_argument("--format", choices=["text", "json"], default="text")
+    estimate = commands.add_parser("estimate", help="per-GPU peak memory of a run, and where it goes")
+    estimate.add_argument("config", type=Path, metavar="CONFIG")
+    estimate.add_argument("--gpu", metavar="TARGETS", help="compare with these GPUs instead of detected ones")
+    estimate.add_argument("--no-detect", action="store_true", help="do not query NVML or torch for GPUs")
+    estimate.add_argument("--world-size", type=_positive, help="number of GPUs in the job (ZeRO partitioning)")
+    estimate.add_argument("--format", choices=["text", "json"], default="text")
     return parser
+
+
+def _run_estimate(args) -> int:
+    from .engine import Options, Outcome, Session, UsageError
+    from .memory import estimate
+
+    session = Session(Options(gpu=args.gpu, detect=not args.no_detect, world_size=args.world_size))
+    if not args.config.is_file():
+        raise UsageError(f"{args.config}: no such file")
+    loaded = session.load(args.config, explicit=True)
+    if loaded.syntax is not None:
+        span = loaded.syntax.span
+        print(f"{args.config}:{span.line}:{span.column}: SYN001 {loaded.syntax.message}", file=sys.stderr)
+        return EXIT_FINDINGS
+    if loaded.config is None:
+        raise UsageError(f"{args.config}: no adapter recognises this file")
+    run = session.build_runs([loaded.config], Outcome())[0]
+    settings = session.settings_for(args.config)
+    result = estimate(run, args.world_size or settings.world_size)
+    if result is None:
+        if run.first("model.name") is None:
+            raise UsageError(f"{args.config}: names no model; estimate the training config that uses it "
+                             "(a DeepSpeed or accelerate file is estimated through the config that links it)")
+        raise UsageError(f"{args.config}: the model's dimensions are unknown (not in the table, no local config.json)")
+    targets = session.hardware_for(settings).targets
+    rows = [{"target": t.name, "memory_gib": t.memory_gib,
+             "used_percent": round(100 * result.total_gib / t.memory_gib, 1) if t.memory_gib else None}
+            for t in targets]
+    if args.format == "json":
+        print(json.dumps({"model": result.model, "components": [{"component": n, "gib": round(g, 3)}
+                                                                  for n, g in result.components],
+                          "total_gib": round(result.total_gib, 3), "assumptions": result.assumptions,
+                          "targets": rows}, indent=2))
+        return EXIT_CLEAN
+    width = max(len(name) for name, _ in result.components)
+    print(f"{result.model}: estimated peak memory per GPU")
+    for name, gib in result.components:
+        print(f"  {name:<{width}}  {gib:8.2f} GiB")
+    print(f"  {'total':<{width}}  {result.total_gib:8.2f} GiB")
+    for assumption in result.assumptions:
+        print(f"  assumed: {assumption}")
+    for row in rows:
+        print(f"  on {row['target']} ({row['memory_gib']:g} GiB): {row['used_percent']}% of memory")
+    return EXIT_CLEAN
 
 
 def _run_check(args) -> int:
@@ -185,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    handlers = {"check": _run_check, "rule": _run_rule, "rules": _run_rules, "hardware": _run_hardware}
+    handlers = {"check": _run_check, "rule": _run_rule, "rules": _run_rules, "hardware": _run_hardware,
+                "estimate": _run_estimate}
     try:
         return handlers[args.command](args)
     except (UsageError, TargetError, SettingsError) as error:

@@ -53,11 +53,35 @@ def family_of(model_name: str) -> Family | None:
     return None
 
 
+_VARIANT_SUFFIXES = ("-bnb-4bit", "-instruct", "-chat", "-it", "-hf")
+
+
+def _checkpoint_key(name: str) -> str:
+    """Instruct/chat/quantized uploads share their base checkpoint's shape: compare by that."""
+    key = name.rsplit("/", 1)[-1].lower()
+    trimmed = True
+    while trimmed:
+        trimmed = False
+        for suffix in _VARIANT_SUFFIXES:
+            if key.endswith(suffix):
+                key, trimmed = key[: -len(suffix)], True
+    return key
+
+
+@lru_cache(maxsize=1)
+def _checkpoints() -> dict[str, dict]:
+    table = {}
+    for name, entry in _data()["checkpoints"].items():
+        for alias in [name, *entry.get("aliases", [])]:
+            table[_checkpoint_key(alias)] = entry
+    return table
+
+
 def dimensions_of(model_name: str, config_dir: Path | None = None) -> Dimensions | None:
     """Dimensions from the checkpoint table, or from a local model folder's config.json."""
-    entry = _data()["checkpoints"].get(model_name)
+    entry = _checkpoints().get(_checkpoint_key(model_name))
     if entry is not None:
-        return Dimensions(**entry)
+        return Dimensions(**{key: value for key, value in entry.items() if key != "aliases"})
     local = Path(model_name) if Path(model_name).is_absolute() or config_dir is None else config_dir / model_name
     config_file = local / "config.json"
     if not config_file.is_file():

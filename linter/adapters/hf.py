@@ -118,7 +118,8 @@ class HFAdapter(Adapter):
             read.take("precision.bf16", "bf16", default=False, default_source=_TRAINING_ARGS)
         read.take("precision.tf32", "tf32")
         read.take("attention.implementation", "attn_implementation")
-        read.take("memory.gradient_checkpointing", "gradient_checkpointing")
+        read.take("memory.gradient_checkpointing", "gradient_checkpointing",
+                  default=is_trl, default_source=_SFT_CONFIG if is_trl else _TRAINING_ARGS)
         for key, (name, default) in _DEFAULTS.items():
             read.take(key, name, convert=as_float if isinstance(default, float) else None,
                       default=default, default_source=_TRAINING_ARGS)

@@ -95,6 +95,9 @@ class LlamaFactoryAdapter(Adapter):
         read.take("model.name", "model_name_or_path")
         kind = read.take("adapter.kind", "finetuning_type", convert=lambda value: _ADAPTER_KINDS.get(value, value),
                          default="lora", default_source=_FINETUNING_ARGS)
+        if read.node("finetuning_type") is not None and getattr(read.node("finetuning_type"), "value", None) == "freeze":
+            # Freeze tuning trains the last N layers of the original weights (finetuning_args.py).
+            read.take("adapter.trainable_layers", "freeze_trainable_layers", default=2, default_source=_FINETUNING_ARGS)
         if kind is not None and kind.value == "lora":
             rank = read.take("adapter.r", "lora_rank", default=8, default_source=_FINETUNING_ARGS)
             alpha_default = rank.value * 2 if isinstance(rank.value, int) else None

@@ -26,6 +26,7 @@ from ..ir import ConfigIR, Field, Link, Origin, canonical_dtype
 from ..python_reader import UNKNOWN, PythonDocument, call_name
 from . import Adapter, new_config, record_literal, span_of
 
+_SFT = "xtuner/model/sft.py (SupervisedFinetune use_activation_checkpointing=True)"
 _AMP = "mmengine/optim/optimizer/amp_optimizer_wrapper.py (AmpOptimWrapper dtype=None: float16 autocast)"
 # XTuner's shipped DeepSpeed configs (xtuner/configs/deepspeed/*.json at b934f46): stage and offload;
 # fp16/bf16 are "auto" in every one of them.
@@ -113,6 +114,13 @@ class XTunerAdapter(Adapter):
         elif model:
             # SupervisedFinetune without `lora` trains the full model.
             config.fields["adapter.kind"] = Field(None, Origin(config.file_span))
+        if model:
+            checkpointing = model.get("use_activation_checkpointing")
+            if checkpointing is None:
+                # SupervisedFinetune(use_activation_checkpointing=True) by default (xtuner/model/sft.py).
+                config.fields["memory.gradient_checkpointing"] = Field(True, Origin(config.file_span, _SFT))
+            else:
+                record("memory.gradient_checkpointing", checkpointing)
         self._precision(document, config, record)
         optim = _dict_kwargs(self._find(document, "optim_wrapper"))
         record("optimizer.lr", _dict_kwargs(document.resolve(optim.get("optimizer"))).get("lr"))
