@@ -17,6 +17,7 @@ IR keys (value types in brackets; "auto" is a value the launcher resolves later)
   parallel.zero_stage [int]  parallel.offload_optimizer [bool]  parallel.offload_param [bool]
   parallel.offload_ratio [num]  parallel.fsdp [bool]
   batch.micro [int|"auto"]  batch.grad_accum [int|"auto"]  batch.global [int|"auto"]
+  batch.world_size [int] (GPUs in the job, where a launcher config says: accelerate num_processes)
   sequence.max_length [int]  sequence.packing [bool]
   attention.implementation [str]   memory.gradient_checkpointing [bool]
 A rule may ask for the pseudo-key `precision.mode` ("bf16", "fp16", "fp32"): each adapter renders

@@ -1,52 +1,127 @@
 """Hugging Face family: TrainingArguments / TRL `trl sft --config` YAML, accelerate config YAML,
 and PEFT `adapter_config.json`.
 
-Key names and defaults from the frameworks' own source:
+Key names and defaults from the frameworks' own source (huggingface/trl v1.9.0-26, commit
+f2cd57710ae345ea6428ae95363267fcf38a3dc8; huggingface/accelerate after v1.14.0, commit
+16cb6eb80dd9aa8b4df1a63ef57863e455d53b83; huggingface/peft after v0.20.0, commit
+5d602fdbff04c33c1c4de55cda9d4ae1d7cb7e40; huggingface/transformers: training_args.py at
+00349ae87eddc872ffa21a8a54f264375a0056a8, integrations/deepspeed.py at 02348331baea70aa,
+utils/quantization_config.py at 000e2231167497a6):
 - transformers/training_args.py (TrainingArguments): fp16 False, bf16 False, tf32 None,
   per_device_train_batch_size 8, gradient_accumulation_steps 1, learning_rate 5e-5,
-  weight_decay 0.0, adam_beta1 0.9, adam_beta2 0.999, adam_epsilon 1e-8, max_grad_norm 1.0;
-  `deepspeed` is a path (or dict) opened relative to the process's working directory
-  (transformers/integrations/deepspeed.py, HfDeepSpeedConfig: json.load of the path).
-- trl/trainer/sft_config.py (SFTConfig docstring): "bf16: Defaults to True if fp16 is not set,
-  instead of False"; learning_rate 2e-5. trl/trainer/model_config.py (ModelConfig): dtype
-  (formerly torch_dtype), load_in_4bit/8bit, bnb_4bit_quant_type "nf4", use_bnb_nested_quant,
+  weight_decay 0.0, adam_beta1 0.9, adam_beta2 0.999, adam_epsilon 1e-8, max_grad_norm 1.0,
+  gradient_checkpointing False, fsdp None / "" (off). `deepspeed` is a path, a dict or a JSON
+  string starting with "{"; accelerate/utils/deepspeed.py (HfDeepSpeedConfig, which
+  transformers/integrations/deepspeed.py subclasses) opens a path with os.path.exists / open(),
+  i.e. relative to the process's working directory.
+- trl/trainer/base_config.py (_BaseConfig, the base of SFTConfig and the other trainer
+  configs since TRL 0.29; in trl/trainer/sft_config.py from 0.19 to 0.28): `bf16` defaults to
+  None and __post_init__ sets `bf16 = not fp16` — so bf16 is on unless fp16 is (TRL >= 0.19,
+  commits 32ffa1170 and 4c92de000; before 0.19 TrainingArguments' False). gradient_checkpointing
+  defaults to True (TRL >= 0.22). SFTConfig: learning_rate 2e-5; `max_length` (`max_seq_length`
+  before 0.16, removed in 0.20), `packing`, `dataset_text_field`, ...
+- trl/trainer/model_config.py (ModelConfig): `dtype` (`torch_dtype` before 0.23, removed in
+  0.27; dtype's default is "float32" since 0.27, None before), load_in_4bit / load_in_8bit,
+  bnb_4bit_quant_type "nf4", use_bnb_nested_quant False, bnb_4bit_quant_storage (TRL >= 0.26),
   use_peft False, lora_r 16, lora_alpha 32, lora_target_modules, lora_modules_to_save.
-- trl/trainer/utils.py (get_quantization_config): bnb_4bit_compute_dtype = model_args.dtype; with
-  no dtype, transformers' BitsAndBytesConfig computes in float32
-  (transformers/utils/quantization_config.py).
-- accelerate/commands/config/config_args.py and utils/dataclasses.py: mixed_precision
-  no|fp16|bf16|fp8, distributed_type, num_processes, use_cpu, deepspeed_config
-  {deepspeed_config_file, zero_stage, offload_param_device, offload_optimizer_device}.
-- peft/tuners/lora/config.py (LoraConfig): peft_type, r, lora_alpha, target_modules, modules_to_save.
+- trl/trainer/utils.py (get_quantization_config, used by trl/scripts/sft.py): a 4-bit
+  BitsAndBytesConfig with bnb_4bit_compute_dtype = model_args.dtype ("for consistency with
+  model weights"). Without a dtype the compute dtype is float32 in every version: TRL's
+  "float32" default, or before 0.27 None, which transformers/utils/quantization_config.py
+  (BitsAndBytesConfig) turns into torch.float32.
+- accelerate/commands/config/config_args.py (ClusterConfig, process_config): a config needs
+  `distributed_type`; compute_environment defaults to LOCAL_MACHINE; mixed_precision
+  no|fp16|bf16|fp8 (unset: "no" unless `accelerate launch --mixed_precision` says otherwise,
+  commands/launch.py); num_processes is the total number of processes (utils/launch.py:
+  nproc_per_node = num_processes // num_machines), i.e. the world size; use_cpu.
+  utils/dataclasses.py (DistributedType; DeepSpeedPlugin): deepspeed_config {deepspeed_config_file,
+  zero_stage (default 2), offload_param_device / offload_optimizer_device (default "none"),
+  gradient_accumulation_steps}. With a deepspeed_config_file, the JSON is the whole DeepSpeed
+  config: accelerate refuses a config that also sets zero_stage, the offload devices,
+  gradient_accumulation_steps or mixed_precision (DeepSpeedPlugin._deepspeed_config_checks),
+  so those keys are not read from the YAML then.
+- peft/config.py and peft/tuners/lora/config.py (LoraConfig): peft_type, base_model_name_or_path,
+  r, lora_alpha, target_modules, modules_to_save.
 
-A YAML is read as TRL's when it holds a key only TRL's SFTConfig/ModelConfig/ScriptArguments
-define (`_TRL_KEYS`); otherwise as plain TrainingArguments, whose bf16 default is False.
+How a YAML is told apart: an accelerate config by `distributed_type` (accelerate requires it)
+holding one of accelerate's DistributedType names, or by `compute_environment`. A YAML is
+TRL's when it holds a key only TRL's SFTConfig / ModelConfig / ScriptArguments define
+(`_TRL_KEYS`; `max_length` counts only beside a TrainingArguments key, as it is a common word)
+and one more key of the family; then TRL's bf16 default applies. Otherwise it is a plain
+TrainingArguments YAML (bf16 default False) when it holds two keys only TrainingArguments
+defines (`_TRAINING_ARGUMENTS_KEYS`: `output_dir` or `learning_rate` alone say nothing).
+
+Where a relative `deepspeed:` / `deepspeed_config_file:` path points depends on the directory
+the run is launched from, which no file records: the link tries the config's folder, then each
+folder above it (`working_directory_candidates`).
+
+Not claimed: PEFT's method_comparison `training_params.json` files (inputs of PEFT's own
+benchmark harness, method_comparison/MetaMathQA/utils.py get_train_config, each a partial
+override merged onto default_training_params.json) and TRL's tests/invariant/references/*.json
+(recorded loss curves, with the arguments of the run as strings).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from ..document import Document, Mapping, RenderError, Scalar
+from ..document import Document, Mapping, Node, RenderError, Scalar
 from ..fixes import Change, Edit
 from ..ir import ConfigIR, Field, Link, Origin, canonical_dtype
-from . import Adapter, Reader, as_float, new_config, set_path, span_of, working_directory_candidates
+from . import Adapter, Reader, as_float, new_config, set_path, span_of, templated, working_directory_candidates
 
 _TRAINING_ARGS = "transformers/training_args.py (TrainingArguments)"
-_SFT_CONFIG = "trl/trainer/sft_config.py (SFTConfig: bf16 defaults to not fp16)"
-_BNB = "transformers/utils/quantization_config.py (BitsAndBytesConfig: compute dtype float32)"
+_TRL_CONFIG = "trl/trainer/base_config.py (bf16 = not fp16 when unset, TRL >= 0.19; gradient_checkpointing True)"
+_SFT_CONFIG = "trl/trainer/sft_config.py (SFTConfig)"
 _TRL_MODEL = "trl/trainer/model_config.py (ModelConfig)"
+_TRL_QUANTIZATION = ("trl/trainer/utils.py (get_quantization_config: compute dtype = dtype; without one "
+                     "float32, transformers/utils/quantization_config.py BitsAndBytesConfig)")
+_DEEPSPEED_PLUGIN = "accelerate/utils/dataclasses.py (DeepSpeedPlugin: zero_stage 2)"
 
-_TRAINER_KEYS = {
-    "per_device_train_batch_size", "gradient_accumulation_steps", "learning_rate", "num_train_epochs",
-    "max_steps", "output_dir", "fp16", "bf16", "deepspeed", "gradient_checkpointing", "lr_scheduler_type",
+# Field names only TrainingArguments defines (common words such as output_dir, learning_rate,
+# max_steps or seed are left out: other formats use them too).
+_TRAINING_ARGUMENTS_KEYS = {
+    "per_device_train_batch_size", "per_device_eval_batch_size", "gradient_accumulation_steps",
+    "num_train_epochs", "lr_scheduler_type", "lr_scheduler_kwargs", "warmup_ratio", "logging_steps",
+    "logging_strategy", "save_steps", "save_strategy", "save_total_limit", "eval_strategy",
+    "evaluation_strategy", "eval_steps", "fp16", "bf16", "tf32", "deepspeed", "fsdp", "fsdp_config",
+    "gradient_checkpointing", "gradient_checkpointing_kwargs", "max_grad_norm", "adam_beta1", "adam_beta2",
+    "adam_epsilon", "optim", "report_to", "dataloader_num_workers", "ddp_find_unused_parameters",
+    "push_to_hub", "hub_model_id", "remove_unused_columns", "logging_first_step", "load_best_model_at_end",
+    "overwrite_output_dir", "torch_compile", "use_liger_kernel",
 }
+# Field names only TRL defines: SFTConfig (trl/trainer/sft_config.py), ModelConfig
+# (trl/trainer/model_config.py) and ScriptArguments (trl/scripts/utils.py), at v1.9, plus
+# `max_seq_length` of TRL < 0.20.
 _TRL_KEYS = {
-    "dataset_name", "dataset_text_field", "packing", "max_length", "max_seq_length", "use_peft", "lora_r",
-    "lora_alpha", "lora_target_modules", "load_in_4bit", "load_in_8bit", "completion_only_loss",
-    "assistant_only_loss", "dataset_train_split", "use_bnb_nested_quant", "model_name_or_path",
+    "dataset_name", "dataset_config", "dataset_train_split", "dataset_test_split", "dataset_streaming",
+    "dataset_text_field", "dataset_num_proc", "dataset_kwargs", "packing", "packing_strategy", "padding_free",
+    "eval_packing", "completion_only_loss", "assistant_only_loss", "chat_template_path", "model_init_kwargs",
+    "max_seq_length", "use_peft", "lora_r", "lora_target_modules", "lora_target_parameters",
+    "lora_modules_to_save", "lora_task_type", "use_rslora", "use_bnb_nested_quant",
 }
-_ACCELERATE_KEYS = {"compute_environment", "distributed_type"}
+# Keys of the family that other formats use too (ModelConfig's, and common training words):
+# they count toward a TRL file, but do not mark one.
+_SHARED_KEYS = {
+    "model_name_or_path", "model_revision", "dtype", "torch_dtype", "attn_implementation", "load_in_4bit",
+    "load_in_8bit", "bnb_4bit_quant_type", "bnb_4bit_quant_storage", "lora_alpha", "lora_dropout", "use_dora",
+    "trust_remote_code", "max_length", "learning_rate", "output_dir",
+}
+# accelerate/utils/dataclasses.py: DistributedType and SageMakerDistributedType. YAML 1.1
+# reads an unquoted `NO` as False.
+_DISTRIBUTED_TYPES = {
+    "NO", "MULTI_CPU", "MULTI_GPU", "MULTI_NPU", "MULTI_MLU", "MULTI_SDAA", "MULTI_MUSA", "MULTI_XPU",
+    "DEEPSPEED", "FSDP", "XLA", "MEGATRON_LM", "MULTI_HPU", "MULTI_NEURON", "DATA_PARALLEL", "MODEL_PARALLEL",
+}
+_COMPUTE_ENVIRONMENTS = {"LOCAL_MACHINE", "AMAZON_SAGEMAKER"}
+# Jobs on other accelerators (Intel XPU, Ascend NPU, TPU, ...) or CPUs: NVIDIA compute
+# capability does not apply to them.
+_NOT_CUDA = {"MULTI_CPU", "MULTI_NPU", "MULTI_MLU", "MULTI_SDAA", "MULTI_MUSA", "MULTI_XPU", "XLA",
+             "MULTI_HPU", "MULTI_NEURON"}
+# For a file that does not parse: a top-level key only these formats have.
+_SNIFF = re.compile(r"^(?:distributed_type|compute_environment|dataset_text_field|use_peft|"
+                    r"per_device_train_batch_size):", re.M)
 # TrainingArguments defaults for the values the HF Trainer compares with a DeepSpeed config.
 _DEFAULTS = {
     "batch.micro": ("per_device_train_batch_size", 8),
@@ -57,22 +132,51 @@ _DEFAULTS = {
 }
 _MIXED_PRECISION = {"fp16": (True, False, False), "bf16": (False, True, False), "fp8": (False, False, True),
                     "no": (False, False, False)}
+_MODES = {"bf16": (False, True), "fp16": (True, False), "fp32": (False, False)}
 
 
 def _kind(document: Document) -> str | None:
     root = document.root
-    if document.format == "json":
-        return "peft" if isinstance(root, Mapping) and root.get("peft_type") is not None else None
     if not isinstance(root, Mapping):
         return None
-    keys = {pair.key.value for pair in root.pairs if isinstance(pair.key.value, str)}
-    if keys & _ACCELERATE_KEYS and ("mixed_precision" in keys or "num_processes" in keys):
+    if document.format == "json":
+        peft_type = root.value("peft_type")
+        return "peft" if isinstance(peft_type, Scalar) and isinstance(peft_type.value, str) else None
+    if (_distributed_type(document) in _DISTRIBUTED_TYPES
+            or _written(document, "compute_environment") in _COMPUTE_ENVIRONMENTS):
         return "accelerate"
-    if keys & _TRL_KEYS and keys & (_TRAINER_KEYS | _TRL_KEYS) - {"model_name_or_path"}:
+    keys = {pair.key.value for pair in root.pairs if isinstance(pair.key.value, str)}
+    trainer_keys = keys & _TRAINING_ARGUMENTS_KEYS
+    trl_marks = keys & _TRL_KEYS | (keys & {"max_length"} if trainer_keys else set())
+    if trl_marks and len(keys & (_TRL_KEYS | _SHARED_KEYS | _TRAINING_ARGUMENTS_KEYS)) >= 2:
         return "trl"
-    if len(keys & _TRAINER_KEYS) >= 2 and ("per_device_train_batch_size" in keys or "output_dir" in keys):
+    if len(trainer_keys) >= 2:
         return "trainer"
     return None
+
+
+def _written(document: Document, *path: str) -> Any:
+    node = document.find(*path)
+    return node.value if isinstance(node, Scalar) and not templated(node) else None
+
+
+def _distributed_type(document: Document) -> str | None:
+    value = _written(document, "distributed_type")
+    if value is False:
+        return "NO"  # YAML 1.1 reads an unquoted NO as a boolean
+    return value.upper() if isinstance(value, str) else None
+
+
+def _path_link(document: Document, config: ConfigIR, node: Node | None) -> None:
+    """A link for a path-valued scalar; an inline JSON string, a placeholder or a mapping
+    (the DeepSpeed config itself) links nothing."""
+    if not isinstance(node, Scalar) or not isinstance(node.value, str) or templated(node):
+        return
+    path = node.value.strip()
+    if not path or path.startswith("{"):
+        return
+    config.links.append(Link("deepspeed", node.value, span_of(document, node.start, node.end),
+                             working_directory_candidates(config.path, path)))
 
 
 class HFAdapter(Adapter):
@@ -87,10 +191,14 @@ class HFAdapter(Adapter):
         "batch.grad_accum": ("gradient_accumulation_steps",),
         "optimizer.grad_clip": ("max_grad_norm",),
         "optimizer.lr": ("learning_rate",),
+        "quantization.quant_storage": ("bnb_4bit_quant_storage",),
     }
 
     def claims(self, document: Document) -> bool:
         return _kind(document) is not None
+
+    def sniffs(self, text: str) -> bool:
+        return bool(_SNIFF.search(text))
 
     def parse(self, document: Document) -> ConfigIR:
         config = new_config(self, document)
@@ -109,33 +217,38 @@ class HFAdapter(Adapter):
     def _trainer(self, read: Reader, is_trl: bool) -> None:
         config, document = read.config, read.document
         read.take("model.name", "model_name_or_path")
-        dtype_key = "dtype" if document.find("dtype") is not None else "torch_dtype"
-        load_dtype = read.take("model.load_dtype", dtype_key, convert=canonical_dtype)
+        load_dtype = read.take("model.load_dtype", self._dtype_key(document), convert=canonical_dtype)
         fp16 = read.take("precision.fp16", "fp16", default=False, default_source=_TRAINING_ARGS)
         if is_trl:
-            read.take("precision.bf16", "bf16", default=fp16.value is not True, default_source=_SFT_CONFIG)
+            read.take("precision.bf16", "bf16", default=fp16.value is not True, default_source=_TRL_CONFIG)
         else:
             read.take("precision.bf16", "bf16", default=False, default_source=_TRAINING_ARGS)
         read.take("precision.tf32", "tf32")
         read.take("attention.implementation", "attn_implementation")
         read.take("memory.gradient_checkpointing", "gradient_checkpointing",
-                  default=is_trl, default_source=_SFT_CONFIG if is_trl else _TRAINING_ARGS)
+                  default=is_trl, default_source=_TRL_CONFIG if is_trl else _TRAINING_ARGS)
         for key, (name, default) in _DEFAULTS.items():
             read.take(key, name, convert=as_float if isinstance(default, float) else None,
                       default=default, default_source=_TRAINING_ARGS)
         read.take("optimizer.lr", "learning_rate", convert=as_float,
                   default=2e-5 if is_trl else 5e-5, default_source=_SFT_CONFIG if is_trl else _TRAINING_ARGS)
         read.take("optimizer.name", "optim")
+        read.take("scheduler.warmup_steps", "warmup_steps")
         self._betas(read)
         read.take("sequence.packing", "packing")
         read.take("sequence.max_length", "max_length" if document.find("max_length") is not None else "max_seq_length")
+        # TrainingArguments.fsdp: "" (off), a string of options ("full_shard auto_wrap"), a list,
+        # or a boolean in recent transformers.
+        read.take("parallel.fsdp", "fsdp", convert=lambda value: bool(value) and str(value).strip().lower() != "false")
         if is_trl:
             self._trl_model(read, load_dtype)
-        deepspeed = document.find("deepspeed")
-        if isinstance(deepspeed, Scalar) and isinstance(deepspeed.value, str) and deepspeed.value.strip():
-            # A path; an inline mapping is the DeepSpeed config itself and links nothing.
-            config.links.append(Link("deepspeed", deepspeed.value, span_of(document, deepspeed.start, deepspeed.end),
-                                     working_directory_candidates(config.path, deepspeed.value.strip())))
+        # An inline mapping or JSON string is the DeepSpeed config itself: no file to link.
+        _path_link(document, config, document.find("deepspeed"))
+
+    @staticmethod
+    def _dtype_key(document: Document) -> str:
+        """ModelConfig's `dtype`, or `torch_dtype` where only that older name is written."""
+        return "torch_dtype" if document.find("dtype") is None and document.find("torch_dtype") is not None else "dtype"
 
     def _betas(self, read: Reader) -> None:
         document = read.document
@@ -153,11 +266,13 @@ class HFAdapter(Adapter):
             config.fields["quantization.bits"] = Field(
                 bits, Origin(read.key_span("load_in_4bit" if bits == 4 else "load_in_8bit")))
         if bits == 4:
+            # get_quantization_config computes in the model dtype. "auto" reaches
+            # BitsAndBytesConfig as a string it cannot resolve: left absent.
             if load_dtype is not None and load_dtype.value in ("float16", "bfloat16", "float32"):
                 config.fields["quantization.compute_dtype"] = Field(load_dtype.value, load_dtype.origin)
             elif load_dtype is None:
                 config.fields["quantization.compute_dtype"] = Field(
-                    "float32", Origin(read.key_span("load_in_4bit"), _BNB))
+                    "float32", Origin(read.key_span("load_in_4bit"), _TRL_QUANTIZATION))
             read.take("quantization.quant_type", "bnb_4bit_quant_type", default="nf4", default_source=_TRL_MODEL,
                       anchor=("load_in_4bit",))
             read.take("quantization.double_quant", "use_bnb_nested_quant", default=False,
@@ -173,32 +288,34 @@ class HFAdapter(Adapter):
 
     def _accelerate(self, read: Reader) -> None:
         config, document = read.config, read.document
-        if _true(read.node("use_cpu")):
-            return  # a CPU job: no GPU precision to check
+        distributed_type = _distributed_type(document) or ""
+        if _true(read.node("use_cpu")) or distributed_type in _NOT_CUDA:
+            return  # not a CUDA job: no GPU precision or GPU count to check
         mixed = read.node("mixed_precision")
-        if isinstance(mixed, Scalar):
+        if isinstance(mixed, Scalar) and not templated(mixed):
+            # None (and YAML 1.1's unquoted `no`, read as False) mean no mixed precision.
             value = "no" if mixed.value is False or mixed.value is None else str(mixed.value).lower()
             if value in _MIXED_PRECISION:
                 origin = Origin(span_of(document, mixed.start, mixed.end))
                 for key, on in zip(("precision.fp16", "precision.bf16", "precision.fp8"), _MIXED_PRECISION[value]):
                     config.fields[key] = Field(on, origin)
-        distributed = read.node("distributed_type")
-        distributed_type = str(distributed.value).upper() if isinstance(distributed, Scalar) else ""
+        read.take("batch.world_size", "num_processes")
         if distributed_type == "FSDP":
             read.set("parallel.fsdp", True, "distributed_type")
-        read.take("batch.world_size", "num_processes")
+            read.take("parallel.offload_param", "fsdp_config", "fsdp_offload_params")
         if distributed_type != "DEEPSPEED":
             return
-        read.take("parallel.zero_stage", "deepspeed_config", "zero_stage")
+        config_file = document.find("deepspeed_config", "deepspeed_config_file")
+        if _written(document, "deepspeed_config", "deepspeed_config_file") not in (None, "", "none"):
+            _path_link(document, config, config_file)
+            return  # the JSON holds the ZeRO settings; accelerate refuses them in the YAML too
+        read.take("parallel.zero_stage", "deepspeed_config", "zero_stage", default=2,
+                  default_source=_DEEPSPEED_PLUGIN,
+                  anchor=("deepspeed_config",) if document.find("deepspeed_config") else ("distributed_type",))
         for key, name in (("parallel.offload_param", "offload_param_device"),
                           ("parallel.offload_optimizer", "offload_optimizer_device")):
-            read.take(key, "deepspeed_config", name, convert=lambda device: str(device).lower() not in ("none", "false"))
+            read.take(key, "deepspeed_config", name, convert=_offloaded)
         read.take("batch.grad_accum", "deepspeed_config", "gradient_accumulation_steps")
-        config_file = document.find("deepspeed_config", "deepspeed_config_file")
-        if isinstance(config_file, Scalar) and isinstance(config_file.value, str) and config_file.value.strip():
-            config.links.append(Link("deepspeed", config_file.value,
-                                     span_of(document, config_file.start, config_file.end),
-                                     working_directory_candidates(config.path, config_file.value.strip())))
 
     def _peft(self, read: Reader) -> None:
         read.take("model.name", "base_model_name_or_path")
@@ -218,24 +335,26 @@ class HFAdapter(Adapter):
         if kind == "accelerate":
             return self._render_accelerate(document, change)
         if change.key == "precision.mode":
-            wanted = dict(zip(("fp16", "bf16"), {"bf16": (False, True), "fp16": (True, False),
-                                                  "fp32": (False, False)}[change.value]))
+            wanted = dict(zip(("fp16", "bf16"), _MODES[change.value]))
+            # A key is written where its value must change, and bf16 is also written out when
+            # it is to be on: TRL's default would turn it on, TrainingArguments' would not.
             edits = [set_path(document, (key,), value, after="bf16" if key == "fp16" else "fp16")
                      for key, value in wanted.items() if config.value(f"precision.{key}") != value
                      or document.find(key) is None and key == "bf16" and value]
             return _merge_insertions(edits)
         if change.key in ("model.load_dtype", "quantization.compute_dtype"):
-            # TRL computes 4-bit layers in the model dtype: both live in one key.
-            key = "dtype" if document.find("dtype") is not None else "torch_dtype"
-            if document.find(key) is None:
-                raise RenderError("no dtype key to change; add `dtype:` by hand")
+            # TRL computes 4-bit layers in the model dtype: both live in one key. A plain
+            # TrainingArguments file has no model dtype to add.
+            key = self._dtype_key(document)
+            if kind != "trl" and document.find(key) is None:
+                raise RenderError("TrainingArguments has no model dtype; set it where the script loads the model")
             return [set_path(document, (key,), change.value)]
         return super().render(config, change)
 
     def _render_accelerate(self, document: Document, change: Change) -> list[Edit]:
         if change.key == "precision.mode":
             return [set_path(document, ("mixed_precision",), {"fp32": "no"}.get(change.value, change.value))]
-        if change.key == "parallel.zero_stage":
+        if change.key == "parallel.zero_stage" and document.find("deepspeed_config", "deepspeed_config_file") is None:
             return [set_path(document, ("deepspeed_config", "zero_stage"), change.value)]
         raise RenderError(f"accelerate configs have no key for {change.key}")
 
@@ -250,6 +369,12 @@ def _merge_insertions(edits: list[Edit]) -> list[Edit]:
         else:
             merged.append(edit)
     return merged
+
+
+def _offloaded(device: Any) -> bool:
+    """An offload device other than "none" moves data off the GPU (YAML 1.1 may read `none` as text,
+    an unquoted `no`/`off` as False)."""
+    return device is not False and str(device).lower() != "none"
 
 
 def _true(node) -> bool:
