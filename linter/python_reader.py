@@ -1,42 +1,76 @@
 """Python configs and training scripts, read with `ast` only: never executed, never imported.
 
-A `PythonDocument` gives adapters the module tree, the literal value of an expression (with
-module-level constants assigned once followed by name), and spans in the Source's character
-offsets. `ast` reports columns as UTF-8 *byte* offsets within a line; they are converted here,
-so non-ASCII text earlier on a line cannot shift an edit.
+A `PythonDocument` gives adapters the module tree, the literal value of an expression, and
+spans in the Source's character offsets.
+
+Positions: `ast` numbers lines the way Python's tokenizer splits them (`\\n`, `\\r\\n` and a
+lone `\\r`) and reports columns as UTF-8 *byte* offsets within a line. Both are converted here,
+so non-ASCII text earlier on a line, or a stray carriage return, cannot shift an edit.
+
+Names: a module-level name stands for its literal only when the module binds it exactly once,
+by a plain top-level `name = value`, and nothing can change it later — no second binding
+anywhere in module scope (another assignment, `+=`, a loop or `with` target, an import, a
+`global` statement in a function), no mutation (`name[...] = `, `name.attr = `, `name.update(...)`),
+no star import after it and no `exec`/`globals()`. Anything else is unknown, and rules never
+fire on an unknown value.
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
+import re
+import warnings
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from .document import ParseError, RenderError
 from .fixes import Edit
 from .source import Source
 
-UNKNOWN = object()  # a value that is not a literal: rules never fire on it
+UNKNOWN = object()  # a value computed at run time: rules never fire on it
 AUTO = "auto"
 
+# torch attribute -> canonical dtype (torch.half is float16, torch.float is float32).
 _TORCH_DTYPES = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16", "float32": "float32",
                  "float": "float32"}
-# Calls whose result the frameworks treat as "decide at launch from the GPU".
+# Calls whose result decides precision at launch from the GPU: read as "auto".
 _AUTOMATIC_CALLS = {"is_bfloat16_supported", "is_bf16_supported", "is_torch_bf16_gpu_available"}
+# Methods that change a dict or list in place: a name they are called on is not a constant.
+_MUTATORS = {"update", "setdefault", "pop", "popitem", "clear", "append", "extend", "insert", "remove",
+             "sort", "reverse", "__setitem__", "__delitem__", "merge_from_dict"}
+# Calls that can rebind any module-level name.
+_SCOPE_WRITERS = {"exec", "eval", "globals", "vars", "locals"}
+# Keywords that take a dtype: a constant shared only by such keywords may be edited in place.
+DTYPE_KEYWORDS = {"torch_dtype", "dtype", "bnb_4bit_compute_dtype", "bnb_4bit_quant_storage"}
+_MAX_DEPTH = 50  # nesting followed by literal(); deeper is unknown (and never a config value)
+_NEWLINES = re.compile(r"\r\n|\r|\n")
+_STRING_PREFIX = re.compile(r"[rRuUbB]*('''|\"\"\"|'|\")")
 
 
 def call_name(node: ast.AST) -> str:
-    """`dict`, `from_pretrained`, `AmpOptimWrapper`: the last name of a call's function."""
+    """`dict`, `from_pretrained`, `AmpOptimWrapper`: the last name of a call's function (or of
+    a name, attribute, or a registry string such as 'AmpOptimWrapper')."""
     function = node.func if isinstance(node, ast.Call) else node
     if isinstance(function, ast.Attribute):
         return function.attr
-    return function.id if isinstance(function, ast.Name) else ""
+    if isinstance(function, ast.Name):
+        return function.id
+    if isinstance(function, ast.Constant) and isinstance(function.value, str):
+        return function.value.rsplit(".", 1)[-1]
+    return ""
 
 
-def dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Attribute):
-        return f"{dotted(node.value)}.{node.attr}"
-    return node.id if isinstance(node, ast.Name) else ""
+def keyword(call: ast.Call, name: str) -> ast.keyword | None:
+    """The keyword argument `name` of a call; with duplicates (a SyntaxError) never reached."""
+    return next((item for item in call.keywords if item.arg == name), None)
+
+
+def is_open(call: ast.Call) -> bool:
+    """A call with `**kwargs` or `*args`: an argument it does not spell out may still be passed."""
+    return any(item.arg is None for item in call.keywords) or any(isinstance(item, ast.Starred) for item in call.args)
 
 
 @dataclass(eq=False)
@@ -44,44 +78,69 @@ class PythonDocument:
     source: Source
     tree: ast.Module
     format: str = "python"
-    constants: dict[str, ast.expr] = field(default_factory=dict)  # module-level names assigned once
+    constants: dict[str, ast.expr] = field(default_factory=dict)
+    star_import: bool = False  # `from m import *` anywhere in module scope
+    bound: frozenset = frozenset()  # every name module scope binds (constants or not)
+    _line_starts: list[int] = field(default_factory=list, repr=False)
+    _uses: Counter | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        self._ascii = self.source.text.isascii()  # then byte columns are character columns
+
+    # ---- positions ---------------------------------------------------------------------------
+
+    @property
+    def line_starts(self) -> list[int]:
+        """Offsets where Python's lines start (it also breaks lines at a lone carriage return)."""
+        if not self._line_starts:
+            self._line_starts = _line_starts(self.source.text)
+        return self._line_starts
+
+    def offset(self, line: int, byte_column: int) -> int:
+        """The character offset of `ast`'s (line, UTF-8 byte column)."""
+        starts = self.line_starts
+        start = starts[min(max(line, 1), len(starts)) - 1]
+        text = self.source.text
+        if self._ascii:
+            return start + byte_column
+        prefix = text[start : start + byte_column].encode("utf-8")[:byte_column]
+        return start + len(prefix.decode("utf-8", errors="ignore"))
 
     def span(self, node: ast.AST) -> tuple[int, int]:
         """Character offsets of a node in the Source's text."""
-        return self._offset(node.lineno, node.col_offset), self._offset(node.end_lineno, node.end_col_offset)
-
-    def _offset(self, line: int, byte_column: int) -> int:
-        start = self.source.line_starts[line - 1]
-        end = self.source.line_end(start)
-        prefix = self.source.text[start:end].encode("utf-8")[:byte_column]
-        return start + len(prefix.decode("utf-8", errors="ignore"))
+        return self.offset(node.lineno, node.col_offset), self.offset(node.end_lineno, node.end_col_offset)
 
     def text(self, node: ast.AST) -> str:
         start, end = self.span(node)
         return self.source.text[start:end]
 
+    # ---- values ------------------------------------------------------------------------------
+
     def resolve(self, node: ast.expr | None) -> ast.expr | None:
-        """Follow a bare name to the module-level literal it was assigned once, if any."""
-        seen = 0
-        while isinstance(node, ast.Name) and node.id in self.constants and seen < 10:
+        """Follow a bare name to the module-level expression it stands for, if it is a constant."""
+        for _ in range(_MAX_DEPTH):
+            if not (isinstance(node, ast.Name) and node.id in self.constants):
+                break
             node = self.constants[node.id]
-            seen += 1
         return node
 
-    def literal(self, node: ast.expr | None) -> Any:
-        """The value a literal expression denotes; dtypes canonical; UNKNOWN for anything computed."""
+    def literal(self, node: ast.expr | None, depth: int = 0) -> Any:
+        """The value a literal expression denotes (torch dtypes as canonical names, launch-time
+        checks as "auto"); UNKNOWN for anything computed."""
         node = self.resolve(node)
-        if node is None:
+        if node is None or depth > _MAX_DEPTH:
             return UNKNOWN
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "torch":
             return _TORCH_DTYPES.get(node.attr, UNKNOWN)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            value = self.literal(node.operand)
-            return -value if isinstance(value, (int, float)) and not isinstance(value, bool) else UNKNOWN
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            value = self.literal(node.operand, depth + 1)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return -value if isinstance(node.op, ast.USub) else value
+            return UNKNOWN
         if isinstance(node, (ast.List, ast.Tuple)):
-            items = [self.literal(item) for item in node.elts]
+            items = [self.literal(item, depth + 1) for item in node.elts]
             return UNKNOWN if any(item is UNKNOWN for item in items) else items
         if isinstance(node, ast.Call) and call_name(node) in _AUTOMATIC_CALLS:
             return AUTO
@@ -94,40 +153,104 @@ class PythonDocument:
 
     def replace(self, node: ast.expr, value: Any) -> Edit:
         """Replace a literal with `value`, spelled the way the original was (torch.float16 ->
-        torch.bfloat16, 'fp16' -> 'bf16', True -> False). A name is followed to its module-level
-        constant, which is where the edit goes."""
-        node = self.resolve(node)
-        original = self.text(node)
+        torch.bfloat16, 'float16' -> 'bfloat16', True -> False, the same quotes).
+
+        A name is followed to its module-level constant, which is where the edit goes, provided
+        nothing else reads that constant (or, for a dtype, only other dtype keywords do)."""
+        target = self.resolve(node)
+        if target is not node:
+            self._check_shared(node, value)
+        original = self.text(target)
         if isinstance(value, bool) or value is None:
             text = repr(value)
         elif isinstance(value, str) and value in _TORCH_DTYPES.values():
-            text = _spell_dtype(original, value)
-        elif isinstance(value, (int, float, str)):
-            quote = original[0] if original[:1] in ("'", '"') else "'"
-            text = f"{quote}{value}{quote}" if isinstance(value, str) else repr(value)
+            text = _spell_dtype(original, target, value)
+        elif isinstance(value, (int, float)):
+            text = repr(value)
+        elif isinstance(value, str):
+            prefix, quote = _string_style(original)
+            text = f"{prefix}{quote}{value}{quote}" if "\\" not in value and quote not in value else repr(value)
         else:
             raise RenderError(f"cannot write {value!r} into Python")
-        start, end = self.span(node)
+        start, end = self.span(target)
         return Edit(self.source.path, start, end, text)
 
-    def insert_keyword(self, call: ast.Call, name: str, value: Any, after: str | None = None) -> Edit:
-        """Add `name=value` to a call, after the keyword `after` (else after the last argument),
-        in the call's own style (`name=value` or `name = value`)."""
-        anchor = keyword(call, after) if after else None
-        arguments = [*call.args, *(item.value for item in call.keywords)]
-        last = anchor.value if anchor is not None else (max(arguments, key=lambda n: (n.end_lineno, n.end_col_offset))
-                                                        if arguments else None)
-        if last is None:
+    def _check_shared(self, node: ast.expr, value: Any) -> None:
+        names = []
+        while isinstance(node, ast.Name) and node.id in self.constants and len(names) < _MAX_DEPTH:
+            names.append(node.id)
+            node = self.constants[node.id]
+        is_dtype = isinstance(value, str) and value in _TORCH_DTYPES.values()
+        for name in names:
+            readers = [(argument, count) for (used, argument), count in self._reads().items() if used == name]
+            if sum(count for _, count in readers) <= 1:
+                continue
+            if not (is_dtype and all(argument in DTYPE_KEYWORDS for argument, _ in readers)):
+                raise RenderError(f"the value comes from `{name}`, which other code also reads: change it by hand")
+
+    def _reads(self) -> Counter:
+        """(name, keyword it is passed as, or None) -> how often the module reads that name."""
+        if self._uses is None:
+            uses: Counter = Counter()
+            passed = {id(item.value): item.arg for node in ast.walk(self.tree) if isinstance(node, ast.Call)
+                      for item in node.keywords if isinstance(item.value, ast.Name)}
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                    uses[node.id, passed.get(id(node))] += 1
+            self._uses = uses
+        return self._uses
+
+    def insert_keyword(self, call: ast.Call, name: str, value: Any, after: str | None = None,
+                       spelled: str | None = None) -> list[Edit]:
+        """Add `name=value` (the value as `spelled`, else its repr) to a call, after the keyword
+        `after` (else after the last argument), in the call's own style: `name=value` or
+        `name = value`, and on a line of its own where the arguments are one per line."""
+        if is_open(call):
+            raise RenderError(f"the call unpacks arguments (**kwargs), which may already hold {name}: add it by hand")
+        items = sorted([*call.args, *call.keywords], key=lambda item: (item.lineno, item.col_offset))
+        anchor = (keyword(call, after) if after else None) or (items[-1] if items else None)
+        if anchor is None:
             raise RenderError("cannot add a keyword to a call without arguments")
         spacing = " = " if any(" = " in self.text(item) for item in call.keywords if item.arg) else "="
-        rendered = repr(value) if isinstance(value, (bool, int, float)) or value is None else repr(str(value))
-        end = self.span(last)[1]
-        return Edit(self.source.path, end, end, f", {name}{spacing}{rendered}")
+        rendered = f"{name}{spacing}{spelled if spelled is not None else repr(value)}"
+        text = self.source.text
+        _, end = self.span(anchor.value if isinstance(anchor, ast.keyword) else anchor)
+        anchor_start = self.offset(anchor.lineno, anchor.col_offset)
+        line_start = self._line_start(anchor_start)
+        own_line = not text[line_start:anchor_start].strip() and self.span(call)[0] < line_start
+        line_end = self._line_end(end)
+        rest = text[end:line_end].lstrip(" \t")
+        newline = _NEWLINES.match(text, line_end).group() if line_end < len(text) else self.source.newline
+        if own_line and rest.startswith(","):
+            # `fp16=True,  # comment` -> a new line after that one, with its own trailing comma.
+            insert_at = line_end + len(newline)
+            indent = text[line_start:anchor_start]
+            return [Edit(self.source.path, insert_at, insert_at, f"{indent}{rendered},{newline}")]
+        if own_line and (not rest or rest.startswith("#")):
+            # The last argument, without a trailing comma: a comma after it, the new one below
+            # (after its comment, if it has one).
+            indent = text[line_start:anchor_start]
+            below = f"{newline}{indent}{rendered}"
+            if not rest:
+                return [Edit(self.source.path, end, end, "," + below)]
+            return [Edit(self.source.path, end, end, ","), Edit(self.source.path, line_end, line_end, below)]
+        return [Edit(self.source.path, end, end, f", {rendered}")]
+
+    def _line_start(self, offset: int) -> int:
+        starts = self.line_starts
+        return starts[bisect.bisect_right(starts, offset) - 1]
+
+    def _line_end(self, offset: int) -> int:
+        """Offset of the line break (in Python's sense) ending the line holding `offset`."""
+        match = _NEWLINES.search(self.source.text, offset)
+        return match.start() if match else len(self.source.text)
+
+    # ---- structure ---------------------------------------------------------------------------
 
     def calls(self, *names: str) -> Iterator[ast.Call]:
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Call) and call_name(node) in names:
-                yield node
+        """Calls to functions of these names, in source order."""
+        found = [node for node in ast.walk(self.tree) if isinstance(node, ast.Call) and call_name(node) in names]
+        return iter(sorted(found, key=lambda node: (node.lineno, node.col_offset)))
 
     def imports(self) -> set[str]:
         """Top-level package names this module imports."""
@@ -135,42 +258,142 @@ class PythonDocument:
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Import):
                 found.update(alias.name.split(".")[0] for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module:
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 found.add(node.module.split(".")[0])
         return found
+
+
+def _string_style(original: str) -> tuple[str, str]:
+    """The prefix (r, u, ...) and quotes of a string literal's text; plain single quotes otherwise."""
+    match = _STRING_PREFIX.match(original)
+    return (original[: match.start(1)], match.group(1)) if match else ("", "'")
 
 
 _SHORT = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}
 
 
-def _spell_dtype(original: str, dtype: str) -> str:
-    """`dtype` in the spelling family of `original`: torch attribute, long or short string."""
-    if original.startswith("torch."):
+def _spell_dtype(original: str, node: ast.expr, dtype: str) -> str:
+    """`dtype` in the spelling family of `original`: a torch attribute, or a long or short string."""
+    if isinstance(node, ast.Attribute):
         return f"torch.{dtype}"
-    quote = original[0] if original[:1] in ("'", '"') else "'"
-    inner = original.strip("'\"").lower()
-    return f"{quote}{_SHORT[dtype] if inner in _SHORT.values() else dtype}{quote}"
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        prefix, quote = _string_style(original)
+        short = node.value.strip().lower() in _SHORT.values()
+        return f"{prefix}{quote}{_SHORT[dtype] if short else dtype}{quote}"
+    if isinstance(node, ast.Constant) and node.value is None:
+        return repr(dtype)  # `dtype=None` (the default written out): the name as a string
+    raise RenderError(f"`{original}` is not a dtype to respell")
 
 
-def keyword(call: ast.Call, name: str) -> ast.keyword | None:
-    return next((item for item in call.keywords if item.arg == name), None)
+# ---- parsing -----------------------------------------------------------------------------------
 
 
 def parse_python(source: Source) -> PythonDocument:
+    """Parse with `ast` (compiling nothing, importing nothing); a SyntaxError becomes a
+    ParseError at its character offset."""
     try:
-        tree = ast.parse(source.text, filename=str(source.path))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences and the like: not ours to report
+            tree = ast.parse(source.text, filename=str(source.path))
     except SyntaxError as error:
-        line = max(error.lineno or 1, 1)
-        offset = source.offset(min(line, len(source.line_starts)), max(error.offset or 1, 1))
-        raise ParseError(f"invalid Python: {error.msg}", min(offset, len(source.text))) from None
-    except (ValueError, RecursionError, MemoryError) as error:  # NUL bytes, absurd nesting
-        raise ParseError(f"invalid Python: {str(error).splitlines()[0] if str(error) else type(error).__name__}", 0) from None
+        raise ParseError(f"invalid Python: {error.msg}", _error_offset(source, error)) from None
+    except (ValueError, RecursionError, MemoryError, OverflowError) as error:  # NUL bytes, absurd nesting
+        first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise ParseError(f"invalid Python: {first_line}", 0) from None
     document = PythonDocument(source, tree)
-    assigned: dict[str, list[ast.expr]] = {}
-    for statement in tree.body:
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
-            assigned.setdefault(statement.targets[0].id, []).append(statement.value)
-        elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) and statement.value:
-            assigned.setdefault(statement.target.id, []).append(statement.value)
-    document.constants = {name: values[0] for name, values in assigned.items() if len(values) == 1}
+    try:
+        _find_constants(document)
+    except RecursionError:  # a pathologically deep expression: no name is trusted
+        document.constants = {}
     return document
+
+
+def _line_starts(text: str) -> list[int]:
+    return [0, *(match.end() for match in _NEWLINES.finditer(text))]
+
+
+def _error_offset(source: Source, error: SyntaxError) -> int:
+    """SyntaxError's line is in Python's line numbering and, since Python 3.10, its offset is in
+    characters (1-based), counted on that line."""
+    starts = _line_starts(source.text)
+    start = starts[min(max(error.lineno or 1, 1), len(starts)) - 1]
+    line_break = _NEWLINES.search(source.text, start)
+    return min(start + max((error.offset or 1) - 1, 0), line_break.start() if line_break else len(source.text))
+
+
+def _find_constants(document: PythonDocument) -> None:
+    tree = document.tree
+    bindings: Counter = Counter()
+    mutated: set[str] = set()
+    star_lines: list[int] = []
+    scope_writer = False
+
+    def root_name(node: ast.AST) -> str | None:
+        while isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        return node.id if isinstance(node, ast.Name) else None
+
+    # Mutations and scope writers, anywhere (a function that mutates may be called at import).
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            name = root_name(node.value)
+            if name:
+                mutated.add(name)
+        elif isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATORS:
+                name = root_name(node.func.value)
+                if name:
+                    mutated.add(name)
+            elif isinstance(node.func, ast.Name) and node.func.id in _SCOPE_WRITERS:
+                scope_writer = True
+        elif isinstance(node, ast.Global):
+            bindings.update(node.names)
+
+    # Bindings in module scope: everything outside function and class bodies (whose own
+    # names, decorators, defaults and bases are bound or evaluated in module scope).
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bindings[node.name] += 1
+            outside = [*node.decorator_list]
+            if isinstance(node, ast.ClassDef):
+                outside += [*node.bases, *node.keywords]
+            else:
+                outside += [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+            pending.extend(outside)
+            continue
+        if isinstance(node, ast.Lambda):
+            pending.extend(node.args.defaults)
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bindings[node.id] += 1
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name == "*":
+                    star_lines.append(node.lineno)
+                else:
+                    bindings[alias.asname or alias.name.split(".")[0]] += 1
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            bindings[node.name] += 1
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bindings[node.rest] += 1
+        pending.extend(ast.iter_child_nodes(node))
+
+    document.star_import = bool(star_lines)
+    document.bound = frozenset(bindings)
+    if scope_writer:
+        return
+    last_star = max(star_lines, default=0)
+    constants = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Name):
+            name, value = statement.targets[0].id, statement.value
+        elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) and statement.value:
+            name, value = statement.target.id, statement.value
+        else:
+            continue
+        if bindings[name] == 1 and name not in mutated and statement.lineno > last_star:
+            constants[name] = value
+    document.constants = constants

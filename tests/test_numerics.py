@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import shutil
 
-from conftest import FIXTURES, trainlint
+from conftest import trainlint
 
 
 def findings(*args):
