@@ -142,6 +142,14 @@ class Run:
     def configs(self) -> list[ConfigIR]:
         return [self.primary, *self.linked]
 
+    def value(self, key: str) -> Any:
+        """The first value any config of the run gives for `key` (None where none does)."""
+        for config in self.configs:
+            found = config.value(key)
+            if found is not None:
+                return found
+        return None
+
     def first(self, key: str) -> tuple[ConfigIR, Field] | None:
         """The first config in the run that sets `key`, with its field."""
         for config in self.configs:

@@ -40,14 +40,6 @@ class Estimate:
         self.components.append((name, bytes_ / GIB))
 
 
-def _first(run: Run, key: str):
-    for config in run.configs:
-        value = config.value(key)
-        if value is not None:
-            return value
-    return None
-
-
 def _linear_shapes(dims: Dimensions) -> dict[str, int]:
     """in + out features of each linear module of a Llama-style layer (LoRA adds r*(in+out))."""
     head_dim = dims.hidden // dims.heads
@@ -59,7 +51,7 @@ def _linear_shapes(dims: Dimensions) -> dict[str, int]:
 
 def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
     """The per-GPU peak estimate, or None when the model's dimensions are unknown."""
-    name = _first(run, "model.name")
+    name = run.value("model.name")
     dims = dimensions_of(name, run.primary.path.parent) if isinstance(name, str) else None
     if dims is None:
         return None
@@ -67,17 +59,17 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
     world = world_size or 1
     params = dims.params_b * 1e9
     embedding_params = dims.vocab * dims.hidden * 2  # embed_tokens + lm_head, never quantized
-    bits = _first(run, "quantization.bits")
+    bits = run.value("quantization.bits")
     modes = {config.mode() for config in run.configs} - {None, "fp32"}
     automatic = any("auto" in (config.value("precision.fp16"), config.value("precision.bf16")) for config in run.configs)
     # "auto" precision always resolves to bf16 or fp16: 16-bit weights.
-    half = bool(modes) or automatic or _first(run, "model.load_dtype") in ("float16", "bfloat16", "auto")
+    half = bool(modes) or automatic or run.value("model.load_dtype") in ("float16", "bfloat16", "auto")
     weight_bytes = 2 if half else 4
 
     # Weights.
     if bits == 4:
         quantized = params - embedding_params
-        double_quant = _first(run, "quantization.double_quant") is not False
+        double_quant = run.value("quantization.double_quant") is not False
         constants = quantized * (0.127 if double_quant else 0.5) / 8
         result.add("weights (4-bit NF4 + block constants)", quantized * 0.5 + constants)
         result.add("embeddings and lm_head (16-bit)", embedding_params * 2)
@@ -87,18 +79,18 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
         result.add(f"weights ({'16' if half else '32'}-bit)", params * weight_bytes)
 
     # Trainable parameters: the adapter, or everything.
-    kind = _first(run, "adapter.kind")
+    kind = run.value("adapter.kind")
     full = kind is None and run.first("adapter.kind") is not None
     if full:
-        layers = _first(run, "adapter.trainable_layers")  # freeze tuning: only the last N layers train
+        layers = run.value("adapter.trainable_layers")  # freeze tuning: only the last N layers train
         share = min(layers, dims.layers) / dims.layers if isinstance(layers, int) and layers > 0 else 1.0
         trainable = params * share if share == 1.0 else (params - embedding_params) * share
         gradient_bytes = weight_bytes
     else:
         if kind is None:
             result.assumptions.append("no adapter information: assumed LoRA")
-        rank = _first(run, "adapter.r") or 8
-        targets = _first(run, "adapter.target_modules")
+        rank = run.value("adapter.r") or 8
+        targets = run.value("adapter.target_modules")
         shapes = _linear_shapes(dims)
         if isinstance(targets, str):
             targets = [targets]
@@ -113,16 +105,16 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
         gradient_bytes = 4
 
     # Gradients and optimizer states, partitioned by ZeRO and moved off by offload.
-    stage = _first(run, "parallel.zero_stage") or 0
-    if (stage >= 1 or _first(run, "parallel.fsdp") is True) and world_size is None:
+    stage = run.value("parallel.zero_stage") or 0
+    if (stage >= 1 or run.value("parallel.fsdp") is True) and world_size is None:
         result.sharded_unknown = True
         result.assumptions.append("sharded (ZeRO/FSDP) with the world size unknown: computed for 1 GPU; "
                                   "give --world-size for a per-GPU figure")
-    optimizer = str(_first(run, "optimizer.name") or "adamw").lower()
+    optimizer = str(run.value("optimizer.name") or "adamw").lower()
     state_bytes = 2 if "8bit" in optimizer else 4 if "adafactor" in optimizer or "sgd" in optimizer else 8
     master_bytes = 4 if full and half and stage >= 1 else 0  # DeepSpeed keeps fp32 master weights
     optimizer_gpu = (state_bytes + master_bytes) * trainable
-    if _first(run, "parallel.offload_optimizer") is True:
+    if run.value("parallel.offload_optimizer") is True:
         optimizer_gpu = 0
     elif stage >= 1:
         optimizer_gpu /= world
@@ -134,18 +126,18 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
         result.components[0] = (weights[0] + f" / {world} GPUs (ZeRO-3)", weights[1] / world)
 
     # Activations.
-    micro = _first(run, "batch.micro")
+    micro = run.value("batch.micro")
     if not isinstance(micro, int) or isinstance(micro, bool):
         result.assumptions.append(f"micro batch {micro!r}: assumed 1")
         micro = 1
-    sequence = _first(run, "sequence.max_length")
+    sequence = run.value("sequence.max_length")
     if not isinstance(sequence, int) or isinstance(sequence, bool):
         result.assumptions.append("sequence length not given: assumed 2048")
         sequence = 2048
     tokens = micro * sequence
-    eager = _first(run, "attention.implementation") == "eager"
+    eager = run.value("attention.implementation") == "eager"
     per_layer = tokens * dims.hidden * 34 + (5 * dims.heads * sequence * tokens if eager else 0)
-    checkpointing = _first(run, "memory.gradient_checkpointing")
+    checkpointing = run.value("memory.gradient_checkpointing")
     if checkpointing is None:
         # Unknown: assume the cheaper case, so that an error means "does not fit" for certain.
         result.assumptions.append("gradient checkpointing not given: assumed on")

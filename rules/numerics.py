@@ -11,8 +11,8 @@ _EMBEDDINGS = ("embed_tokens", "lm_head", "wte", "embed_in", "embed_out")
 def _family(run):
     from linter.models import family_of  # the model table is read only when a run names a model
 
-    name = next((config.value("model.name") for config in run.configs if isinstance(config.value("model.name"), str)), None)
-    return (family_of(name), name) if name else (None, None)
+    name = run.value("model.name")
+    return (family_of(name), name) if isinstance(name, str) else (None, None)
 
 
 def _fp16_configs(run):

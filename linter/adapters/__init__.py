@@ -171,10 +171,29 @@ def templated(node: Node | None) -> bool:
     return isinstance(node, Scalar) and isinstance(node.value, str) and "${" in node.value
 
 
-def written(document: Document, key: str) -> Any:
-    """The value of a top-level scalar; None where it is absent, empty or a placeholder."""
-    node = document.find(key)
+def written(document: Document, *path: str) -> Any:
+    """The value of the scalar at `path`; None where it is absent, empty or a placeholder."""
+    node = document.find(*path)
     return None if not isinstance(node, Scalar) or templated(node) else node.value
+
+
+def comma_list(value: Any) -> Any:
+    """A list written as one comma-separated string (`q_proj,v_proj`) becomes a list."""
+    return [item.strip() for item in value.split(",")] if isinstance(value, str) else value
+
+
+def deepspeed_link(config: ConfigIR, node: Node | None) -> None:
+    """Link the DeepSpeed file a `deepspeed:` value names. An inline JSON string, a `${VAR}`
+    placeholder or a mapping (the DeepSpeed config itself) links nothing. The frameworks open the
+    path relative to the launch directory, which the linter cannot know: see
+    working_directory_candidates."""
+    if not isinstance(node, Scalar) or not isinstance(node.value, str) or templated(node):
+        return
+    path = node.value.strip()
+    if not path or path.startswith("{"):
+        return
+    config.links.append(Link("deepspeed", node.value, span_of(config.document, node.start, node.end),
+                             working_directory_candidates(config.path, path)))
 
 
 def as_bool_or_auto(value: Any) -> Any:

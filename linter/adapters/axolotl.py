@@ -41,9 +41,8 @@ from typing import Any
 
 from ..document import Document, Mapping, Node, RenderError, Scalar
 from ..fixes import Change, Edit
-from ..ir import ConfigIR, Field, Link, Origin, canonical_dtype
-from . import (Adapter, Reader, as_bool_or_auto, as_float, new_config, set_path, span_of,
-               templated, working_directory_candidates, written)
+from ..ir import ConfigIR, Field, Origin, canonical_dtype
+from . import (Adapter, Reader, as_bool_or_auto, as_float, deepspeed_link, new_config, set_path, templated, written)
 
 _CONFIG = "axolotl/utils/schemas/config.py"
 _PEFT = "axolotl/utils/schemas/peft.py"
@@ -130,11 +129,7 @@ class AxolotlAdapter(Adapter):
             if _present(read.node(key)):  # is_fsdp_enabled: either key not None (loaders/model.py)
                 read.set("parallel.fsdp", True, key)
                 break
-        deepspeed = read.node("deepspeed")
-        if isinstance(deepspeed, Scalar) and isinstance(deepspeed.value, str) and deepspeed.value.strip() \
-                and not templated(deepspeed):
-            config.links.append(Link("deepspeed", deepspeed.value, span_of(document, deepspeed.start, deepspeed.end),
-                                     working_directory_candidates(config.path, deepspeed.value.strip())))
+        deepspeed_link(config, read.node("deepspeed"))
         return config
 
     # ---- reading -----------------------------------------------------------------------------

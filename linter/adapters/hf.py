@@ -66,10 +66,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..document import Document, Mapping, Node, RenderError, Scalar
+from ..document import Document, Mapping, RenderError, Scalar
 from ..fixes import Change, Edit
-from ..ir import ConfigIR, Field, Link, Origin, canonical_dtype
-from . import Adapter, Reader, as_float, new_config, set_path, span_of, templated, working_directory_candidates
+from ..ir import ConfigIR, Field, Origin, canonical_dtype
+from . import (Adapter, Reader, as_float, comma_list, deepspeed_link, new_config, set_path, span_of, templated,
+               written)
 
 _TRAINING_ARGS = "transformers/training_args.py (TrainingArguments)"
 _TRL_CONFIG = "trl/trainer/base_config.py (bf16 = not fp16 when unset, TRL >= 0.19; gradient_checkpointing True)"
@@ -143,7 +144,7 @@ def _kind(document: Document) -> str | None:
         peft_type = root.value("peft_type")
         return "peft" if isinstance(peft_type, Scalar) and isinstance(peft_type.value, str) else None
     if (_distributed_type(document) in _DISTRIBUTED_TYPES
-            or _written(document, "compute_environment") in _COMPUTE_ENVIRONMENTS):
+            or written(document, "compute_environment") in _COMPUTE_ENVIRONMENTS):
         return "accelerate"
     keys = {pair.key.value for pair in root.pairs if isinstance(pair.key.value, str)}
     trainer_keys = keys & _TRAINING_ARGUMENTS_KEYS
@@ -155,28 +156,11 @@ def _kind(document: Document) -> str | None:
     return None
 
 
-def _written(document: Document, *path: str) -> Any:
-    node = document.find(*path)
-    return node.value if isinstance(node, Scalar) and not templated(node) else None
-
-
 def _distributed_type(document: Document) -> str | None:
-    value = _written(document, "distributed_type")
+    value = written(document, "distributed_type")
     if value is False:
         return "NO"  # YAML 1.1 reads an unquoted NO as a boolean
     return value.upper() if isinstance(value, str) else None
-
-
-def _path_link(document: Document, config: ConfigIR, node: Node | None) -> None:
-    """A link for a path-valued scalar; an inline JSON string, a placeholder or a mapping
-    (the DeepSpeed config itself) links nothing."""
-    if not isinstance(node, Scalar) or not isinstance(node.value, str) or templated(node):
-        return
-    path = node.value.strip()
-    if not path or path.startswith("{"):
-        return
-    config.links.append(Link("deepspeed", node.value, span_of(document, node.start, node.end),
-                             working_directory_candidates(config.path, path)))
 
 
 class HFAdapter(Adapter):
@@ -243,7 +227,7 @@ class HFAdapter(Adapter):
         if is_trl:
             self._trl_model(read, load_dtype)
         # An inline mapping or JSON string is the DeepSpeed config itself: no file to link.
-        _path_link(document, config, document.find("deepspeed"))
+        deepspeed_link(config, document.find("deepspeed"))
 
     @staticmethod
     def _dtype_key(document: Document) -> str:
@@ -252,10 +236,10 @@ class HFAdapter(Adapter):
 
     def _betas(self, read: Reader) -> None:
         document = read.document
-        written = [document.find(name) for name in ("adam_beta1", "adam_beta2")]
+        nodes = [document.find(name) for name in ("adam_beta1", "adam_beta2")]
         values = [node.value if isinstance(node, Scalar) else default
-                  for node, default in zip(written, (0.9, 0.999))]
-        spans = [span_of(document, node.start, node.end) for node in written if isinstance(node, Scalar)]
+                  for node, default in zip(nodes, (0.9, 0.999))]
+        spans = [span_of(document, node.start, node.end) for node in nodes if isinstance(node, Scalar)]
         origin = Origin(spans[0]) if spans else Origin(read.config.file_span, _TRAINING_ARGS)
         read.config.fields["optimizer.betas"] = Field([as_float(value) for value in values], origin)
 
@@ -283,8 +267,8 @@ class HFAdapter(Adapter):
         if use_peft is not None and use_peft.value == "lora":
             read.take("adapter.r", "lora_r", default=16, default_source=_TRL_MODEL)
             read.take("adapter.alpha", "lora_alpha", default=32, default_source=_TRL_MODEL)
-            read.take("adapter.target_modules", "lora_target_modules", convert=_as_list)
-            read.take("adapter.modules_to_save", "lora_modules_to_save", convert=_as_list)
+            read.take("adapter.target_modules", "lora_target_modules", convert=comma_list)
+            read.take("adapter.modules_to_save", "lora_modules_to_save", convert=comma_list)
 
     def _accelerate(self, read: Reader) -> None:
         config, document = read.config, read.document
@@ -306,8 +290,8 @@ class HFAdapter(Adapter):
         if distributed_type != "DEEPSPEED":
             return
         config_file = document.find("deepspeed_config", "deepspeed_config_file")
-        if _written(document, "deepspeed_config", "deepspeed_config_file") not in (None, "", "none"):
-            _path_link(document, config, config_file)
+        if written(document, "deepspeed_config", "deepspeed_config_file") not in (None, "", "none"):
+            deepspeed_link(config, config_file)
             return  # the JSON holds the ZeRO settings; accelerate refuses them in the YAML too
         read.take("parallel.zero_stage", "deepspeed_config", "zero_stage", default=2,
                   default_source=_DEEPSPEED_PLUGIN,
@@ -322,8 +306,8 @@ class HFAdapter(Adapter):
         read.take("adapter.kind", "peft_type", convert=lambda kind: str(kind).lower())
         read.take("adapter.r", "r")
         read.take("adapter.alpha", "lora_alpha")
-        read.take("adapter.target_modules", "target_modules", convert=_as_list)
-        read.take("adapter.modules_to_save", "modules_to_save", convert=_as_list)
+        read.take("adapter.target_modules", "target_modules", convert=comma_list)
+        read.take("adapter.modules_to_save", "modules_to_save", convert=comma_list)
 
     # ---- rendering ---------------------------------------------------------------------------
 
@@ -379,9 +363,3 @@ def _offloaded(device: Any) -> bool:
 
 def _true(node) -> bool:
     return isinstance(node, Scalar) and node.value is True
-
-
-def _as_list(value: Any) -> Any:
-    if isinstance(value, str):
-        return [part.strip() for part in value.split(",")] if "," in value else [value]
-    return value

@@ -42,8 +42,8 @@ import re
 
 from ..document import Document, Mapping, RenderError, Scalar
 from ..fixes import Change, Edit
-from ..ir import ConfigIR, Field, Link, Origin
-from . import Adapter, Reader, as_float, new_config, set_path, span_of, working_directory_candidates, written
+from ..ir import ConfigIR, Field, Origin
+from . import (Adapter, Reader, as_float, comma_list, deepspeed_link, new_config, set_path, written)
 
 _MODEL_ARGS = "llamafactory/hparams/model_args.py"
 _FINETUNING_ARGS = "llamafactory/hparams/finetuning_args.py"
@@ -61,10 +61,6 @@ _SNIFF = (re.compile(r"^model_name_or_path:", re.M), re.compile(r"^(?:stage|fine
 _ADAPTER_KINDS = {"lora": "lora", "oft": "oft", "freeze": None, "full": None}
 _ATTENTION = {"disabled": "eager", "sdpa": "sdpa", "fa2": "flash_attention_2", "fa3": "flash_attention_3"}
 _MODES = {"bf16": (False, True), "fp16": (True, False), "fp32": (False, False)}
-
-
-def _comma_list(value):
-    return [item.strip() for item in value.split(",")] if isinstance(value, str) else value
 
 
 class LlamaFactoryAdapter(Adapter):
@@ -103,9 +99,9 @@ class LlamaFactoryAdapter(Adapter):
             alpha_default = rank.value * 2 if isinstance(rank.value, int) else None
             read.take("adapter.alpha", "lora_alpha", default=alpha_default, default_source=_FINETUNING_ARGS,
                       anchor=("lora_rank",))
-            read.take("adapter.target_modules", "lora_target", convert=_comma_list,
+            read.take("adapter.target_modules", "lora_target", convert=comma_list,
                       default=["all"], default_source=_FINETUNING_ARGS)
-            read.take("adapter.modules_to_save", "additional_target", convert=_comma_list)
+            read.take("adapter.modules_to_save", "additional_target", convert=comma_list)
         self._precision(read)
         self._quantization(read)
         read.take("batch.micro", "per_device_train_batch_size", default=8, default_source=_TRAINING_ARGS)
@@ -124,10 +120,7 @@ class LlamaFactoryAdapter(Adapter):
         fsdp = read.node("fsdp")
         if fsdp is not None and fsdp.plain() not in (None, "", []):
             read.set("parallel.fsdp", True, "fsdp")
-        deepspeed = read.node("deepspeed")
-        if isinstance(deepspeed, Scalar) and isinstance(deepspeed.value, str) and deepspeed.value.strip():
-            config.links.append(Link("deepspeed", deepspeed.value, span_of(document, deepspeed.start, deepspeed.end),
-                                     working_directory_candidates(config.path, deepspeed.value.strip())))
+        deepspeed_link(config, read.node("deepspeed"))
         return config
 
     # ---- reading -----------------------------------------------------------------------------
