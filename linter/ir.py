@@ -20,6 +20,9 @@ IR keys (value types in brackets; "auto" is a value the launcher resolves later)
   batch.world_size [int] (GPUs in the job, where a launcher config says: accelerate num_processes)
   sequence.max_length [int]  sequence.packing [bool]
   attention.implementation [str]   memory.gradient_checkpointing [bool]
+  memory.fused_cross_entropy [bool] (liger / cut-cross-entropy: the logits are never materialised)
+  optimizer.memory_efficient [str] (GaLore, APOLLO, BAdam, LISA, Adam-mini, Muon: states not modelled)
+  training.enabled [bool] (False: the config predicts or evaluates only)
 A rule may ask for the pseudo-key `precision.mode` ("bf16", "fp16", "fp32"): each adapter renders
 it in its own keys. `ConfigIR.mode()` derives it.
 """
@@ -98,6 +101,9 @@ class ConfigIR:
     fields: dict[str, Field] = field(default_factory=dict)
     file_span: Span | None = None  # the first line: where file-level findings point
     links: list[Link] = field(default_factory=list)
+    # The schema this file is validated against (schemas/<schema>.schema.json): the adapter's
+    # name, or a finer kind where one adapter reads several formats (hf: trl, accelerate, peft).
+    schema: str = ""
 
     def get(self, key: str) -> Field | None:
         return self.fields.get(key)

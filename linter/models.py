@@ -31,6 +31,7 @@ class Dimensions:
     intermediate: int
     vocab: int
     source: str
+    tied_embeddings: bool = False  # lm_head shares the embedding matrix (config.json tie_word_embeddings)
 
 
 @lru_cache(maxsize=1)
@@ -97,4 +98,5 @@ def dimensions_of(model_name: str, config_dir: Path | None = None) -> Dimensions
     head_dim = hidden // heads
     per_layer = hidden * (heads * head_dim) * 2 + hidden * (kv_heads * head_dim) * 2 + 3 * hidden * intermediate
     params = layers * per_layer + vocab * hidden * (1 if config.get("tie_word_embeddings") else 2)
-    return Dimensions(round(params / 1e9, 2), hidden, layers, heads, kv_heads, intermediate, vocab, str(config_file))
+    tied = bool(config.get("tie_word_embeddings"))
+    return Dimensions(round(params / 1e9, 2), hidden, layers, heads, kv_heads, intermediate, vocab, str(config_file), tied)

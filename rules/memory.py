@@ -16,7 +16,14 @@ class EstimatedOom(Rule):
     and world size, or offloaded), activations by micro batch, sequence length and gradient
     checkpointing, logits, CUDA context and allocator overhead — and compares it with each
     target's memory: an error above 100 %, a warning above 90 %. `trainlint estimate` prints the
-    breakdown. Off by default until validated on a GPU: `--extend-select MEM001`.
+    breakdown. Validated against measured peaks on an H100 (bench/memory_validation.md: 72 runs,
+    all within ±20 %, mean error 4 %).
+
+    It judges only what is certain: without packing a batch is as long as its longest sample, so
+    then only the weights, gradients and optimizer states are compared (activations are shown by
+    `trainlint estimate`). It stays silent for sharded runs without a world size, memory-efficient
+    optimizers it does not model (GaLore, APOLLO, BAdam, LISA, Adam-mini, Muon) and configs that do
+    not train.
 
     ## Why is this bad?
     An out-of-memory error comes after the queue wait, the download and the model load — often
@@ -40,25 +47,25 @@ class EstimatedOom(Rule):
     - deepspeed/runtime/zero/stage3.py: estimate_zero3_model_states_mem_needs
     - Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models"
     - linter/memory.py (the formulas and their assumptions)
+    - bench/memory_validation.md (measured against torch.cuda.max_memory_reserved on an H100)
     """
 
     code = "MEM001"
     name = "estimated-oom"
     severity = ERROR
-    # Off until the estimator is validated against measured peaks on a GPU: on the corpus it still
-    # over-estimates memory-efficient optimizers (GaLore, APOLLO, BAdam, LISA) and runs whose world
-    # size is unknown. `--extend-select MEM001` turns it on; `trainlint estimate` always works.
-    default_enabled = False
     fix_applicability = Applicability.DISPLAY_ONLY
     needs_targets = True
 
     def check(self, run, context):
         from linter.memory import estimate
 
+        if run.value("training.enabled") is False:
+            return  # a prediction or evaluation config
         result = estimate(run, context.world_size)
-        if result is None or result.sharded_unknown:
+        if result is None or result.sharded_unknown or result.unmodeled:
             return  # no per-GPU figure to judge: `trainlint estimate --world-size N` gives one
-        total = result.total_gib
+        # Unpacked batches are as long as their longest sample: only what every batch needs is certain.
+        total = result.certain_gib if result.tokens_upper_bound else result.total_gib
         over = [t for t in context.targets if t.memory_gib and total > t.memory_gib]
         near = [t for t in context.targets if t.memory_gib and t not in over and total > 0.9 * t.memory_gib]
         config = run.primary
@@ -68,7 +75,8 @@ class EstimatedOom(Rule):
                 continue
             finding = self.finding(
                 config, config.span("model.name"),
-                f"estimated peak {total:.1f} GiB per GPU {verdict} {', '.join(f'{t.name} ({t.memory_gib:g} GiB)' for t in targets)}; "
+                f"{'weights, gradients and optimizer states alone need' if result.tokens_upper_bound else 'estimated peak'} "
+                f"{total:.1f} GiB per GPU, which {verdict} {', '.join(f'{t.name} ({t.memory_gib:g} GiB)' for t in targets)}; "
                 f"largest part: {biggest[0]} {biggest[1]:.1f} GiB (`trainlint estimate {config.path.name}` for the breakdown)",
                 targets=targets, fix=self.fix("Reduce memory: QLoRA, ZeRO/offload, a smaller batch or checkpointing"))
             finding.severity = severity

@@ -16,6 +16,27 @@ from conftest import trainlint
 
 TARGETS = ["V100", "A100"]
 
+# MEM001 errors reviewed one by one (issue #5 note): 7-8B full fine-tunes whose weights, gradients
+# and optimizer states alone exceed a 40 GB A100, packed batches whose measured-per-token cost
+# exceeds it (Gemma's 256k vocabulary: 24 GiB of logits at 2 x 4096 tokens), and on a 16 GB V100
+# everything at 7-8B plus 1B/3B runs with long packed batches or full fine-tuning.
+_MEM001_A100 = {
+    "axolotl-ai-cloud__axolotl/examples/archived/gemma/qlora.yml",
+    "axolotl-ai-cloud__axolotl/examples/llama-2/fft_optimized.yml",
+    "axolotl-ai-cloud__axolotl/examples/mistral/config.yml",
+    "hiyouga__LLaMA-Factory/examples/extras/asft/llama2_full_asft.yaml",
+    "hiyouga__LLaMA-Factory/examples/extras/mod/llama3_full_sft.yaml",
+}
+MEM001_REVIEWED = {
+    "A100": _MEM001_A100,
+    "V100": _MEM001_A100 | {f"axolotl-ai-cloud__axolotl/examples/{name}" for name in (
+        "llama-2/loftq.yml", "llama-2/relora.yml", "llama-3/3b-qat-mxfp4.yaml", "llama-3/3b-qat-nvfp4.yaml",
+        "llama-3/lora-1b-deduplicate-sft.yml", "llama-3/lora-1b-sample-packing-sequentially.yml",
+        "llama-3/lora-8b.yml", "llama-3/qlora.yml", "mistral/lora.yml", "mistral/mps/lora-mps.yml",
+        "mistral/qlora.yml")} | {f"hiyouga__LLaMA-Factory/examples/extras/{name}" for name in (
+        "loraplus/llama3_lora_sft.yaml", "oft/llama3_oft_sft.yaml", "pissa/llama3_lora_sft.yaml")},
+}
+
 
 def errors(findings):
     return [f for f in findings if f["severity"] == "error"]
@@ -50,8 +71,11 @@ def test_corpus_lints_without_crash_and_without_false_errors(corpus, gpu):
     # fp8 needs Ada/Hopper.
     reviewed = {"PRE005": "fp8"} if gpu == "A100" else {"PRE001": "bf16", "PRE004": "tf32", "PRE005": "fp8",
                                                           "PRE007": "flash_attention_2"}
+    memory = {str(Path(f["file"]).resolve().relative_to(corpus.resolve())) for f in errors(findings)
+              if f["code"] == "MEM001"}
+    assert memory == MEM001_REVIEWED[gpu]
     for finding in errors(findings):
-        if finding["code"] == "SYN001":
+        if finding["code"] in ("SYN001", "MEM001"):
             continue
         assert finding["code"] in reviewed, finding
         assert reviewed[finding["code"]] in finding["message"], finding

@@ -20,11 +20,12 @@ HEAD = "model_name_or_path: meta-llama/Meta-Llama-3-8B\nstage: sft\ndo_train: tr
 
 
 def findings(result) -> list[dict]:
-    return json.loads(result.out)
+    # An 8B model on a 16 GB V100 or fully fine-tuned on a 40 GB A100 is also MEM001 (test_memory.py).
+    return [finding for finding in json.loads(result.out) if finding["code"] != "MEM001"]
 
 
 def codes(result) -> list[str]:
-    return [finding["code"] for finding in findings(result)]
+    return [finding["code"] for finding in findings(result) if finding["code"] != "MEM001"]
 
 
 def parse(text: str):

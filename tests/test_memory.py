@@ -1,12 +1,13 @@
-"""Memory estimate (MEM001, `trainlint estimate`) against hand computations.
-
-GPU validation (measured peaks on a real GPU) is still owed: this task had no GPU machine.
+"""Memory estimate (MEM001, `trainlint estimate`) against hand computations and against the peaks
+measured on an H100 (bench/memory_validation_rows.jsonl, bench/memory_validation.md).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +15,8 @@ from conftest import FIXTURES, trainlint
 
 GIB = 2**30
 LLAMA2_7B = 6.74e9
+LLAMA2_VOCAB, LLAMA2_HIDDEN = 32000, 4096
+BENCH = Path(__file__).resolve().parents[1] / "bench"
 
 
 def estimate_json(path, *args):
@@ -26,14 +29,42 @@ def estimate_json(path, *args):
 def test_full_fp16_adamw_model_states_by_hand():
     data, parts = estimate_json(FIXTURES / "memory" / "llama2_full_fp16.yaml", "--gpu", "A10G")
     assert parts["weights"] == pytest.approx(LLAMA2_7B * 2 / GIB, rel=1e-3)
+    # torch's AdamW keeps both moments in the parameter's dtype (fp16 here) without ZeRO
+    assert parts["optimizer states"] == pytest.approx(LLAMA2_7B * 4 / GIB, rel=1e-3)
+    # checkpointed activations (~1.5 GiB) are smaller than the gradients: the peak is the step
     assert parts["gradients"] == pytest.approx(LLAMA2_7B * 2 / GIB, rel=1e-3)
-    assert parts["optimizer states"] == pytest.approx(LLAMA2_7B * 8 / GIB, rel=1e-3)  # Adam moments, fp32
-    # checkpointed activations: 32 layer inputs of 2048 x 4096 in 16-bit, plus one layer (34 bytes/elem)
-    tokens, hidden = 2048, 4096
-    assert parts["activations"] == pytest.approx((32 * tokens * hidden * 2 + tokens * hidden * 34) / GIB, rel=1e-3)
-    assert parts["logits and loss"] == pytest.approx(tokens * 32000 * 6 / GIB, rel=1e-3)
+    assert parts["embedding gradient temporaries"] == pytest.approx(2 * LLAMA2_VOCAB * LLAMA2_HIDDEN * 2 / GIB, abs=1e-3)
+    assert "activations" not in parts and any("optimizer step" in a for a in data["assumptions"])
+    before_overhead = sum(gib for name, gib in parts.items() if name != "allocator overhead")
+    assert parts["allocator overhead"] == pytest.approx(before_overhead * 0.10, abs=2e-3)
     assert data["total_gib"] > 24
-    assert data["targets"] == [{"target": "A10G", "memory_gib": 24.0, "used_percent": round(100 * data["total_gib"] / 24, 1)}]
+    [target] = data["targets"]
+    assert target["target"] == "A10G" and target["memory_gib"] == 24.0
+    assert target["used_percent"] == pytest.approx(100 * data["total_gib"] / 24, abs=0.1)  # total is rounded
+
+
+def test_checkpointed_activations_and_logits_by_hand(tmp_path):
+    """LoRA keeps no large gradients: the peak is the start of the backward pass."""
+    config = tmp_path / "lora.yaml"
+    config.write_text((FIXTURES / "memory" / "llama2_qlora.yaml").read_text()
+                      .replace("adapter: qlora\nload_in_4bit: true\n", "adapter: lora\n"))
+    _, parts = estimate_json(config, "--no-detect")
+    tokens, layers, intermediate = 2048, 32, 11008
+    one_layer = tokens * (31.1 * LLAMA2_HIDDEN + 9.1 * intermediate)  # LoRA coefficients, linter/memory.py
+    assert parts["activations"] == pytest.approx((layers * tokens * LLAMA2_HIDDEN * 2 + one_layer) / GIB, abs=1e-3)
+    assert parts["logits and loss"] == pytest.approx(tokens * LLAMA2_VOCAB * 12.4 / GIB, abs=1e-3)
+
+
+def test_estimator_matches_every_measured_peak_within_20_percent():
+    """The GPU measurements (H100, 72 setups, 24 of them held out of the fit) stay within ±20 %."""
+    spec = importlib.util.spec_from_file_location("memory_validation", BENCH / "memory_validation.py")
+    validation = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(validation)
+    _, pairs = validation.compare(BENCH / "memory_validation_rows.jsonl")
+    assert len(pairs) == 72
+    errors = {f"{row['shape']} {row['method']} {row['precision']} x{row['micro']} s{row['sequence']} "
+              f"ckpt={row['checkpointing']}": validation.error_percent(row, estimated) for row, estimated in pairs}
+    assert {setup: error for setup, error in errors.items() if abs(error) > 20} == {}
 
 
 def test_incident_scale_full_finetune_is_mem001_error_on_a10g():
@@ -57,13 +88,48 @@ def test_qlora_paged_8bit_fits_in_single_digit_gib():
         "--format", "json").out)]
 
 
-def test_mem001_is_off_by_default_until_validated_on_a_gpu():
-    from linter.registry import get
+def test_mem001_is_on_by_default_and_judges_only_model_states_without_packing(tmp_path):
+    """The incident fixture has no sample packing: its batches may be short, but its weights,
+    gradients and AdamW states alone (~54 GiB) cannot fit a 24 GB A10G."""
+    [mem] = [f for f in json.loads(trainlint("check", FIXTURES / "memory" / "llama2_full_fp16.yaml", "--gpu", "A10G",
+                                             "--format", "json").out) if f["code"] == "MEM001"]
+    assert mem["message"].startswith("weights, gradients and optimizer states alone need 5")
+    # Activations decide on an 80 GB card: a 4-bit 7B model with 16 unpacked 4096-token sequences
+    # per batch is not flagged (its samples may be short), the same with packing is.
+    config = tmp_path / "c.yaml"
+    text = (FIXTURES / "memory" / "llama2_qlora.yaml").read_text().replace("micro_batch_size: 1", "micro_batch_size: 16")
+    config.write_text(text.replace("sequence_len: 2048", "sequence_len: 4096"))
+    codes = lambda: [f["code"] for f in json.loads(trainlint("check", config, "--gpu", "A100-80GB", "--format", "json").out)]
+    assert "MEM001" not in codes()
+    config.write_text(config.read_text() + "sample_packing: true\n")
+    assert "MEM001" in codes()
 
-    assert not get("MEM001").default_enabled
-    findings = json.loads(trainlint("check", FIXTURES / "memory" / "llama2_full_fp16.yaml", "--gpu", "A10G",
-                                    "--format", "json").out)
-    assert "MEM001" not in [f["code"] for f in findings]
+
+def test_mem001_stays_silent_where_the_estimate_cannot_judge(tmp_path):
+    full = (FIXTURES / "memory" / "llama2_full_fp16.yaml").read_text()
+    cases = {
+        "lisa.yaml": full + "lisa_n_layers: 4\nlisa_step_interval: 20\n",  # LISA: not modelled
+        "galore.yaml": full.replace("optimizer: adamw_torch", "optimizer: galore_adamw"),
+        "predict.yaml": "model_name_or_path: meta-llama/Llama-2-7b-hf\nstage: sft\ndo_predict: true\n"
+                        "finetuning_type: full\nper_device_eval_batch_size: 1\n",  # LLaMA-Factory, no do_train
+    }
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text)
+        findings = json.loads(trainlint("check", tmp_path / name, "--gpu", "A10G", "--format", "json").out)
+        assert "MEM001" not in [f["code"] for f in findings], name
+    data, _ = estimate_json(tmp_path / "galore.yaml", "--no-detect")
+    assert any("upper bound" in assumption for assumption in data["assumptions"])
+
+
+def test_fused_cross_entropy_drops_the_logits(tmp_path):
+    config = tmp_path / "c.yaml"
+    qlora = (FIXTURES / "memory" / "llama2_qlora.yaml").read_text()
+    config.write_text(qlora + "plugins:\n  - axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin\n")
+    _, parts = estimate_json(config, "--no-detect")
+    assert "logits and loss" not in parts
+    config.write_text(qlora)
+    _, parts = estimate_json(config, "--no-detect")
+    assert "logits and loss" in parts
 
 
 def test_zero3_partitions_everything_and_offload_removes_optimizer(tmp_path):
@@ -83,19 +149,22 @@ def test_zero2_partitions_optimizer_and_gradients_with_fp32_master(tmp_path):
     _, parts = estimate_json(tmp_path / "c.yaml", "--world-size", "4", "--no-detect")
     assert parts["weights"] == pytest.approx(LLAMA2_7B * 2 / GIB, rel=1e-3)
     assert parts["gradients"] == pytest.approx(LLAMA2_7B * 2 / GIB / 4, rel=1e-3)
-    assert parts["optimizer states"] == pytest.approx(LLAMA2_7B * 12 / GIB / 4, rel=1e-3)  # moments + master
+    assert parts["optimizer states"] == pytest.approx(LLAMA2_7B * 12 / GIB / 4, rel=1e-3)  # fp32 moments + master
 
 
 def test_mem001_warns_above_90_percent(tmp_path):
-    # QLoRA total is ~5.7 GiB: 6 GiB target -> above 90 %, below 100 %.
-    data, _ = estimate_json(FIXTURES / "memory" / "llama2_qlora.yaml", "--no-detect")
+    # 6 GiB target just above the QLoRA estimate: above 90 %, below 100 % (packed, so the whole
+    # estimate counts).
     from linter.hardware import Target
     from linter.registry import Context, get
     from linter.hardware import Hardware
     from linter.engine import Options, Outcome, Session
 
     session = Session(Options(detect=False))
-    run = session.build_runs([session.load(FIXTURES / "memory" / "llama2_qlora.yaml", True).config], Outcome())[0]
+    packed = tmp_path / "packed.yaml"
+    packed.write_text((FIXTURES / "memory" / "llama2_qlora.yaml").read_text() + "sample_packing: true\n")
+    data, _ = estimate_json(packed, "--no-detect")
+    run = session.build_runs([session.load(packed, True).config], Outcome())[0]
     target = Target("small", (8, 0), round(data["total_gib"] / 0.95, 2))
     [finding] = get("MEM001").check(run, Context(Hardware([target], "--gpu")))
     assert finding.severity == "warning" and "above 90%" in finding.message

@@ -59,6 +59,7 @@ def new_config(adapter: Adapter, document: Document) -> ConfigIR:
         document=document,
         adapter=adapter,
         file_span=span_of(document, 0, first_line_end),
+        schema=adapter.name,
     )
 
 

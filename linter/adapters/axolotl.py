@@ -39,7 +39,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..document import Document, Mapping, Node, RenderError, Scalar
+from ..document import Document, Mapping, Node, RenderError, Scalar, Sequence
 from ..fixes import Change, Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from . import (Adapter, Reader, as_bool_or_auto, as_float, deepspeed_link, new_config, set_path, templated, written)
@@ -125,6 +125,7 @@ class AxolotlAdapter(Adapter):
               convert=lambda value: value in (True, "offload", "offload_disk"),
               default=False, default_source=_CONFIG)
         self._attention(read)
+        self._memory_savers(read)
         for key in ("fsdp_config", "fsdp"):
             if _present(read.node(key)):  # is_fsdp_enabled: either key not None (loaders/model.py)
                 read.set("parallel.fsdp", True, key)
@@ -133,6 +134,20 @@ class AxolotlAdapter(Adapter):
         return config
 
     # ---- reading -----------------------------------------------------------------------------
+
+    def _memory_savers(self, read: Reader) -> None:
+        """LISA (schemas/integrations.py lisa_n_layers) and the plugins that never materialise the
+        logits: cut_cross_entropy (integrations/cut_cross_entropy/args.py, on by default once the
+        plugin is listed) and liger's fused linear cross entropy (integrations/liger/args.py)."""
+        document = read.document
+        if _present(read.node("lisa_n_layers")):
+            read.set("optimizer.memory_efficient", "LISA", "lisa_n_layers")
+        plugins = read.node("plugins")
+        listed = " ".join(str(p) for p in plugins.plain()) if isinstance(plugins, Sequence) else ""
+        if "cut_cross_entropy" in listed and written(document, "cut_cross_entropy") is not False:
+            read.set("memory.fused_cross_entropy", True, "plugins")
+        elif "liger" in listed and written(document, "liger_fused_linear_cross_entropy") is True:
+            read.set("memory.fused_cross_entropy", True, "liger_fused_linear_cross_entropy")
 
     def _precision(self, read: Reader) -> None:
         document, config = read.document, read.config

@@ -188,6 +188,7 @@ class HFAdapter(Adapter):
         config = new_config(self, document)
         read = Reader(config)
         kind = _kind(document)
+        config.schema = "trl" if kind == "trainer" else kind  # TrainingArguments' keys are TRL's too
         if kind == "peft":
             self._peft(read)
         elif kind == "accelerate":
@@ -217,6 +218,7 @@ class HFAdapter(Adapter):
         read.take("optimizer.lr", "learning_rate", convert=as_float,
                   default=2e-5 if is_trl else 5e-5, default_source=_SFT_CONFIG if is_trl else _TRAINING_ARGS)
         read.take("optimizer.name", "optim")
+        read.take("memory.fused_cross_entropy", "use_liger_kernel")  # liger's fused linear cross entropy
         read.take("scheduler.warmup_steps", "warmup_steps")
         self._betas(read)
         read.take("sequence.packing", "packing")
@@ -314,6 +316,7 @@ class HFAdapter(Adapter):
     def render(self, config: ConfigIR, change: Change) -> list[Edit]:
         document = config.document
         kind = _kind(document)
+        config.schema = "trl" if kind == "trainer" else kind  # TrainingArguments' keys are TRL's too
         if kind == "peft":
             raise RenderError("adapter_config.json is written by PEFT; change the training config instead")
         if kind == "accelerate":

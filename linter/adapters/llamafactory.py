@@ -112,6 +112,7 @@ class LlamaFactoryAdapter(Adapter):
         read.take("optimizer.grad_clip", "max_grad_norm", convert=as_float, default=1.0, default_source=_TRAINING_ARGS)
         read.take("sequence.max_length", "cutoff_len", default=2048, default_source=_DATA_ARGS)
         self._packing(read)
+        self._memory_savers(read)
         flash_attn = read.node("flash_attn")
         if isinstance(flash_attn, Scalar) and flash_attn.value in _ATTENTION:  # auto: transformers decides
             read.take("attention.implementation", "flash_attn", convert=_ATTENTION.get)
@@ -155,6 +156,19 @@ class LlamaFactoryAdapter(Adapter):
             compute = Field("auto", Origin(read.key_span(*anchor), _PATCHER))
         config.fields["quantization.compute_dtype"] = compute
         config.fields["quantization.quant_storage"] = Field(compute.value, Origin(compute.span, _QUANTIZATION))
+
+    def _memory_savers(self, read: Reader) -> None:
+        """Training at all (do_train), memory-efficient optimizers, and liger's fused cross entropy
+        (model_utils/liger_kernel.py: fused for stages pt and sft, which never need the logits)."""
+        document = read.document
+        read.take("training.enabled", "do_train", default=False, default_source=_TRAINING_ARGS)
+        for flag, optimizer in (("use_galore", "GaLore"), ("use_apollo", "APOLLO"), ("use_badam", "BAdam"),
+                                ("use_adam_mini", "Adam-mini"), ("use_muon", "Muon")):
+            if written(document, flag) is True:
+                read.take("optimizer.memory_efficient", flag, convert=lambda _, name=optimizer: name)
+                break
+        if written(document, "enable_liger_kernel") is True and (written(document, "stage") or "sft") in ("pt", "sft"):
+            read.take("memory.fused_cross_entropy", "enable_liger_kernel")
 
     def _packing(self, read: Reader) -> None:
         document = read.document
