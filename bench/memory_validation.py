@@ -51,7 +51,17 @@ SHAPES = {
                  "intermediate_size": 8960, "num_hidden_layers": 28, "num_attention_heads": 12,
                  "num_key_value_heads": 2, "vocab_size": 151936, "tie_word_embeddings": True},
 }
-HELD_OUT = ("tinyllama", "qwen1.5b")
+# Eager attention stores the score matrix SDPA never keeps (the estimator's 5 bytes per score
+# were not fitted on any row: these rows are held out too).
+SHAPES["1b-eager"] = dict(SHAPES["1b"], attention="eager")
+HELD_OUT = ("tinyllama", "qwen1.5b", "1b-eager")
+# Rows outside ±20 %, each with what the measurement shows about why. The estimate is not tuned to
+# them: they are reported as they are.
+KNOWN_MISSES = {
+    ("1b-eager", "lora", 4096, True): "allocator fragmentation: reserved is 1.60 x allocated (1.01-1.37 in "
+                                      "every other row), while the estimate less its 10 % allocator share "
+                                      "(21.2 GiB) is 9 % above the allocated peak (19.4 GiB)",
+}
 METHODS = ("lora", "qlora", "full")
 PRECISIONS = ("bf16", "fp16")
 MICRO_BATCHES = (1, 4)
@@ -97,9 +107,10 @@ def measure(out: Path, shapes: list[str], workdir: Path) -> None:
             "bitsandbytes": _version("bitsandbytes"), "default_optim": default_optim,
             "cuda_context_bytes": context}}) + "\n")
     for shape in shapes:
-        fields = {key: value for key, value in SHAPES[shape].items() if key not in ("name", "model_type")}
+        fields = {key: value for key, value in SHAPES[shape].items() if key not in ("name", "model_type", "attention")}
+        attention = SHAPES[shape].get("attention", "sdpa")
         config = AutoConfig.for_model(SHAPES[shape].get("model_type", "llama"), **fields,
-                                      max_position_embeddings=8192, attn_implementation="sdpa")
+                                      max_position_embeddings=8192, attn_implementation=attention)
         saved = workdir / shape
         if not (saved / "config.json").exists():
             with torch.device("cuda"):
@@ -132,7 +143,7 @@ def _run(torch, setup, config, saved, fused, AutoModelForCausalLM, BitsAndBytesC
         quantization = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
                                           bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=half)
         model = AutoModelForCausalLM.from_pretrained(saved, quantization_config=quantization, dtype=half,
-                                                     device_map={"": 0}, attn_implementation="sdpa")
+                                                     device_map={"": 0}, attn_implementation=config._attn_implementation)
         model = prepare_model_for_kbit_training(
             model, use_gradient_checkpointing=checkpointing,
             gradient_checkpointing_kwargs={"use_reentrant": False})
@@ -236,7 +247,8 @@ def config_text(setup: dict) -> str:
                   *(f"  - {target}" for target in LORA_TARGETS)]
     lines += [f"{setup['precision']}: true", f"optimizer: {optimizer}",
               f"micro_batch_size: {setup['micro']}", f"sequence_len: {setup['sequence']}",
-              f"gradient_checkpointing: {checkpointing}", "sdp_attention: true"]
+              f"gradient_checkpointing: {checkpointing}",
+              "attn_implementation: eager" if shape.get("attention") == "eager" else "sdp_attention: true"]
     return "\n".join(lines) + "\n"
 
 
@@ -282,12 +294,12 @@ def report(rows_file: Path) -> str:
            f"Measured on {environment['gpu']} with torch {environment['torch']}, transformers "
            f"{environment['transformers']}, peft {environment['peft']}, bitsandbytes "
            f"{environment['bitsandbytes']} (TrainingArguments' default optimizer: "
-           f"{environment['default_optim'].split('.')[-1].lower()}). {STEPS} optimizer steps, SDPA attention, "
+           f"{environment['default_optim'].split('.')[-1].lower()}). {STEPS} optimizer steps, SDPA attention (eager where the model says so), "
            "LoRA r=16 on all seven linear modules.", "",
            "The estimator's per-token coefficients (linter/memory.py) were fitted on the Llama-3.2 rows "
            f"({', '.join(s for s in SHAPES if s not in HELD_OUT)}); the rows of "
            f"{', '.join(SHAPES[s]['name'] for s in HELD_OUT)} (other vocabularies, MLP widths, an untied "
-           "lm_head, sequence lengths 1024 and 4096) were measured afterwards and are held out: they "
+           "lm_head, sequence lengths 1024 and 4096, eager attention) were measured afterwards and are held out: they "
            "test the estimator, they did not tune it.", "",
            "`measured` is torch.cuda.max_memory_reserved(). It excludes the CUDA context (measured "
            f"{environment['cuda_context_bytes'] / 2**30:.2f} GiB through NVML), so `estimated` is "
@@ -305,17 +317,22 @@ def report(rows_file: Path) -> str:
             shown = "estimate above capacity too" if error == 0 else "ESTIMATE FITS"
         else:
             measured, shown = f"{row['reserved'] / 2**30:.2f}", f"{error:+.1f}"
-        out.append(f"| {SHAPES[row['shape']]['name']}{' (held out)' if row['shape'] in HELD_OUT else ''} | "
+        shape = SHAPES[row["shape"]]
+        label = shape["name"] + (", eager attention" if shape.get("attention") == "eager" else "")
+        out.append(f"| {label}{' (held out)' if row['shape'] in HELD_OUT else ''} | "
                    f"{row['method']} | {row['precision']} | {row['micro']} | {row['sequence']} | "
                    f"{'on' if row['checkpointing'] else 'off'} | {measured} | {estimated:.2f} | {shown} |")
+    out.append("")
+    for (shape, method, sequence, checkpointing), why in KNOWN_MISSES.items():
+        out.append(f"Outside ±20 %: {SHAPES[shape]['name']} ({shape}) {method}, sequence {sequence}, "
+                   f"checkpointing {'on' if checkpointing else 'off'}: {why}.")
     out.append("")
     for label, group in (("All", errors), ("Held out", held_out)):
         within = sum(1 for error in group if error <= 20)
         out.append(f"{label}: {within} of {len(group)} rows within ±20 %; largest error {max(group):.1f} %; "
                    f"mean absolute error {sum(group) / len(group):.1f} %.")
     out += ["", "Not measured here: ZeRO/FSDP partitioning and offload (their model-state figures are "
-            "DeepSpeed's own estimator formulas), eager attention (the estimator adds the score "
-            "matrix, 5 x heads x sequence^2 bytes per sequence and layer), 8-bit loading, and GPUs "
+            "DeepSpeed's own estimator formulas), 8-bit loading, and GPUs "
             "other than the H100 (allocator behaviour is the same; the CUDA context varies by a few "
             "hundred MiB with driver and CUDA version)."]
     return "\n".join(out) + "\n"

@@ -14,7 +14,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-DETECTION_TIMEOUT_S = 5.0
+# How long each probe may take before it counts as hung. NVML answers in milliseconds; the torch
+# fallback first imports torch, which on an H100 machine with a cold page cache took longer than
+# 5 s (a CUDA build of torch 2.11: "torch: no answer within 5 s" was seen there).
+DETECTION_TIMEOUT_S = {"nvml": 5.0, "torch": 30.0}
 DATA = Path(__file__).parent / "data"  # shipped inside the package (importlib.resources costs ~10 ms to import)
 
 # capability -> minimum compute capability (SPEC §4.2)
@@ -157,7 +160,7 @@ def _detect_torch() -> list[Target]:
     return targets
 
 
-def _bounded(probe) -> list[Target]:
+def _bounded(probe, timeout_s: float) -> list[Target]:
     """Run a probe in a daemon thread: a hung driver call must not hang the linter."""
     import threading  # detection only: a run with --gpu never starts a thread
     outcome: dict = {}
@@ -170,9 +173,9 @@ def _bounded(probe) -> list[Target]:
 
     thread = threading.Thread(target=work, daemon=True)
     thread.start()
-    thread.join(DETECTION_TIMEOUT_S)
+    thread.join(timeout_s)
     if thread.is_alive():
-        raise RuntimeError(f"no answer within {DETECTION_TIMEOUT_S:.0f} s")
+        raise RuntimeError(f"no answer within {timeout_s:g} s")
     if "error" in outcome:
         raise outcome["error"]
     return outcome["targets"]
@@ -188,7 +191,7 @@ def detect() -> Hardware:
     reasons = []
     for origin, probe in (("nvml", _detect_nvml), ("torch", _detect_torch)):
         try:
-            targets = _bounded(probe)
+            targets = _bounded(probe, DETECTION_TIMEOUT_S[origin])
         except BaseException as error:  # noqa: BLE001
             reasons.append(f"{origin}: {_reason(error)}")
             continue

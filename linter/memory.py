@@ -16,7 +16,8 @@ absmax per 64 weights, 0.127 bits per weight with double quantization); what sta
 The per-token coefficients below were measured, not derived: bench/memory_validation.md compares
 this estimator with torch.cuda.max_memory_reserved() for 47 Llama-3.2 1B/3B runs on an H100
 (LoRA, QLoRA and full fine-tuning; bf16 and fp16; micro batch 1 and 4; checkpointing on and off;
-SDPA attention; sequence length 2048), bench/memory_validation.py produced it.
+SDPA attention; sequence length 2048) and checked on held-out shapes; bench/memory_validation.py
+produced it.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from .models import Dimensions, dimensions_of
 
 GIB = 2**30
 CUDA_CONTEXT_GIB = 0.6  # measured on an H100 (CUDA 13, torch 2.11): 0.60 GiB
-ALLOCATOR_OVERHEAD = 0.10  # reserved / allocated: 1.01-1.29 measured (median 1.12)
+ALLOCATOR_OVERHEAD = 0.10  # reserved / allocated: 1.01-1.60 measured, 1.10 median
 _LINEAR_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 # Stored activations per token per layer, in bytes, as (x hidden size, x intermediate size), with
 # 16-bit autocast and SDPA attention. LoRA adds its dropout copies of each adapted module's input;

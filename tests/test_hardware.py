@@ -114,7 +114,7 @@ def test_nothing_detected_gives_reasons(monkeypatch, no_torch):
 
 
 def test_hung_driver_does_not_hang(monkeypatch, no_torch):
-    monkeypatch.setattr(hardware, "DETECTION_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(hardware, "DETECTION_TIMEOUT_S", {"nvml": 0.2, "torch": 0.2})
     monkeypatch.setitem(sys.modules, "pynvml", fake_nvml([], delay=2.0))
     started = time.monotonic()
     found = hardware.detect()
