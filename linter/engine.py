@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import registry
-from .adapters import Adapter, adapters_for
+from .adapters import RENAME_KEY, WRITE_LITERAL, Adapter, adapters_for, render_key_change
 from .document import Document, ParseError, RenderError
 from .fixes import Fix, WriteError, apply_edits, select_non_overlapping, write_atomic
 from .hardware import Hardware, parse_targets, resolve
@@ -273,7 +273,10 @@ class Session:
             for change in fix.changes:
                 if change.config.document is None:
                     raise RenderError(f"{change.config.path} is a framework's built-in config, not a file")
-                edits.extend(change.config.adapter.render(change.config, change))
+                if change.key in (RENAME_KEY, WRITE_LITERAL):
+                    edits.extend(render_key_change(change.config, change))
+                else:
+                    edits.extend(change.config.adapter.render(change.config, change))
         except RenderError as error:
             fix.message = f"{fix.message} (not applied automatically: {error})"
             edits = []
@@ -307,6 +310,22 @@ class Session:
     def _reads_as_intended(config: ConfigIR, key: str, value) -> bool:
         if key == "precision.mode":
             return config.mode() == value
+        if key in (RENAME_KEY, WRITE_LITERAL):
+            tree = config.key_tree()
+            found = tree.value if tree else None
+            path, target = (value[0][:-1] + (value[1],), value[0]) if key == RENAME_KEY else (value[0], None)
+            for step in path:
+                if not isinstance(found, (dict, list)) or (isinstance(found, dict) and step not in found):
+                    return False
+                if isinstance(found, list) and not (isinstance(step, int) and step < len(found)):
+                    return False
+                found = found[step]
+            if key == WRITE_LITERAL:
+                return type(found) is type(value[1]) and found == value[1]
+            parent = tree.value
+            for step in target[:-1]:
+                parent = parent[step]
+            return target[-1] not in parent
         return config.value(key) == value
 
     def _verify(self, run: Run, texts: dict[Path, str], fix: Fix) -> Run | str:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from .adapters import Adapter
@@ -92,6 +92,28 @@ class Link:
     builtin_source: str | None = None
 
 
+@dataclass(frozen=True)
+class Located:
+    """Where a key path sits in the file: the key (None for a list item), the value, and the
+    value's text as written and whether it was written unquoted (plain)."""
+
+    key_span: Span | None
+    value_span: Span
+    text: str
+    plain: bool
+
+
+@dataclass
+class KeyTree:
+    """Every key of a file as plain values (what the framework's loader reads), for schema rules;
+    `locate` maps a key path back to the file. Built by the adapter; rules never see the parser's
+    nodes."""
+
+    value: Any
+    format: str  # "yaml" or "json": which literal spellings mean what
+    locate: "Callable[[tuple], Located | None]"
+
+
 @dataclass
 class ConfigIR:
     path: Path
@@ -104,6 +126,13 @@ class ConfigIR:
     # The schema this file is validated against (schemas/<schema>.schema.json): the adapter's
     # name, or a finer kind where one adapter reads several formats (hf: trl, accelerate, peft).
     schema: str = ""
+    _key_tree: "KeyTree | None" = field(default=None, repr=False)
+
+    def key_tree(self) -> "KeyTree | None":
+        """The file's keys for schema validation (None for files without a document tree)."""
+        if self._key_tree is None and self.document is not None:
+            self._key_tree = self.adapter.key_tree(self)
+        return self._key_tree
 
     def get(self, key: str) -> Field | None:
         return self.fields.get(key)

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from ..document import Document, Mapping, Node, RenderError, Scalar
+from ..document import Document, Mapping, Node, RenderError, Scalar, Sequence
 from ..fixes import Change, Edit
-from ..ir import ConfigIR, Field, Link, Origin, Span
+from ..ir import ConfigIR, Field, KeyTree, Link, Located, Origin, Span
 
 _MISSING = object()
 
@@ -33,6 +33,13 @@ class Adapter:
     def parse(self, document: Document) -> ConfigIR:
         raise NotImplementedError
 
+    def key_tree(self, config: ConfigIR) -> "KeyTree | None":
+        """The file's keys as plain values, and where each sits (schema rules read this)."""
+        document = config.document
+        if not isinstance(document, Document) or document.root is None:
+            return None
+        return KeyTree(document.root.plain(), document.format, lambda path: _locate(document, path))
+
     def named_link(self, config: ConfigIR, name: str) -> "Link | None":
         """A link for a config the framework ships under a name (XTuner's `deepspeed_zero2`)."""
         return None
@@ -43,6 +50,59 @@ class Adapter:
         if path is None:
             raise RenderError(f"{self.name} cannot express {change.key}")
         return [set_path(config.document, path, change.value)]
+
+
+# Changes that schema rules ask for, in terms of the file's keys rather than IR keys:
+# RENAME_KEY: value (key path, new name); WRITE_LITERAL: value (key path, intended plain value,
+# literal text to write in place of the scalar).
+RENAME_KEY = "@rename-key"
+WRITE_LITERAL = "@write-literal"
+
+
+def render_key_change(config: ConfigIR, change: Change) -> list[Edit]:
+    """Edits for a change named in the file's own keys (RENAME_KEY, WRITE_LITERAL), the same in
+    every format: the key or the scalar is replaced where it stands."""
+    document = config.document
+    if change.key == RENAME_KEY:
+        path, new_name = change.value
+        parent = _node_at(document, path[:-1])
+        pair = parent.get(path[-1]) if isinstance(parent, Mapping) else None
+        if pair is None:
+            raise RenderError(f"no key {'.'.join(map(str, path))}")
+        return [document.replace_scalar(pair.key, new_name)]
+    path, _, text = change.value
+    node = _node_at(document, path)
+    if not isinstance(node, Scalar) or node.decorated:
+        raise RenderError("the value carries a YAML tag or anchor; edit it by hand")
+    return [Edit(document.source.path, node.start, node.end, text)]
+
+
+def _node_at(document: Document, path: tuple) -> Node | None:
+    node = document.root
+    for step in path:
+        if isinstance(node, Mapping) and isinstance(step, str):
+            node = node.value(step)
+        elif isinstance(node, Sequence) and isinstance(step, int) and 0 <= step < len(node.items):
+            node = node.items[step]
+        else:
+            return None
+        if node is None:
+            return None
+    return node
+
+
+def _locate(document: Document, path: tuple) -> Located | None:
+    node = _node_at(document, path)
+    if node is None:
+        return None
+    key_span = None
+    if path and isinstance(path[-1], str):
+        parent = _node_at(document, path[:-1])
+        pair = parent.get(path[-1]) if isinstance(parent, Mapping) else None
+        key_span = span_of(document, pair.key.start, pair.key.end) if pair else None
+    text = document.source.text[node.start:node.end]
+    plain = isinstance(node, Scalar) and node.style == "" and document.format == "yaml"
+    return Located(key_span, span_of(document, node.start, node.end), text, plain)
 
 
 def span_of(document: Document, start: int, end: int) -> Span:

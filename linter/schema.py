@@ -1,0 +1,276 @@
+"""Validation of a config's plain values against its format's JSON Schema (schemas/<name>.schema.json).
+
+A subset of JSON Schema draft 2020-12, enough for the schemas trainlint ships: type, enum, const,
+properties, additionalProperties, patternProperties, items, prefixItems, allOf, anyOf, oneOf (as
+anyOf), not, if/then/else, local $ref, minimum/maximum (exclusive too), minLength, pattern,
+minItems/maxItems. Its own, because importing the jsonschema package costs ~100 ms, more than a
+whole pre-commit run of one file; tests/test_schema_rules.py checks it agrees with jsonschema on
+every shipped schema and the corpus.
+
+Errors carry the path of the offending key or value and what the schema expected there, so the
+SCH rules can name the closest known key or the accepted values.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+_HERE = Path(__file__).parent
+# An installed wheel carries the schemas inside the package; a checkout has them beside it.
+SCHEMA_DIRS = (_HERE / "schemas", _HERE.parent / "schemas")
+NUMERIC = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+
+
+@dataclass
+class SchemaError:
+    path: tuple  # keys and indices from the root to the offending key or value
+    kind: str  # "unknown-key", "type", "enum", "const", "range", "pattern", "length"
+    message: str
+    known_keys: tuple[str, ...] = ()  # for unknown-key: the keys the enclosing object accepts
+    expected_types: tuple[str, ...] = ()  # for type: every type a branch would accept
+    allowed: tuple = ()  # for enum/const: the accepted values
+
+
+@dataclass
+class Schema:
+    name: str
+    root: dict
+    loader: str = ""
+    coerces_numeric_strings: bool = False
+    refs: dict = field(default_factory=dict)
+
+    def validate(self, value: Any) -> list[SchemaError]:
+        errors: list[SchemaError] = []
+        self._check(self.root, value, (), errors)
+        return errors
+
+    def expects_number_at(self, path: tuple) -> bool:
+        """Does some schema branch that applies at `path` accept a number (and not a string)?"""
+        return any("number" in types or "integer" in types for types in self._types_at(self.root, path))
+
+    # ---- walking -----------------------------------------------------------------------------
+
+    def _resolve(self, schema: dict) -> dict:
+        seen = 0
+        while "$ref" in schema and seen < 32:
+            schema = self._ref(schema["$ref"])
+            seen += 1
+        return schema
+
+    def _ref(self, ref: str) -> dict:
+        if ref not in self.refs:
+            node: Any = self.root
+            for part in ref.lstrip("#/").split("/") if ref != "#" else []:
+                node = node[part.replace("~1", "/").replace("~0", "~")]
+            self.refs[ref] = node
+        return self.refs[ref]
+
+    def _check(self, schema: Any, value: Any, path: tuple, errors: list[SchemaError]) -> None:
+        if schema is True or schema is None:
+            return
+        if schema is False:
+            errors.append(SchemaError(path, "type", "no value is allowed here"))
+            return
+        schema = self._resolve(schema)
+        if self.coerces_numeric_strings and isinstance(value, str) and NUMERIC.match(value.strip()):
+            if self.expects_number_here(schema):
+                value = float(value) if not re.fullmatch(r"[-+]?\d+", value.strip()) else int(value)
+        if "type" in schema and not _is_type(value, schema["type"]):
+            types = tuple(schema["type"]) if isinstance(schema["type"], list) else (schema["type"],)
+            errors.append(SchemaError(path, "type", f"expected {' or '.join(types)}, got {_describe(value)}",
+                                      expected_types=types))
+            return
+        if "enum" in schema and not any(_equal(value, option) for option in schema["enum"]):
+            errors.append(SchemaError(path, "enum", f"{_describe(value)} is not one of {_options(schema['enum'])}",
+                                      allowed=tuple(schema["enum"])))
+        if "const" in schema and not _equal(value, schema["const"]):
+            errors.append(SchemaError(path, "const", f"expected {json.dumps(schema['const'])}", allowed=(schema["const"],)))
+        self._check_number(schema, value, path, errors)
+        if isinstance(value, str):
+            if "pattern" in schema and not re.search(schema["pattern"], value):
+                errors.append(SchemaError(path, "pattern", f"{_describe(value)} does not match {schema['pattern']}"))
+            if "minLength" in schema and len(value) < schema["minLength"]:
+                errors.append(SchemaError(path, "length", f"{_describe(value)} is shorter than {schema['minLength']}"))
+        if isinstance(value, dict):
+            self._check_object(schema, value, path, errors)
+        if isinstance(value, list):
+            self._check_array(schema, value, path, errors)
+        for sub in schema.get("allOf", ()):
+            self._check(sub, value, path, errors)
+        for keyword in ("anyOf", "oneOf"):
+            if keyword in schema:
+                self._check_any(schema[keyword], value, path, errors)
+        if "not" in schema and not self.validate_at(schema["not"], value):
+            errors.append(SchemaError(path, "type", f"{_describe(value)} is not allowed here"))
+        if "if" in schema:
+            branch = schema.get("then") if not self.validate_at(schema["if"], value) else schema.get("else")
+            if branch is not None:
+                self._check(branch, value, path, errors)
+
+    def validate_at(self, schema: Any, value: Any) -> list[SchemaError]:
+        errors: list[SchemaError] = []
+        self._check(schema, value, (), errors)
+        return errors
+
+    def expects_number_here(self, schema: dict) -> bool:
+        return any("number" in types or "integer" in types for types in self._branch_types(schema))
+
+    def _check_number(self, schema: dict, value: Any, path: tuple, errors: list[SchemaError]) -> None:
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return
+        for keyword, fails in (("minimum", lambda limit: value < limit), ("maximum", lambda limit: value > limit),
+                               ("exclusiveMinimum", lambda limit: value <= limit),
+                               ("exclusiveMaximum", lambda limit: value >= limit)):
+            if keyword in schema and fails(schema[keyword]):
+                errors.append(SchemaError(path, "range", f"{value!r} is outside the allowed range "
+                                                          f"({keyword} {schema[keyword]!r})"))
+
+    def _check_object(self, schema: dict, value: dict, path: tuple, errors: list[SchemaError]) -> None:
+        properties = schema.get("properties", {})
+        patterns = schema.get("patternProperties", {})
+        additional = schema.get("additionalProperties", True)
+        for key, item in value.items():
+            if key in properties:
+                self._check(properties[key], item, path + (key,), errors)
+                continue
+            matched = [sub for pattern, sub in patterns.items() if isinstance(key, str) and re.search(pattern, key)]
+            for sub in matched:
+                self._check(sub, item, path + (key,), errors)
+            if matched:
+                continue
+            if additional is False:
+                errors.append(SchemaError(path + (key,), "unknown-key", f"unknown key {key!r}",
+                                          known_keys=tuple(properties)))
+            elif isinstance(additional, dict):
+                self._check(additional, item, path + (key,), errors)
+        for key in schema.get("required", ()):
+            if key not in value:
+                errors.append(SchemaError(path, "required", f"missing required key {key!r}"))
+
+    def _check_array(self, schema: dict, value: list, path: tuple, errors: list[SchemaError]) -> None:
+        prefix = schema.get("prefixItems", [])
+        for index, item in enumerate(value):
+            sub = prefix[index] if index < len(prefix) else schema.get("items", True)
+            self._check(sub, item, path + (index,), errors)
+        if "minItems" in schema and len(value) < schema["minItems"]:
+            errors.append(SchemaError(path, "length", f"expected at least {schema['minItems']} items"))
+        if "maxItems" in schema and len(value) > schema["maxItems"]:
+            errors.append(SchemaError(path, "length", f"expected at most {schema['maxItems']} items"))
+
+    def _check_any(self, branches: list, value: Any, path: tuple, errors: list[SchemaError]) -> None:
+        attempts = [self.validate_at(branch, value) for branch in branches]
+        if any(not attempt for attempt in attempts):
+            return
+        # A branch whose type matched but that failed deeper down says the most: report it.
+        deeper = [attempt for attempt in attempts if any(error.path for error in attempt)]
+        if deeper:
+            best = min(deeper, key=len)
+            errors.extend(SchemaError(path + error.path, error.kind, error.message, error.known_keys,
+                                      error.expected_types, error.allowed) for error in best)
+            return
+        expected: list[str] = []
+        types: list[str] = []
+        allowed: list = []
+        for branch in branches:
+            resolved = self._resolve(branch) if isinstance(branch, dict) else {}
+            for group in self._branch_types(branch):
+                types.extend(t for t in group if t not in types)
+            options = list(resolved.get("enum", ())) + ([resolved["const"]] if "const" in resolved else [])
+            allowed.extend(options)
+            described = " or ".join(group[0] if len(group) == 1 else "/".join(group) for group in self._branch_types(branch)) \
+                if "type" in resolved or not options else _options(options) if len(options) > 1 else json.dumps(options[0])
+            if described and described not in expected:
+                expected.append(described)
+        errors.append(SchemaError(path, "type", f"expected {' or '.join(expected) or 'another value'}, "
+                                                f"got {_describe(value)}", expected_types=tuple(types),
+                                  allowed=tuple(allowed)))
+
+    def _branch_types(self, schema: Any) -> list[tuple[str, ...]]:
+        if not isinstance(schema, dict):
+            return []
+        schema = self._resolve(schema)
+        found = []
+        if "type" in schema:
+            found.append(tuple(schema["type"]) if isinstance(schema["type"], list) else (schema["type"],))
+        for keyword in ("anyOf", "oneOf", "allOf"):
+            for branch in schema.get(keyword, ()):
+                found.extend(self._branch_types(branch))
+        return found
+
+    def _types_at(self, schema: Any, path: tuple) -> list[tuple[str, ...]]:
+        if not isinstance(schema, dict):
+            return []
+        schema = self._resolve(schema)
+        if not path:
+            return self._branch_types(schema)
+        key, rest = path[0], path[1:]
+        found = []
+        if isinstance(key, str):
+            if key in schema.get("properties", {}):
+                found.extend(self._types_at(schema["properties"][key], rest))
+            for pattern, sub in schema.get("patternProperties", {}).items():
+                if re.search(pattern, key):
+                    found.extend(self._types_at(sub, rest))
+            if isinstance(schema.get("additionalProperties"), dict) and key not in schema.get("properties", {}):
+                found.extend(self._types_at(schema["additionalProperties"], rest))
+        elif isinstance(key, int):
+            prefix = schema.get("prefixItems", [])
+            found.extend(self._types_at(prefix[key] if key < len(prefix) else schema.get("items"), rest))
+        for keyword in ("anyOf", "oneOf", "allOf"):
+            for branch in schema.get(keyword, ()):
+                found.extend(self._types_at(branch, path))
+        for keyword in ("then", "else"):
+            if keyword in schema:
+                found.extend(self._types_at(schema[keyword], path))
+        return found
+
+
+def _is_type(value: Any, expected: Any) -> bool:
+    if isinstance(expected, list):
+        return any(_is_type(value, one) for one in expected)
+    if expected == "integer":
+        return (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, float) and value.is_integer())
+    if expected == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, {"string": str, "boolean": bool, "object": dict, "array": list,
+                              "null": type(None)}.get(expected, object))
+
+
+def _equal(value: Any, option: Any) -> bool:
+    if isinstance(value, bool) or isinstance(option, bool):
+        return value is option if isinstance(value, bool) and isinstance(option, bool) else False
+    return value == option
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, str):
+        return f"string {json.dumps(value)}"
+    if isinstance(value, bool):
+        return f"boolean {json.dumps(value)}"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return f"number {value!r}"
+    return "an object" if isinstance(value, dict) else "a list"
+
+
+def _options(options: list) -> str:
+    shown = ", ".join(json.dumps(option) for option in options[:12])
+    return f"[{shown}{', ...' if len(options) > 12 else ''}]"
+
+
+@lru_cache(maxsize=None)
+def load(name: str) -> Schema | None:
+    """The schema for a format name (`deepspeed`, `axolotl`, ...), or None where none ships."""
+    for directory in SCHEMA_DIRS:
+        path = directory / f"{name}.schema.json"
+        if path.is_file():
+            root = json.loads(path.read_text("utf-8"))
+            options = root.get("x-trainlint", {})
+            return Schema(name, root, options.get("loader", ""), options.get("numeric-strings") == "coerced")
+    return None

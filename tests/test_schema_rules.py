@@ -1,0 +1,237 @@
+"""SCH001-SCH003 and the schema validator.
+
+The rule mechanics are tested against small schemas written here (so a change to a shipped
+schema does not move these tests); the shipped schemas are checked for validity, for agreement
+between trainlint's validator and the jsonschema package, and against the corpus.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import CORPUS, ROOT, trainlint
+from linter import schema as schemas
+
+DEEPSPEED = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "x-trainlint": {"loader": "json.load", "numeric-strings": "kept"},
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "train_micro_batch_size_per_gpu": {"anyOf": [{"type": "integer", "minimum": 1}, {"const": "auto"}]},
+        "gradient_accumulation_steps": {"anyOf": [{"type": "integer"}, {"const": "auto"}]},
+        "zero_optimization": {"$ref": "#/$defs/zero"},
+        "bf16": {"type": "object", "properties": {"enabled": {"type": ["boolean", "string"]}}},
+    },
+    "$defs": {"zero": {"type": "object", "additionalProperties": False,
+                       "properties": {"stage": {"enum": [0, 1, 2, 3]}, "overlap_comm": {"type": "boolean"},
+                                      "contiguous_gradients": {"type": "boolean"}}}},
+}
+LLAMAFACTORY = {
+    "type": "object",
+    "x-trainlint": {"loader": "yaml.safe_load then HfArgumentParser.parse_dict", "numeric-strings": "kept"},
+    "additionalProperties": False,
+    "properties": {
+        "model_name_or_path": {"type": "string"}, "stage": {"enum": ["pt", "sft", "rm", "ppo", "dpo", "kto"]},
+        "finetuning_type": {"enum": ["lora", "oft", "freeze", "full"]}, "do_train": {"type": "boolean"},
+        "learning_rate": {"type": "number"}, "bf16": {"type": "boolean"}, "quantization_bit": {"enum": [2, 3, 4, 5, 6, 8, None]},
+        "report_to": {"type": ["string", "array", "null"]}, "output_dir": {"type": "string"},
+    },
+}
+
+
+@pytest.fixture
+def shipped(tmp_path, monkeypatch):
+    """Schemas written here stand in for the shipped ones."""
+    folder = tmp_path / "schemas"
+    folder.mkdir()
+    for name, body in (("deepspeed", DEEPSPEED), ("llamafactory", LLAMAFACTORY)):
+        (folder / f"{name}.schema.json").write_text(json.dumps(body))
+    monkeypatch.setattr(schemas, "SCHEMA_DIRS", (folder,))
+    schemas.load.cache_clear()
+    yield folder
+    schemas.load.cache_clear()
+
+
+def check(path, *args):
+    result = trainlint("check", path, "--select", "SCH", "--format", "json", "--no-detect", *args)
+    assert result.code in (0, 1), result.err
+    return json.loads(result.out)
+
+
+def test_unknown_deepspeed_key_is_an_error_with_an_unsafe_rename(shipped, tmp_path):
+    path = tmp_path / "ds.json"
+    path.write_text('{\n  "train_micro_batch_size_per_gpu": 4,\n  "zero_optimization": {"stage": 2, "overlap_com": true}\n}\n')
+    [finding] = check(path)
+    assert finding["code"] == "SCH001" and finding["severity"] == "error"
+    assert "zero_optimization.overlap_com" in finding["message"] and "did you mean 'overlap_comm'" in finding["message"]
+    assert (finding["line"], finding["column"]) == (3, 37)  # the key itself
+    assert finding["fix"]["applicability"] == "unsafe"
+    assert trainlint("check", path, "--select", "SCH", "--fix", "--no-detect").code == 1  # unsafe: not applied
+    assert trainlint("check", path, "--select", "SCH", "--fix", "--unsafe-fixes", "--no-detect").code == 0
+    assert path.read_text() == ('{\n  "train_micro_batch_size_per_gpu": 4,\n'
+                                '  "zero_optimization": {"stage": 2, "overlap_comm": true}\n}\n')
+
+
+def test_no_rename_when_the_close_key_is_already_there_or_nothing_is_close(shipped, tmp_path):
+    path = tmp_path / "ds.json"
+    path.write_text('{"zero_optimization": {"overlap_comm": true, "overlap_com": true, "banana": 1}}')
+    findings = check(path)
+    assert [f["code"] for f in findings] == ["SCH001", "SCH001"]
+    assert all(f["fix"] is None for f in findings)
+    assert "did you mean" not in next(f for f in findings if "banana" in f["message"])["message"]
+
+
+def test_invalid_values_are_sch002_at_the_value(shipped, tmp_path):
+    path = tmp_path / "ds.json"
+    path.write_text('{"train_micro_batch_size_per_gpu": 0, "zero_optimization": {"stage": 4},\n'
+                    ' "gradient_accumulation_steps": "8", "bf16": {"enabled": true}}')
+    findings = {f["message"].split(":")[0]: f for f in check(path)}
+    assert set(findings) == {"train_micro_batch_size_per_gpu", "zero_optimization.stage", "gradient_accumulation_steps"}
+    assert all(f["code"] == "SCH002" and f["severity"] == "error" and f["fix"] is None for f in findings.values())
+    assert "4 is not one of [0, 1, 2, 3]" in findings["zero_optimization.stage"]["message"]
+    assert "expected integer or string" in findings["gradient_accumulation_steps"]["message"] or \
+        "expected integer" in findings["gradient_accumulation_steps"]["message"]
+
+
+def test_valid_files_have_no_schema_findings(shipped, tmp_path):
+    path = tmp_path / "ds.json"
+    path.write_text('{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3}, '
+                    '"bf16": {"enabled": "auto"}}')
+    assert check(path) == []
+
+
+def test_yaml11_float_is_sch003_with_a_safe_fix_where_the_loader_keeps_strings(shipped, tmp_path):
+    path = tmp_path / "sft.yaml"
+    text = ("model_name_or_path: m\nstage: sft\nfinetuning_type: lora\nlearning_rate: 2e-5  # peak\n"
+            "do_train: true\n")
+    path.write_text(text)
+    [finding] = check(path)
+    assert finding["code"] == "SCH003" and finding["severity"] == "warning"
+    assert "YAML 1.1 reads `2e-5` as the string '2e-5'" in finding["message"] and "2.0e-5" in finding["message"]
+    assert (finding["line"], finding["column"]) == (4, 16)
+    assert trainlint("check", path, "--select", "SCH", "--fix", "--no-detect").code == 0
+    assert path.read_text() == text.replace("2e-5  #", "2.0e-5  #")
+    assert check(path) == []
+
+
+def test_unsigned_exponent_and_a_quoted_number(shipped, tmp_path):
+    path = tmp_path / "sft.yaml"
+    path.write_text("model_name_or_path: m\nstage: sft\nlearning_rate: 1.0e5\n")
+    [finding] = check(path)
+    assert finding["code"] == "SCH003" and "write 1.0e+5" in finding["message"]
+    path.write_text("model_name_or_path: m\nstage: sft\nlearning_rate: '2e-5'\n")  # quoted: a string on purpose
+    [finding] = check(path)
+    assert finding["code"] == "SCH002"
+
+
+def test_no_sch003_where_the_framework_converts_numeric_strings(shipped, tmp_path, monkeypatch):
+    body = dict(LLAMAFACTORY, **{"x-trainlint": {"loader": "OmegaConf", "numeric-strings": "coerced"}})
+    (shipped / "llamafactory.schema.json").write_text(json.dumps(body))
+    schemas.load.cache_clear()
+    path = tmp_path / "sft.yaml"
+    path.write_text("model_name_or_path: m\nstage: sft\nlearning_rate: 2e-5\n")
+    assert check(path) == []
+
+
+def test_yaml11_boolean_where_a_string_is_meant(shipped, tmp_path):
+    path = tmp_path / "sft.yaml"
+    text = "model_name_or_path: m\nstage: sft\nreport_to: NO\n"
+    path.write_text(text)
+    [finding] = check(path)
+    assert finding["code"] == "SCH003" and 'write "NO"' in finding["message"]
+    trainlint("check", path, "--select", "SCH", "--fix", "--no-detect")
+    assert path.read_text() == text.replace("NO", '"NO"')
+
+
+def test_unknown_key_in_yaml_renames_only_the_key(shipped, tmp_path):
+    path = tmp_path / "sft.yaml"
+    text = "model_name_or_path: m\nstage: sft\nlerning_rate: 1.0e-4   # tuned\nbf16: true\n"
+    path.write_text(text)
+    [finding] = check(path)
+    assert finding["code"] == "SCH001" and finding["severity"] == "warning"
+    trainlint("check", path, "--select", "SCH", "--fix", "--unsafe-fixes", "--no-detect")
+    assert path.read_text() == text.replace("lerning_rate", "learning_rate")
+
+
+def test_rules_have_full_documentation():
+    for code in ("SCH001", "SCH002", "SCH003"):
+        text = trainlint("rule", code).out
+        for heading in ("What it does", "Why is this bad?", "Example", "Fix safety", "References"):
+            assert heading in text, (code, heading)
+
+
+# ---- the shipped schemas ---------------------------------------------------------------------
+
+SHIPPED = sorted(path for path in (ROOT / "schemas").glob("*.schema.json") if path.name != "report.schema.json")
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda path: path.name)
+def test_shipped_schema_is_valid_and_names_its_source(path):
+    import jsonschema
+
+    body = json.loads(path.read_text())
+    jsonschema.Draft202012Validator.check_schema(body)
+    assert body["x-trainlint"]["numeric-strings"] in ("kept", "coerced")
+    assert body["x-trainlint"]["loader"] and body["description"]
+
+
+def test_validator_agrees_with_jsonschema_on_the_corpus():
+    """trainlint's own subset validator and the jsonschema package agree on every corpus file:
+    the same files are valid, and the same keys are unknown. (Where a value fails every branch of
+    an anyOf, jsonschema reports the anyOf and trainlint the closest branch's error, so other
+    error paths are compared file by file, not path by path.)"""
+    import jsonschema
+
+    from linter.engine import Options, Session
+
+    if not CORPUS.is_dir():
+        pytest.skip(f"the shared corpus is not beside this checkout ({CORPUS})")
+    if not SHIPPED:
+        pytest.skip("no format schemas shipped yet")
+    session = Session(Options(detect=False))
+    compared = 0
+    for path in sorted(CORPUS.rglob("*")):
+        if path.suffix not in (".yaml", ".yml", ".json"):
+            continue
+        config = session.load(path, True).config
+        schema = schemas.load(config.schema) if config else None
+        if schema is None or schema.coerces_numeric_strings:
+            continue  # trainlint coerces numeric strings before validating; jsonschema cannot
+        tree = config.key_tree()
+        ours = schema.validate(tree.value)
+        theirs = list(jsonschema.Draft202012Validator(schema.root).iter_errors(tree.value))
+        assert bool(ours) == bool(theirs), (path, [e.message for e in ours], [e.message for e in theirs])
+        unknown_ours = {error.path for error in ours if error.kind == "unknown-key"}
+        unknown_theirs = {tuple(error.absolute_path) + (key,) for error in theirs
+                          if error.validator == "additionalProperties" for key in _extra_keys(error)}
+        assert unknown_ours == unknown_theirs, path
+        compared += 1
+    assert compared > 50
+
+
+def _extra_keys(error) -> list:
+    import re
+
+    properties = error.schema.get("properties", {})
+    patterns = error.schema.get("patternProperties", {})
+    return [key for key in error.instance if key not in properties
+            and not any(re.search(pattern, key) for pattern in patterns)]
+
+
+def test_corpus_schema_findings_are_the_reviewed_ones():
+    """`trainlint check ../shared/corpus --gpu H100 --select SCH`: every finding left was reviewed
+    (issue #4 note); a new one is either a schema bug or a new verdict to record."""
+    if not CORPUS.is_dir():
+        pytest.skip(f"the shared corpus is not beside this checkout ({CORPUS})")
+    result = trainlint("check", CORPUS, "--gpu", "H100", "--select", "SCH", "--format", "json")
+    found = sorted((str(Path(f["file"]).resolve().relative_to(CORPUS.resolve())), f["code"], f["message"].split(";")[0])
+                   for f in json.loads(result.out))
+    assert found == sorted(REVIEWED_CORPUS_FINDINGS)
+
+
+# (file, code, message up to the first ";"): each a real mistake in the upstream file.
+REVIEWED_CORPUS_FINDINGS: list[tuple[str, str, str]] = []
