@@ -172,14 +172,18 @@ class LowPrecisionTrainableEmbeddings(Rule):
     """NUM004 low-precision-trainable-embeddings
 
     ## What it does
-    Flags adapter training that makes `embed_tokens` or `lm_head` trainable (as LoRA targets
-    or `modules_to_save`) with PEFT older than 0.12, which keeps trainable weights in the
-    model's low precision.
+    Flags adapter training that makes `embed_tokens` or `lm_head` trainable in the model's 16-bit
+    precision:
+    - as LoRA targets with PEFT older than 0.12, which leaves adapter weights in the model's
+      dtype (PEFT 0.12 casts them to float32: `autocast_adapter_dtype=True`);
+    - as `modules_to_save` of a 16-bit model on any PEFT version: the trainable copy keeps the
+      module's dtype, because PEFT upcasts adapter layers only (cast_adapter_dtype visits
+      BaseTunerLayer modules; ModulesToSaveWrapper is not one). A 4-bit/8-bit model is exempt:
+      prepare_model_for_kbit_training has already cast its embeddings to float32.
 
     ## Why is this bad?
     Trainable parameters in bf16/fp16 lose small updates and, for embeddings of new tokens,
     overflow: Gemma-7B QLoRA with trainable embed_tokens/lm_head goes NaN after a few steps.
-    PEFT 0.12 casts adapter weights to float32 by default (`autocast_adapter_dtype=True`).
 
     ## Example
         lora_target_modules: [q_proj, v_proj, embed_tokens, lm_head]
@@ -188,11 +192,14 @@ class LowPrecisionTrainableEmbeddings(Rule):
         # requirements.txt: peft>=0.12.0
 
     ## Fix safety
-    Display-only: upgrade PEFT, or cast trainable parameters to float32 in the training code.
+    Display-only: upgrade PEFT, load the model in float32, or cast the trainable parameters to
+    float32 in the training code.
 
     ## References
     - INCIDENTS.md incident 4 (PEFT, Gemma-7B QLoRA NaN; the maintainers' float32 advice)
-    - peft/mapping.py get_peft_model(autocast_adapter_dtype=True), PEFT v0.12.0
+    - peft/mapping.py get_peft_model(autocast_adapter_dtype=True), PEFT v0.12.0 (PR #1706)
+    - peft/tuners/tuners_utils.py cast_adapter_dtype; peft/utils/other.py ModulesToSaveWrapper
+    - peft/utils/other.py prepare_model_for_kbit_training (non-quantized weights to float32)
     """
 
     code = "NUM004"
@@ -203,9 +210,19 @@ class LowPrecisionTrainableEmbeddings(Rule):
 
     def check(self, run, context):
         for config in run.configs:
-            modules = [*(config.value("adapter.target_modules") or []), *(config.value("adapter.modules_to_save") or [])]
-            trainable = sorted({m for m in modules if isinstance(m, str) and m.split(".")[-1] in _EMBEDDINGS})
-            if not trainable or config.value("adapter.kind") is None:
+            if config.value("adapter.kind") is None:
+                continue
+            targeted = _embeddings(config.value("adapter.target_modules"))
+            saved = _embeddings(config.value("adapter.modules_to_save"))
+            if saved and run.value("quantization.bits") is None and run.value("model.load_dtype") in (
+                    "float16", "bfloat16", "auto"):
+                yield self.finding(
+                    config, config.span("adapter.modules_to_save"),
+                    f"{', '.join(saved)} in modules_to_save train as a copy in the model's "
+                    f"{run.value('model.load_dtype') if run.value('model.load_dtype') != 'auto' else '16-bit'} "
+                    "weights: PEFT upcasts adapter layers only; load the model in float32 or make them LoRA targets",
+                    fix=self.fix("Load the model in float32, or train the embeddings as LoRA targets"))
+            if not targeted:
                 continue
             found = context.version("peft", config.path)
             from linter.versions import older_than
@@ -217,10 +234,16 @@ class LowPrecisionTrainableEmbeddings(Rule):
             if not older_than(found[0], self.FIXED_IN):
                 continue
             yield self.finding(
-                config, config.span("adapter.target_modules", "adapter.modules_to_save"),
-                f"{', '.join(trainable)} trainable with peft {found[0]} ({found[1]}): PEFT < {self.FIXED_IN} keeps "
+                config, config.span("adapter.target_modules"),
+                f"{', '.join(targeted)} trainable with peft {found[0]} ({found[1]}): PEFT < {self.FIXED_IN} keeps "
                 "them in low precision and they go NaN; upgrade PEFT or cast trainable parameters to float32",
                 fix=self.fix(f"Upgrade to peft>={self.FIXED_IN}"))
+
+
+def _embeddings(modules) -> list[str]:
+    if isinstance(modules, str):
+        modules = [modules]
+    return sorted({m for m in modules or [] if isinstance(m, str) and m.split(".")[-1] in _EMBEDDINGS})
 
 
 @register

@@ -75,6 +75,28 @@ def test_gemma_with_peft_0_12_is_fine(tmp_path):
     assert "NUM004" not in codes(_gemma_run(tmp_path, "0.12.0"), "--gpu", "A100")
 
 
+def _saved_embeddings_run(tmp_path, extra):
+    (tmp_path / "requirements.txt").write_text("peft==0.13.2\n")
+    path = tmp_path / "sft.yaml"
+    path.write_text("model_name_or_path: google/gemma-7b\ndataset_name: d\nuse_peft: true\nbf16: true\n"
+                    "lora_target_modules: [q_proj, v_proj]\nlora_modules_to_save: [embed_tokens, lm_head]\n" + extra)
+    return path
+
+
+def test_modules_to_save_embeddings_of_a_16bit_model_on_any_peft(tmp_path):
+    """PEFT >= 0.12 upcasts adapter layers, not the modules_to_save copies (cast_adapter_dtype)."""
+    [num004] = [f for f in findings(_saved_embeddings_run(tmp_path, "dtype: bfloat16\n"), "--gpu", "A100")
+                if f["code"] == "NUM004"]
+    assert "embed_tokens, lm_head in modules_to_save" in num004["message"] and "bfloat16" in num004["message"]
+    assert num004["line"] == 6
+
+
+def test_modules_to_save_embeddings_are_fine_in_float32_or_under_kbit_training(tmp_path):
+    assert "NUM004" not in codes(_saved_embeddings_run(tmp_path, "dtype: float32\n"), "--gpu", "A100")
+    quantized = _saved_embeddings_run(tmp_path, "dtype: bfloat16\nload_in_4bit: true\n")
+    assert "NUM004" not in codes(quantized, "--gpu", "A100")  # prepare_model_for_kbit_training: fp32
+
+
 def test_num004_silent_when_version_unknown(tmp_path, monkeypatch):
     from linter import versions
 
