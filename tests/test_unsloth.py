@@ -220,3 +220,44 @@ def test_syntax_error_is_syn001_at_its_line(tmp_path):
     path = script(tmp_path, text)
     [finding] = findings(path)
     assert finding["code"] == "SYN001" and finding["line"] == len(text.splitlines())
+
+
+# ---- VER001 (INCIDENTS.md incident 5) ----------------------------------------------------------
+
+def _pinned_script(tmp_path, pin, packing="False"):
+    (tmp_path / "requirements.txt").write_text(f"torch\nunsloth=={pin}\ntrl==0.12.0\n")
+    script = tmp_path / "train.py"
+    text = (FIXTURES / "unsloth" / "train_tinyllama.py").read_text("utf-8").replace("packing=False", f"packing={packing}")
+    script.write_text(text, "utf-8")
+    return script
+
+
+def _ver001(script):
+    result = trainlint("check", script, "--gpu", "T4", "--format", "json")
+    return [f for f in json.loads(result.out) if f["code"] == "VER001"]
+
+
+def test_incident_5_unsloth_before_the_fix_is_ver001(tmp_path):
+    [finding] = _ver001(_pinned_script(tmp_path, "2024.10.7"))
+    assert "unsloth 2024.10.7" in finding["message"] and "unsloth>=2024.11.2" in finding["message"]
+    assert finding["severity"] == "warning" and finding["fix"]["applicability"] == "display-only"
+    assert finding["line"] == 19  # packing=False
+
+
+def test_unsloth_with_the_fix_or_packing_or_bf16_is_not_ver001(tmp_path):
+    assert _ver001(_pinned_script(tmp_path, "2024.11.2")) == []
+    assert _ver001(_pinned_script(tmp_path / "", "2024.10.7", packing="True")) == []
+    bf16 = _pinned_script(tmp_path, "2024.10.7")
+    bf16.write_text(bf16.read_text("utf-8").replace("fp16=True, bf16=False", "fp16=False, bf16=True")
+                    .replace("dtype=torch.float16", "dtype=torch.bfloat16"), "utf-8")
+    assert _ver001(bf16) == []
+
+
+def test_ver001_silent_when_the_unsloth_version_is_unknown(tmp_path, monkeypatch):
+    from linter import versions
+
+    monkeypatch.setattr(versions, "installed", lambda package: None)
+    script = _pinned_script(tmp_path, "2024.10.7")
+    (tmp_path / "requirements.txt").write_text("unsloth\n")
+    assert _ver001(script) == []
+    assert "VER001 skipped: the unsloth version is unknown" in trainlint("check", script, "--gpu", "T4", "--verbose").err
