@@ -175,6 +175,8 @@ class Session:
         try:
             source = Source.read(path)
         except SourceError as error:
+            if kind == "python" and not explicit:
+                return result  # a walked .py file that is not UTF-8 is not a config we could read
             result.syntax = _syntax_finding(path, error.message, None, error.line, error.column)
             return result
         except OSError as error:

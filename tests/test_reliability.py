@@ -54,6 +54,17 @@ def test_invalid_utf8_and_nul_are_syn001_with_position(tmp_path):
     assert json.loads(trainlint("check", nul, "--no-detect", "--format", "json").out)[0]["code"] == "SYN001"
 
 
+def test_latin1_python_file_found_by_walking_is_not_a_config(tmp_path):
+    """Most .py files are not configs: one that is not UTF-8 is skipped when walked, and only a
+    file named on the command line is reported as unreadable."""
+    script = tmp_path / "legacy.py"
+    script.write_bytes(b"# caf\xe9\nprint('hello')\n")
+    walked = trainlint("check", tmp_path, "--no-detect", "--format", "json")
+    assert walked.code == 0 and json.loads(walked.out) == []
+    named = json.loads(trainlint("check", script, "--no-detect", "--format", "json").out)
+    assert [f["code"] for f in named] == ["SYN001"]
+
+
 def test_file_over_10_mb_is_skipped_with_a_diagnostic(tmp_path):
     path = tmp_path / "big.json"
     path.write_bytes(b'{"fp16": {"enabled": true}, "pad": "' + b"x" * (10 * 1024 * 1024) + b'"}')
