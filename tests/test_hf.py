@@ -144,6 +144,19 @@ def test_trl_bf16_default_follows_fp16():
     assert neither.value("memory.gradient_checkpointing") is True
 
 
+@pytest.mark.parametrize("pin, bf16, checkpointing", [("0.18.2", False, False), ("0.19.0", True, False),
+                                                      ("0.22.0", True, True)])
+def test_trl_defaults_follow_the_pinned_trl(tmp_path, pin, bf16, checkpointing):
+    """bf16=True arrived in TRL v0.19.0 (PR #3515), gradient_checkpointing=True in v0.22.0 (#3510)."""
+    (tmp_path / "requirements.txt").write_text(f"trl=={pin}\n")
+    path = tmp_path / "sft.yaml"
+    path.write_text("model_name_or_path: Qwen/Qwen2.5-1.5B\ndataset_name: d\nper_device_train_batch_size: 2\n")
+    config = Session(Options(detect=False)).load(path, True).config
+    assert (config.value("precision.bf16"), config.value("memory.gradient_checkpointing")) == (bf16, checkpointing)
+    on_v100 = codes(trainlint("check", path, "--gpu", "V100", "--format", "json"))
+    assert ("PRE001" in on_v100) is bf16  # bf16 on a V100 only where TRL turns it on
+
+
 def test_trl_4bit_compute_dtype_is_the_model_dtype():
     written = parse("model_name_or_path: m\nuse_peft: true\nload_in_4bit: true\ndtype: bfloat16\n")
     assert (written.value("quantization.bits"), written.value("quantization.compute_dtype")) == (4, "bfloat16")

@@ -69,6 +69,7 @@ from typing import Any
 from ..document import Document, Mapping, RenderError, Scalar
 from ..fixes import Change, Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
+from ..versions import older_than, version_of
 from . import (Adapter, Reader, as_float, comma_list, deepspeed_link, new_config, set_path, span_of, templated,
                written)
 
@@ -204,14 +205,18 @@ class HFAdapter(Adapter):
         read.take("model.name", "model_name_or_path")
         load_dtype = read.take("model.load_dtype", self._dtype_key(document), convert=canonical_dtype)
         fp16 = read.take("precision.fp16", "fp16", default=False, default_source=_TRAINING_ARGS)
-        if is_trl:
-            read.take("precision.bf16", "bf16", default=fp16.value is not True, default_source=_TRL_CONFIG)
-        else:
-            read.take("precision.bf16", "bf16", default=False, default_source=_TRAINING_ARGS)
+        # TRL's own defaults arrived in v0.19.0 (bf16, PR #3515) and v0.22.0 (gradient
+        # checkpointing, PR #3510); a pinned older TRL keeps TrainingArguments' False. An unknown
+        # version is taken to be a current one.
+        trl_version = version_of("trl", config.path) if is_trl else None
+        new_bf16 = is_trl and not (trl_version and older_than(trl_version[0], "0.19.0"))
+        new_checkpointing = is_trl and not (trl_version and older_than(trl_version[0], "0.22.0"))
+        read.take("precision.bf16", "bf16", default=fp16.value is not True if new_bf16 else False,
+                  default_source=_TRL_CONFIG if new_bf16 else _TRAINING_ARGS)
         read.take("precision.tf32", "tf32")
         read.take("attention.implementation", "attn_implementation")
-        read.take("memory.gradient_checkpointing", "gradient_checkpointing",
-                  default=is_trl, default_source=_TRL_CONFIG if is_trl else _TRAINING_ARGS)
+        read.take("memory.gradient_checkpointing", "gradient_checkpointing", default=new_checkpointing,
+                  default_source=_TRL_CONFIG if new_checkpointing else _TRAINING_ARGS)
         for key, (name, default) in _DEFAULTS.items():
             read.take(key, name, convert=as_float if isinstance(default, float) else None,
                       default=default, default_source=_TRAINING_ARGS)
