@@ -36,6 +36,18 @@ class Context:
 
         return version_of(package, near)
 
+    def version_before(self, package: str, bound: str, near, code: str) -> tuple[str, str] | None:
+        """(version, where it comes from) when the run's `package` is older than `bound`; None
+        when it is not, or when the version is unknown (noted for --verbose: the rule is silent)."""
+        from .versions import older_than
+
+        found = self.version(package, near)
+        if found is None:
+            self.notes.append(f"{near}: {code} skipped: the {package} version is unknown "
+                              "(no exact pin in requirements*.txt/pyproject.toml nearby, none installed)")
+            return None
+        return found if older_than(found[0], bound) else None
+
 
 @dataclass
 class Finding:

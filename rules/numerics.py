@@ -224,14 +224,8 @@ class LowPrecisionTrainableEmbeddings(Rule):
                     fix=self.fix("Load the model in float32, or train the embeddings as LoRA targets"))
             if not targeted:
                 continue
-            found = context.version("peft", config.path)
-            from linter.versions import older_than
-
+            found = context.version_before("peft", self.FIXED_IN, config.path, self.code)
             if found is None:
-                context.notes.append(f"{config.path}: {self.code} skipped: the peft version is unknown "
-                                     "(no exact pin in requirements*.txt/pyproject.toml nearby, none installed)")
-                continue
-            if not older_than(found[0], self.FIXED_IN):
                 continue
             yield self.finding(
                 config, config.span("adapter.target_modules"),

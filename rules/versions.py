@@ -56,14 +56,8 @@ class UnslothFp16WithoutPacking(Rule):
         fp16 = config.mode() == "fp16" or config.value("model.load_dtype") == "float16"
         if not fp16 or config.value("sequence.packing") is True:
             return  # SFTTrainer's packing defaults to False: unset counts as off
-        found = context.version("unsloth", config.path)
+        found = context.version_before("unsloth", self.FIXED_IN, config.path, self.code)
         if found is None:
-            context.notes.append(f"{config.path}: {self.code} skipped: the unsloth version is unknown "
-                                 "(no exact pin in requirements*.txt/pyproject.toml nearby, none installed)")
-            return
-        from linter.versions import older_than
-
-        if not older_than(found[0], self.FIXED_IN):
             return
         yield self.finding(
             config, config.span("sequence.packing", "precision.fp16", "model.load_dtype"),
