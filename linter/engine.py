@@ -282,7 +282,7 @@ class Session:
         except RenderError as error:
             fix.message = f"{fix.message} (not applied automatically: {error})"
             edits = []
-        fix.edits = edits
+        fix.edits = list(dict.fromkeys(edits))  # two changes may render the same edit
 
     def _suppressed(self, finding: Finding, run: Run) -> bool:
         path = finding.span.path

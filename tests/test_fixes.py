@@ -135,3 +135,18 @@ def test_passes_are_bounded_and_converge(tmp_path):
     assert once == b'{"fp16": {"enabled": false}, "bf16": {"enabled": true}, "zero_optimization": {"stage": 1}}'
     trainlint("check", path, "--gpu", "A100", "--fix", "--unsafe-fixes")
     assert path.read_bytes() == once
+
+
+def test_two_changes_rendering_the_same_edit_give_one_edit(tmp_path):
+    from linter.adapters import WRITE_LITERAL
+    from linter.engine import Options, Session
+    from linter.fixes import Applicability, Change, Fix
+
+    path = tmp_path / "sft.yaml"
+    path.write_text("model_name_or_path: m\nstage: sft\nlearning_rate: 2e-5\n")
+    session = Session(Options(detect=False))
+    config = session.load(path, True).config
+    change = Change(config, WRITE_LITERAL, (("learning_rate",), 2e-5, "2.0e-5"))
+    fix = Fix(Applicability.SAFE, "Write 2.0e-5", [change, change])
+    session._render(fix)
+    assert len(fix.edits) == 1 and fix.edits[0].content == "2.0e-5"
