@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -26,23 +25,30 @@ SCHEMA_DIRS = (_HERE / "schemas", _HERE.parent / "schemas")
 NUMERIC = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 
 
-@dataclass
 class SchemaError:
-    path: tuple  # keys and indices from the root to the offending key or value
-    kind: str  # "unknown-key", "type", "enum", "const", "range", "pattern", "length"
-    message: str
-    known_keys: tuple[str, ...] = ()  # for unknown-key: the keys the enclosing object accepts
-    expected_types: tuple[str, ...] = ()  # for type: every type a branch would accept
-    allowed: tuple = ()  # for enum/const: the accepted values
+    """One violation: the path of the offending key or value, and what the schema expected there.
+    (Plain classes here, not dataclasses: this module loads on every lint, and each dataclass
+    costs about a millisecond to create.)"""
+
+    __slots__ = ("path", "kind", "message", "known_keys", "expected_types", "allowed")
+
+    def __init__(self, path: tuple, kind: str, message: str, known_keys: tuple[str, ...] = (),
+                 expected_types: tuple[str, ...] = (), allowed: tuple = ()):
+        self.path = path  # keys and indices from the root to the offending key or value
+        self.kind = kind  # "unknown-key", "type", "enum", "const", "range", "pattern", "length", "required"
+        self.message = message
+        self.known_keys = known_keys  # for unknown-key: the keys the enclosing object accepts
+        self.expected_types = expected_types  # for type: every type a branch would accept
+        self.allowed = allowed  # for enum/const: the accepted values
 
 
-@dataclass
 class Schema:
-    name: str
-    root: dict
-    loader: str = ""
-    coerces_numeric_strings: bool = False
-    refs: dict = field(default_factory=dict)
+    def __init__(self, name: str, root: dict, loader: str = "", coerces_numeric_strings: bool = False):
+        self.name = name
+        self.root = root
+        self.loader = loader
+        self.coerces_numeric_strings = coerces_numeric_strings
+        self.refs: dict = {}
 
     def validate(self, value: Any) -> list[SchemaError]:
         errors: list[SchemaError] = []
