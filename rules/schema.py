@@ -36,21 +36,36 @@ def _dotted(path: tuple) -> str:
 def _misread(schema, tree, error):
     """(kind, intended value, literal) when the error is a YAML 1.1 misreading of a plain scalar
     the framework does not repair, else None."""
-    if error.kind != "type" or tree.format != "yaml":
+    if error.kind not in ("type", "enum") or tree.format != "yaml":
         return None
     located = tree.locate(error.path)
     if located is None or not located.plain:
         return None
     text = located.text.strip()
     number = _UNREAD_FLOAT.match(text)
-    if number and not schema.coerces_numeric_strings and schema.expects_number_at(error.path):
+    if number and error.kind == "type" and not schema.coerces_numeric_strings and schema.expects_number_at(error.path):
         mantissa = number["mantissa"] if "." in number["mantissa"] else number["mantissa"] + ".0"
         mantissa = "0" + mantissa if mantissa.startswith(".") else mantissa
         literal = f"{number['sign']}{mantissa}e{number['esign'] or '+'}{number['exponent']}"
         return "number", float(text), literal
-    if text in _YAML11_BOOLEANS and "string" in error.expected_types:
+    strings_expected = "string" in error.expected_types or (
+        error.kind == "enum" and error.allowed and all(isinstance(option, str) for option in error.allowed))
+    if text in _YAML11_BOOLEANS and strings_expected:
         return "string", text, f'"{text}"'
     return None
+
+
+def _accepts(schema, tree, path: tuple, value) -> bool:
+    """Would the schema accept `value` at `path`? (A fix that trades one invalid value for
+    another is no fix: accelerate's SageMaker config accepts no "NO" at all.)"""
+    import copy
+
+    document = copy.deepcopy(tree.value)
+    parent = document
+    for step in path[:-1]:
+        parent = parent[step]
+    parent[path[-1]] = value
+    return not any(error.path == path for error in schema.validate(document))
 
 
 @register
@@ -212,7 +227,9 @@ class Yaml11Misread(Rule):
                 located = tree.locate(error.path)
                 written = located.text.strip()
                 reads_as = f"the string {written!r}" if kind == "number" else f"the boolean {str(intended.lower() in ('yes', 'on', 'true')).lower()}"
-                fix = self.fix(f"Write {literal}", Change(config, WRITE_LITERAL, (error.path, intended, literal)))
-                yield self.finding(config, located.value_span,
-                                   f"{_dotted(error.path)}: YAML 1.1 reads `{written}` as {reads_as}, "
-                                   f"which {config.schema} does not convert; write {literal}", fix=fix)
+                message = f"{_dotted(error.path)}: YAML 1.1 reads `{written}` as {reads_as}, which {config.schema} does not convert"
+                if _accepts(schema, tree, error.path, intended):
+                    fix = self.fix(f"Write {literal}", Change(config, WRITE_LITERAL, (error.path, intended, literal)))
+                    yield self.finding(config, located.value_span, f"{message}; write {literal}", fix=fix)
+                else:
+                    yield self.finding(config, located.value_span, f"{message}, and {literal} is not accepted there either")

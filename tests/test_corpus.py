@@ -75,8 +75,8 @@ def test_corpus_lints_without_crash_and_without_false_errors(corpus, gpu):
               if f["code"] == "MEM001"}
     assert memory == MEM001_REVIEWED[gpu]
     for finding in errors(findings):
-        if finding["code"] in ("SYN001", "MEM001"):
-            continue
+        if finding["code"] in ("SYN001", "MEM001") or finding["code"].startswith("SCH"):
+            continue  # schema findings are compared one by one in test_schema_rules.py
         assert finding["code"] in reviewed, finding
         assert reviewed[finding["code"]] in finding["message"], finding
 

@@ -223,21 +223,29 @@ def _extra_keys(error) -> list:
 
 
 def test_corpus_schema_findings_are_the_reviewed_ones():
-    """`trainlint check ../shared/corpus --gpu H100 --select SCH`: every finding left was reviewed
-    (issue #4 note); a new one is either a schema bug or a new verdict to record."""
+    """`trainlint check ../shared/corpus --gpu H100 --select SCH`: every finding is one reviewed in
+    tests/corpus_schema_verdicts.tsv (file, code, message, verdict): a real mistake in the upstream
+    file. A new finding is either a schema bug or a new verdict to record."""
     if not CORPUS.is_dir():
         pytest.skip(f"the shared corpus is not beside this checkout ({CORPUS})")
     result = trainlint("check", CORPUS, "--gpu", "H100", "--select", "SCH", "--format", "json")
-    found = sorted((str(Path(f["file"]).resolve().relative_to(CORPUS.resolve())), f["code"], f["message"].split(";")[0])
+    found = sorted((str(Path(f["file"]).resolve().relative_to(CORPUS.resolve())), f["code"], f["message"])
                    for f in json.loads(result.out))
-    assert found == sorted(REVIEWED_CORPUS_FINDINGS)
+    rows = [line.split("\t") for line in VERDICTS.read_text("utf-8").splitlines()[1:] if line]
+    assert all(len(row) == 4 and row[3].startswith("real:") for row in rows)
+    assert found == sorted((file, code, message) for file, code, message, _ in rows)
 
 
-# (file, code, message up to the first ";"): each a real mistake in the upstream file.
-REVIEWED_CORPUS_FINDINGS: list[tuple[str, str, str]] = []
+VERDICTS = Path(__file__).parent / "corpus_schema_verdicts.tsv"
 
 
-def test_placeholders_are_not_invalid_values(shipped, tmp_path):
-    path = tmp_path / "ds.json"
-    path.write_text('{"train_micro_batch_size_per_gpu": "${MICRO_BATCH}", "zero_optimization": {"stage": 4}}')
-    assert [f["message"].split(":")[0] for f in check(path)] == ["zero_optimization.stage"]
+def test_no_quoting_fix_where_the_quoted_word_is_invalid_too(shipped, tmp_path):
+    body = dict(LLAMAFACTORY)
+    body["properties"] = dict(LLAMAFACTORY["properties"], report_to={"enum": ["none", "wandb"]})
+    (shipped / "llamafactory.schema.json").write_text(json.dumps(body))
+    schemas.load.cache_clear()
+    path = tmp_path / "sft.yaml"
+    path.write_text("model_name_or_path: m\nstage: sft\nreport_to: NO\n")
+    [finding] = check(path)
+    assert finding["code"] == "SCH003" and finding["fix"] is None
+    assert '"NO" is not accepted there either' in finding["message"]
