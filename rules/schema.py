@@ -29,6 +29,14 @@ def _schema_errors(config):
     return cached
 
 
+def _each_error(run):
+    """(config, schema, key tree, error) for every schema error of every file in the run."""
+    for config in run.configs:
+        schema, tree, errors = _schema_errors(config)
+        for error in errors:
+            yield config, schema, tree, error
+
+
 def _dotted(path: tuple) -> str:
     return ".".join(f"[{step}]" if isinstance(step, int) else str(step) for step in path).replace(".[", "[")
 
@@ -110,28 +118,26 @@ class UnknownKey(Rule):
     fix_applicability = Applicability.UNSAFE
 
     def check(self, run, context):
-        for config in run.configs:
-            schema, tree, errors = _schema_errors(config)
-            for error in errors:
-                if error.kind != "unknown-key":
-                    continue
-                key = error.path[-1]
-                close = difflib.get_close_matches(str(key), error.known_keys, n=3, cutoff=0.8)
-                located = tree.locate(error.path)
-                span = located.key_span if located else None
-                siblings = tree.value
-                for step in error.path[:-1]:
-                    siblings = siblings[step]
-                hint = f"; did you mean {' or '.join(repr(name) for name in close)}?" if close else ""
-                fix = None
-                if len(close) == 1 and close[0] not in siblings:
-                    fix = self.fix(f"Rename {key!r} to {close[0]!r}",
-                                   Change(config, RENAME_KEY, (error.path, close[0])))
-                finding = self.finding(config, span, f"unknown key {_dotted(error.path)!s} for "
-                                                     f"{config.schema}{hint}", fix=fix)
-                if config.schema == "deepspeed":
-                    finding.severity = ERROR  # DeepSpeed drops it without a word
-                yield finding
+        for config, schema, tree, error in _each_error(run):
+            if error.kind != "unknown-key":
+                continue
+            key = error.path[-1]
+            close = difflib.get_close_matches(str(key), error.known_keys, n=3, cutoff=0.8)
+            located = tree.locate(error.path)
+            span = located.key_span if located else None
+            siblings = tree.value
+            for step in error.path[:-1]:
+                siblings = siblings[step]
+            hint = f"; did you mean {' or '.join(repr(name) for name in close)}?" if close else ""
+            fix = None
+            if len(close) == 1 and close[0] not in siblings:
+                fix = self.fix(f"Rename {key!r} to {close[0]!r}",
+                               Change(config, RENAME_KEY, (error.path, close[0])))
+            finding = self.finding(config, span, f"unknown key {_dotted(error.path)!s} for "
+                                                 f"{config.schema}{hint}", fix=fix)
+            if config.schema == "deepspeed":
+                finding.severity = ERROR  # DeepSpeed drops it without a word
+            yield finding
 
 
 @register
@@ -166,17 +172,15 @@ class InvalidValue(Rule):
     severity = ERROR
 
     def check(self, run, context):
-        for config in run.configs:
-            schema, tree, errors = _schema_errors(config)
-            for error in errors:
-                if error.kind == "unknown-key" or _misread(schema, tree, error):
-                    continue
-                located = tree.locate(error.path)
-                if located is not None and "${" in located.text:
-                    continue  # a placeholder a launcher fills in before the framework reads the file
-                span = located.value_span if located else None
-                where = _dotted(error.path) or "the file"
-                yield self.finding(config, span, f"{where}: {error.message} ({config.schema} schema)")
+        for config, schema, tree, error in _each_error(run):
+            if error.kind == "unknown-key" or _misread(schema, tree, error):
+                continue
+            located = tree.locate(error.path)
+            if located is not None and "${" in located.text:
+                continue  # a placeholder a launcher fills in before the framework reads the file
+            span = located.value_span if located else None
+            where = _dotted(error.path) or "the file"
+            yield self.finding(config, span, f"{where}: {error.message} ({config.schema} schema)")
 
 
 @register
@@ -217,19 +221,17 @@ class Yaml11Misread(Rule):
     fix_applicability = Applicability.SAFE
 
     def check(self, run, context):
-        for config in run.configs:
-            schema, tree, errors = _schema_errors(config)
-            for error in errors:
-                misread = _misread(schema, tree, error)
-                if misread is None:
-                    continue
-                kind, intended, literal = misread
-                located = tree.locate(error.path)
-                written = located.text.strip()
-                reads_as = f"the string {written!r}" if kind == "number" else f"the boolean {str(intended.lower() in ('yes', 'on', 'true')).lower()}"
-                message = f"{_dotted(error.path)}: YAML 1.1 reads `{written}` as {reads_as}, which {config.schema} does not convert"
-                if _accepts(schema, tree, error.path, intended):
-                    fix = self.fix(f"Write {literal}", Change(config, WRITE_LITERAL, (error.path, intended, literal)))
-                    yield self.finding(config, located.value_span, f"{message}; write {literal}", fix=fix)
-                else:
-                    yield self.finding(config, located.value_span, f"{message}, and {literal} is not accepted there either")
+        for config, schema, tree, error in _each_error(run):
+            misread = _misread(schema, tree, error)
+            if misread is None:
+                continue
+            kind, intended, literal = misread
+            located = tree.locate(error.path)
+            written = located.text.strip()
+            reads_as = f"the string {written!r}" if kind == "number" else f"the boolean {str(intended.lower() in ('yes', 'on', 'true')).lower()}"
+            message = f"{_dotted(error.path)}: YAML 1.1 reads `{written}` as {reads_as}, which {config.schema} does not convert"
+            if _accepts(schema, tree, error.path, intended):
+                fix = self.fix(f"Write {literal}", Change(config, WRITE_LITERAL, (error.path, intended, literal)))
+                yield self.finding(config, located.value_span, f"{message}; write {literal}", fix=fix)
+            else:
+                yield self.finding(config, located.value_span, f"{message}, and {literal} is not accepted there either")
