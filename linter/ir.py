@@ -92,26 +92,27 @@ class Link:
     builtin_source: str | None = None
 
 
-@dataclass(frozen=True)
 class Located:
     """Where a key path sits in the file: the key (None for a list item), the value, and the
     value's text as written and whether it was written unquoted (plain)."""
 
-    key_span: Span | None
-    value_span: Span
-    text: str
-    plain: bool
+    __slots__ = ("key_span", "value_span", "text", "plain")
+
+    def __init__(self, key_span: Span | None, value_span: Span, text: str, plain: bool):
+        self.key_span, self.value_span, self.text, self.plain = key_span, value_span, text, plain
 
 
-@dataclass
 class KeyTree:
     """Every key of a file as plain values (what the framework's loader reads), for schema rules;
     `locate` maps a key path back to the file. Built by the adapter; rules never see the parser's
-    nodes."""
+    nodes. (Plain classes: a dataclass costs about a millisecond at import, on every lint.)"""
 
-    value: Any
-    format: str  # "yaml" or "json": which literal spellings mean what
-    locate: "Callable[[tuple], Located | None]"
+    __slots__ = ("value", "format", "locate")
+
+    def __init__(self, value: Any, format: str, locate: "Callable[[tuple], Located | None]"):
+        self.value = value
+        self.format = format  # "yaml" or "json": which literal spellings mean what
+        self.locate = locate
 
 
 @dataclass

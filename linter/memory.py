@@ -22,8 +22,6 @@ produced it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from .ir import Run
 from .models import Dimensions, dimensions_of
 
@@ -40,17 +38,20 @@ _ACTIVATIONS = {"full": (22.7, 7.4), "lora": (31.1, 9.1), "qlora": (31.1, 15.5)}
 _LOGIT_BYTES = 12.4
 
 
-@dataclass
 class Estimate:
-    model: str
-    components: list[tuple[str, float]] = field(default_factory=list)  # (component, GiB)
-    assumptions: list[str] = field(default_factory=list)
-    sharded_unknown: bool = False  # ZeRO/FSDP without a world size: the per-GPU share is unknown
-    unmodeled: str | None = None  # what the estimate cannot account for (a memory-efficient optimizer)
-    # Batches may be shorter than the sequence length used (no packing, or a guessed length):
-    # the activation and logits rows are then an upper bound.
-    tokens_upper_bound: bool = False
-    certain_gib: float = 0.0  # the peak without activations and logits: needed whatever the batches hold
+    """A per-GPU estimate: (component, GiB) rows and what was assumed. A plain class: this module
+    loads on every lint (MEM001), and each dataclass costs about a millisecond to create."""
+
+    def __init__(self, model: str):
+        self.model = model
+        self.components: list[tuple[str, float]] = []  # (component, GiB)
+        self.assumptions: list[str] = []
+        self.sharded_unknown = False  # ZeRO/FSDP without a world size: the per-GPU share is unknown
+        self.unmodeled: str | None = None  # what the estimate cannot account for (a memory-efficient optimizer)
+        # Batches may be shorter than the sequence length used (no packing, or a guessed length):
+        # the activation and logits rows are then an upper bound.
+        self.tokens_upper_bound = False
+        self.certain_gib = 0.0  # the peak without activations and logits: needed whatever the batches hold
 
     @property
     def total_gib(self) -> float:
