@@ -98,7 +98,7 @@ class Schema:
             errors.append(SchemaError(path, "const", f"expected {json.dumps(schema['const'])}", allowed=(schema["const"],)))
         self._check_number(schema, value, path, errors)
         if isinstance(value, str):
-            if "pattern" in schema and not re.search(schema["pattern"], value):
+            if "pattern" in schema and not _pattern(schema["pattern"]).search(value):
                 errors.append(SchemaError(path, "pattern", f"{_describe(value)} does not match {schema['pattern']}"))
             if "minLength" in schema and len(value) < schema["minLength"]:
                 errors.append(SchemaError(path, "length", f"{_describe(value)} is shorter than {schema['minLength']}"))
@@ -144,7 +144,7 @@ class Schema:
             if key in properties:
                 self._check(properties[key], item, path + (key,), errors)
                 continue
-            matched = [sub for pattern, sub in patterns.items() if isinstance(key, str) and re.search(pattern, key)]
+            matched = [sub for pattern, sub in patterns.items() if isinstance(key, str) and _pattern(pattern).search(key)]
             for sub in matched:
                 self._check(sub, item, path + (key,), errors)
             if matched:
@@ -169,6 +169,12 @@ class Schema:
             errors.append(SchemaError(path, "length", f"expected at most {schema['maxItems']} items"))
 
     def _check_any(self, branches: list, value: Any, path: tuple, errors: list[SchemaError]) -> None:
+        if isinstance(value, dict):
+            # A branch whose const/enum property disagrees with the value fails for certain:
+            # validate only the others (schemas dispatch on `type` this way, over dozens of branches).
+            possible = [branch for branch in branches if not self._excluded(branch, value)]
+            if possible:
+                branches = possible
         attempts = [self.validate_at(branch, value) for branch in branches]
         if any(not attempt for attempt in attempts):
             return
@@ -195,6 +201,21 @@ class Schema:
         errors.append(SchemaError(path, "type", f"expected {' or '.join(expected) or 'another value'}, "
                                                 f"got {_describe(value)}", expected_types=tuple(types),
                                   allowed=tuple(allowed)))
+
+    def _excluded(self, branch: Any, value: dict) -> bool:
+        if not isinstance(branch, dict):
+            return branch is False
+        properties = self._resolve(branch).get("properties", {})
+        for key, item in value.items():
+            sub = properties.get(key)
+            if not isinstance(sub, dict):
+                continue
+            sub = self._resolve(sub)
+            if "const" in sub and not _equal(item, sub["const"]):
+                return True
+            if "enum" in sub and not any(_equal(item, option) for option in sub["enum"]):
+                return True
+        return False
 
     def _branch_types(self, schema: Any) -> list[tuple[str, ...]]:
         if not isinstance(schema, dict):
@@ -234,6 +255,11 @@ class Schema:
             if keyword in schema:
                 found.extend(self._types_at(schema[keyword], path))
         return found
+
+
+@lru_cache(maxsize=None)
+def _pattern(pattern: str) -> "re.Pattern":
+    return re.compile(pattern)
 
 
 def _is_type(value: Any, expected: Any) -> bool:
