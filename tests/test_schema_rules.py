@@ -249,3 +249,17 @@ def test_no_quoting_fix_where_the_quoted_word_is_invalid_too(shipped, tmp_path):
     [finding] = check(path)
     assert finding["code"] == "SCH003" and finding["fix"] is None
     assert '"NO" is not accepted there either' in finding["message"]
+
+
+def test_shipped_llamafactory_schema_knows_its_keys_and_reads_floats_like_omegaconf(tmp_path):
+    """LLaMA-Factory >= 0.9.4 loads YAML with OmegaConf, whose resolver reads `1e-4` as a float:
+    no SCH003 there; a misspelt key is SCH001 naming the real one."""
+    path = tmp_path / "llama3_lora_sft.yaml"
+    text = ("model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nstage: sft\ndo_train: true\n"
+            "finetuning_type: lora\nlora_rnak: 8\nlora_target: all\ndataset: identity\ntemplate: llama3\n"
+            "output_dir: saves/x\nper_device_train_batch_size: 1\nlearning_rate: 1e-4\nbf16: true\n")
+    path.write_text(text)
+    [finding] = check(path)
+    assert (finding["code"], finding["line"]) == ("SCH001", 5) and "'lora_rank'" in finding["message"]
+    path.write_text(text.replace("lora_rnak", "lora_rank"))
+    assert check(path) == []
