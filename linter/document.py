@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any, Union
 
 from .fixes import Edit
@@ -26,31 +25,39 @@ class ParseError(Exception):
         self.offset = offset
 
 
-@dataclass(eq=False)
+# Plain classes with __slots__: a large file parses into hundreds of thousands of nodes, and a
+# dataclass would import `dataclasses` (and `inspect`, ~10 ms) on every lint.
 class Scalar:
-    value: Any
-    start: int
-    end: int
-    style: str = ""  # "" plain, "'" or '"' quoted, "|" or ">" block, "json" for JSON literals
-    decorated: bool = False  # carries a YAML tag or anchor: edits would have to keep it
+    __slots__ = ("value", "start", "end", "style", "decorated")
+
+    def __init__(self, value: Any, start: int, end: int, style: str = "", decorated: bool = False):
+        self.value = value
+        self.start = start
+        self.end = end
+        self.style = style  # "" plain, "'" or '"' quoted, "|" or ">" block, "json" for JSON literals
+        self.decorated = decorated  # carries a YAML tag or anchor: edits would have to keep it
 
     def plain(self, memo: dict | None = None) -> Any:
         return self.value
 
 
-@dataclass(eq=False)
 class Pair:
-    key: Scalar
-    value: "Node"
+    __slots__ = ("key", "value")
+
+    def __init__(self, key: Scalar, value: "Node"):
+        self.key = key
+        self.value = value
 
 
-@dataclass(eq=False)
 class Mapping:
-    pairs: list[Pair]
-    start: int
-    end: int
-    flow: bool = False
-    _index: dict = field(default_factory=dict, repr=False)
+    __slots__ = ("pairs", "start", "end", "flow", "_index")
+
+    def __init__(self, pairs: list[Pair], start: int, end: int, flow: bool = False, _index: dict | None = None):
+        self.pairs = pairs
+        self.start = start
+        self.end = end
+        self.flow = flow
+        self._index = _index if _index is not None else {}
 
     def get(self, key: str) -> Pair | None:
         """The pair for `key`; with duplicate keys the last one, as PyYAML and json read it."""
@@ -81,12 +88,14 @@ class Mapping:
         return result
 
 
-@dataclass(eq=False)
 class Sequence:
-    items: list["Node"]
-    start: int
-    end: int
-    flow: bool = False
+    __slots__ = ("items", "start", "end", "flow")
+
+    def __init__(self, items: list["Node"], start: int, end: int, flow: bool = False):
+        self.items = items
+        self.start = start
+        self.end = end
+        self.flow = flow
 
     def plain(self, memo: dict | None = None) -> list:
         memo = {} if memo is None else memo
@@ -100,11 +109,13 @@ class Sequence:
 Node = Union[Scalar, Mapping, Sequence]
 
 
-@dataclass(eq=False)
 class Document:
-    source: Source
-    root: Node | None
-    format: str  # "yaml" or "json"
+    __slots__ = ("source", "root", "format")
+
+    def __init__(self, source: Source, root: Node | None, format: str):
+        self.source = source
+        self.root = root
+        self.format = format  # "yaml" or "json"
 
     def find(self, *keys: str) -> Node | None:
         """The node at a key path from the root, or None where any step is missing or not a mapping."""

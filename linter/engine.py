@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import registry
@@ -44,38 +43,52 @@ class UsageError(Exception):
     """Bad command-line input or settings: exit 2 with a one-line message."""
 
 
-@dataclass
 class Options:
-    fix: bool = False
-    unsafe_fixes: bool | None = None  # None: the settings decide
-    diff: bool = False
-    select: list[str] | None = None
-    ignore: list[str] = field(default_factory=list)
-    extend_select: list[str] = field(default_factory=list)
-    gpu: str | None = None
-    detect: bool = True
-    world_size: int | None = None
-    config_file: Path | None = None
-    verbose: bool = False
+    __slots__ = ("fix", "unsafe_fixes", "diff", "select", "ignore", "extend_select", "gpu", "detect",
+                 "world_size", "config_file", "verbose")
+
+    def __init__(self, fix: bool = False, unsafe_fixes: bool | None = None, diff: bool = False,
+                 select: list[str] | None = None, ignore: list[str] | None = None,
+                 extend_select: list[str] | None = None, gpu: str | None = None, detect: bool = True,
+                 world_size: int | None = None, config_file: Path | None = None, verbose: bool = False):
+        self.fix = fix
+        self.unsafe_fixes = unsafe_fixes  # None: the settings decide
+        self.diff = diff
+        self.select = select
+        self.ignore = ignore if ignore is not None else []
+        self.extend_select = extend_select if extend_select is not None else []
+        self.gpu = gpu
+        self.detect = detect
+        self.world_size = world_size
+        self.config_file = config_file
+        self.verbose = verbose
 
 
-@dataclass
 class FileResult:
-    path: Path
-    source: Source | None = None
-    config: ConfigIR | None = None
-    syntax: Finding | None = None
+    __slots__ = ("path", "source", "config", "syntax")
+
+    def __init__(self, path: Path, source: Source | None = None, config: ConfigIR | None = None,
+                 syntax: Finding | None = None):
+        self.path = path
+        self.source = source
+        self.config = config
+        self.syntax = syntax
 
 
-@dataclass
 class Outcome:
-    findings: list[Finding] = field(default_factory=list)
-    sources: dict[Path, Source] = field(default_factory=dict)
-    fixed: int = 0
-    applied: list[tuple[Path, str, str]] = field(default_factory=list)  # (file, code, name) per applied fix
-    diffs: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # one-line diagnostics for stderr
-    no_target_note: str | None = None
+    __slots__ = ("findings", "sources", "fixed", "applied", "diffs", "notes", "no_target_note")
+
+    def __init__(self, findings: list[Finding] | None = None, sources: dict[Path, Source] | None = None,
+                 fixed: int = 0, applied: list[tuple[Path, str, str]] | None = None,
+                 diffs: list[str] | None = None, notes: list[str] | None = None,
+                 no_target_note: str | None = None):
+        self.findings = findings if findings is not None else []
+        self.sources = sources if sources is not None else {}
+        self.fixed = fixed
+        self.applied = applied if applied is not None else []  # (file, code, name) per applied fix
+        self.diffs = diffs if diffs is not None else []
+        self.notes = notes if notes is not None else []  # one-line diagnostics for stderr
+        self.no_target_note = no_target_note
 
 
 def _is_venv(directory: Path) -> bool:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import enum
 import os
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
+
+from .value import Value
 
 
 class Applicability(str, enum.Enum):
@@ -20,12 +21,14 @@ class Applicability(str, enum.Enum):
     DISPLAY_ONLY = "display-only"
 
 
-@dataclass(frozen=True)
-class Edit:
-    path: Path
-    start: int  # character offsets into Source.text
-    end: int
-    content: str
+class Edit(Value):
+    __slots__ = ("path", "start", "end", "content")
+
+    def __init__(self, path: Path, start: int, end: int, content: str):
+        self.path = path
+        self.start = start  # character offsets into Source.text
+        self.end = end
+        self.content = content
 
     def overlaps(self, other: Edit) -> bool:
         if self.path != other.path:
@@ -35,21 +38,27 @@ class Edit:
         return self.start < other.end and other.start < self.end
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(Value):
     """An IR change a rule asks for; the config's adapter renders it into edits."""
 
-    config: Any = field(compare=False, repr=False)  # the ConfigIR whose file the change edits
-    key: str = ""  # an IR key, e.g. "precision.mode", "quantization.compute_dtype"
-    value: Any = None
+    __slots__ = ("config", "key", "value")
+    _compared = ("key", "value")
+
+    def __init__(self, config: Any, key: str = "", value: Any = None):
+        self.config = config  # the ConfigIR whose file the change edits
+        self.key = key  # an IR key, e.g. "precision.mode", "quantization.compute_dtype"
+        self.value = value
 
 
-@dataclass
 class Fix:
-    applicability: Applicability
-    message: str
-    changes: list[Change] = field(default_factory=list)
-    edits: list[Edit] = field(default_factory=list)
+    __slots__ = ("applicability", "message", "changes", "edits")
+
+    def __init__(self, applicability: Applicability, message: str, changes: list[Change] | None = None,
+                 edits: list[Edit] | None = None):
+        self.applicability = applicability
+        self.message = message
+        self.changes = changes if changes is not None else []
+        self.edits = edits if edits is not None else []
 
     def applies(self, unsafe: bool) -> bool:
         if not self.edits:

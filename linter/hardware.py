@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+
+from .value import Value
 
 # How long each probe may take before it counts as hung. NVML answers in milliseconds; the torch
 # fallback first imports torch, which on an H100 machine with a cold page cache took longer than
@@ -34,12 +35,15 @@ class TargetError(ValueError):
     pass
 
 
-@dataclass(frozen=True)
-class Target:
-    name: str
-    compute_capability: tuple[int, int]
-    memory_gib: float | None = None
-    source: str = "catalog"  # catalog | compute capability | nvml | torch
+class Target(Value):
+    __slots__ = ("name", "compute_capability", "memory_gib", "source")
+
+    def __init__(self, name: str, compute_capability: tuple[int, int], memory_gib: float | None = None,
+                 source: str = "catalog"):
+        self.name = name
+        self.compute_capability = compute_capability
+        self.memory_gib = memory_gib
+        self.source = source  # catalog | compute capability | nvml | torch
 
     def supports(self, capability: str) -> bool:
         return self.compute_capability >= CAPABILITIES[capability]
@@ -58,11 +62,13 @@ class Target:
         }
 
 
-@dataclass
 class Hardware:
-    targets: list[Target]
-    origin: str  # "--gpu", "TRAINLINT_GPU", "settings", "nvml", "torch", "none"
-    reasons: list[str] = field(default_factory=list)  # why detection found nothing
+    __slots__ = ("targets", "origin", "reasons")
+
+    def __init__(self, targets: list[Target], origin: str, reasons: list[str] | None = None):
+        self.targets = targets
+        self.origin = origin  # "--gpu", "TRAINLINT_GPU", "settings", "nvml", "torch", "none"
+        self.reasons = reasons if reasons is not None else []  # why detection found nothing
 
     def lacking(self, capability: str) -> list[Target]:
         return [target for target in self.targets if not target.supports(capability)]

@@ -29,54 +29,60 @@ it in its own keys. `ConfigIR.mode()` derives it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
+
+from .value import Value
 
 if TYPE_CHECKING:
     from .adapters import Adapter
     from .document import Document
 
 
-@dataclass(frozen=True)
-class Span:
-    path: Path
-    start: int
-    end: int
-    line: int
-    column: int
-    end_line: int
-    end_column: int
+class Span(Value):
+    __slots__ = ("path", "start", "end", "line", "column", "end_line", "end_column")
+
+    def __init__(self, path: Path, start: int, end: int, line: int, column: int, end_line: int, end_column: int):
+        self.path = path
+        self.start = start
+        self.end = end
+        self.line = line
+        self.column = column
+        self.end_line = end_line
+        self.end_column = end_column
 
 
-@dataclass(frozen=True)
-class Origin:
+class Origin(Value):
     """Where a value comes from: a span in a file, or a framework default.
 
     A default has no span of its own; `span` then points at the place a person would look (the
     parent key the default lives under), and `default_source` names the upstream file.
     """
 
-    span: Span | None
-    default_source: str | None = None
+    __slots__ = ("span", "default_source")
+
+    def __init__(self, span: Span | None, default_source: str | None = None):
+        self.span = span
+        self.default_source = default_source
 
     @property
     def is_default(self) -> bool:
         return self.default_source is not None
 
 
-@dataclass(frozen=True)
-class Field:
-    value: Any
-    origin: Origin
+class Field(Value):
+    __slots__ = ("value", "origin")
+
+    def __init__(self, value: Any, origin: Origin):
+        self.value = value
+        self.origin = origin
 
     @property
     def span(self) -> Span | None:
         return self.origin.span
 
 
-@dataclass(frozen=True)
-class Link:
+class Link(Value):
     """A file a config references (its DeepSpeed JSON), as the framework would resolve it.
 
     `candidates` are the paths the framework would try, in its order. A name for a config the
@@ -84,12 +90,16 @@ class Link:
     and `builtin_source` the upstream file they come from.
     """
 
-    kind: str  # "deepspeed"
-    text: str  # as written in the referencing file
-    span: Span
-    candidates: tuple[Path, ...] = ()
-    builtin: dict[str, Any] | None = None
-    builtin_source: str | None = None
+    __slots__ = ("kind", "text", "span", "candidates", "builtin", "builtin_source")
+
+    def __init__(self, kind: str, text: str, span: Span, candidates: tuple[Path, ...] = (),
+                 builtin: dict[str, Any] | None = None, builtin_source: str | None = None):
+        self.kind = kind  # "deepspeed"
+        self.text = text  # as written in the referencing file
+        self.span = span
+        self.candidates = candidates
+        self.builtin = builtin
+        self.builtin_source = builtin_source
 
 
 class Located:
@@ -115,19 +125,23 @@ class KeyTree:
         self.locate = locate
 
 
-@dataclass
 class ConfigIR:
-    path: Path
-    framework: str
-    document: "Document | None"  # None for a framework's built-in config (no file to edit)
-    adapter: "Adapter"
-    fields: dict[str, Field] = field(default_factory=dict)
-    file_span: Span | None = None  # the first line: where file-level findings point
-    links: list[Link] = field(default_factory=list)
-    # The schema this file is validated against (schemas/<schema>.schema.json): the adapter's
-    # name, or a finer kind where one adapter reads several formats (hf: trl, accelerate, peft).
-    schema: str = ""
-    _key_tree: "KeyTree | None" = field(default=None, repr=False)
+    # No __slots__: rules cache per-config results in its __dict__ (rules/schema.py).
+
+    def __init__(self, path: Path, framework: str, document: "Document | None", adapter: "Adapter",
+                 fields: dict[str, Field] | None = None, file_span: Span | None = None,
+                 links: list[Link] | None = None, schema: str = "", _key_tree: "KeyTree | None" = None):
+        self.path = path
+        self.framework = framework
+        self.document = document  # None for a framework's built-in config (no file to edit)
+        self.adapter = adapter
+        self.fields = fields if fields is not None else {}
+        self.file_span = file_span  # the first line: where file-level findings point
+        self.links = links if links is not None else []
+        # The schema this file is validated against (schemas/<schema>.schema.json): the adapter's
+        # name, or a finer kind where one adapter reads several formats (hf: trl, accelerate, peft).
+        self.schema = schema
+        self._key_tree = _key_tree
 
     def key_tree(self) -> "KeyTree | None":
         """The file's keys for schema validation (None for files without a document tree)."""
@@ -166,13 +180,15 @@ class ConfigIR:
         return "fp32"
 
 
-@dataclass
 class Run:
     """A primary config and the configs it links; a file linted alone is a run of its own."""
 
-    primary: ConfigIR
-    linked: list[ConfigIR] = field(default_factory=list)
-    missing: list[Link] = field(default_factory=list)  # links whose file does not exist (LNK001)
+    __slots__ = ("primary", "linked", "missing")
+
+    def __init__(self, primary: ConfigIR, linked: list[ConfigIR] | None = None, missing: list[Link] | None = None):
+        self.primary = primary
+        self.linked = linked if linked is not None else []
+        self.missing = missing if missing is not None else []  # links whose file does not exist (LNK001)
 
     @property
     def configs(self) -> list[ConfigIR]:

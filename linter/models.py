@@ -8,30 +8,37 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-
-@dataclass(frozen=True)
-class Family:
-    name: str
-    hazards: tuple[str, ...]
-    is_chat: bool
-    source: str
+from .value import Value
 
 
-@dataclass(frozen=True)
-class Dimensions:
-    params_b: float  # parameters, billions
-    hidden: int
-    layers: int
-    heads: int
-    kv_heads: int
-    intermediate: int
-    vocab: int
-    source: str
-    tied_embeddings: bool = False  # lm_head shares the embedding matrix (config.json tie_word_embeddings)
+class Family(Value):
+    __slots__ = ("name", "hazards", "is_chat", "source")
+
+    def __init__(self, name: str, hazards: tuple[str, ...], is_chat: bool, source: str):
+        self.name = name
+        self.hazards = hazards
+        self.is_chat = is_chat
+        self.source = source
+
+
+class Dimensions(Value):
+    __slots__ = ("params_b", "hidden", "layers", "heads", "kv_heads", "intermediate", "vocab", "source",
+                 "tied_embeddings")
+
+    def __init__(self, params_b: float, hidden: int, layers: int, heads: int, kv_heads: int, intermediate: int,
+                 vocab: int, source: str, tied_embeddings: bool = False):
+        self.params_b = params_b  # parameters, billions
+        self.hidden = hidden
+        self.layers = layers
+        self.heads = heads
+        self.kv_heads = kv_heads
+        self.intermediate = intermediate
+        self.vocab = vocab
+        self.source = source
+        self.tied_embeddings = tied_embeddings  # lm_head shares the embedding matrix (config.json tie_word_embeddings)
 
 
 @lru_cache(maxsize=1)

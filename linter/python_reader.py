@@ -23,7 +23,6 @@ import re
 import warnings
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from .document import ParseError, RenderError
@@ -73,18 +72,21 @@ def is_open(call: ast.Call) -> bool:
     return any(item.arg is None for item in call.keywords) or any(isinstance(item, ast.Starred) for item in call.args)
 
 
-@dataclass(eq=False)
 class PythonDocument:
-    source: Source
-    tree: ast.Module
-    format: str = "python"
-    constants: dict[str, ast.expr] = field(default_factory=dict)
-    star_import: bool = False  # `from m import *` anywhere in module scope
-    bound: frozenset = frozenset()  # every name module scope binds (constants or not)
-    _line_starts: list[int] = field(default_factory=list, repr=False)
-    _uses: Counter | None = field(default=None, repr=False)
+    __slots__ = ("source", "tree", "format", "constants", "star_import", "bound", "_line_starts", "_uses", "_ascii")
 
-    def __post_init__(self):
+    def __init__(self, source: Source, tree: ast.Module, format: str = "python",
+                 constants: dict[str, ast.expr] | None = None, star_import: bool = False,
+                 bound: frozenset = frozenset(), _line_starts: list[int] | None = None,
+                 _uses: Counter | None = None):
+        self.source = source
+        self.tree = tree
+        self.format = format
+        self.constants = constants if constants is not None else {}
+        self.star_import = star_import  # `from m import *` anywhere in module scope
+        self.bound = bound  # every name module scope binds (constants or not)
+        self._line_starts = _line_starts if _line_starts is not None else []
+        self._uses = _uses
         self._ascii = self.source.text.isascii()  # then byte columns are character columns
 
     # ---- positions ---------------------------------------------------------------------------

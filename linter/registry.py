@@ -8,7 +8,6 @@ modules named by the `trainlint.rules` entry-point group; importing them registe
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Iterable
 
 from .fixes import Applicability, Change, Fix
@@ -19,11 +18,13 @@ ERROR, WARNING, INFO = "error", "warning", "info"
 ENTRY_POINT_GROUP = "trainlint.rules"
 
 
-@dataclass
 class Context:
-    hardware: Hardware
-    world_size: int | None = None
-    notes: list[str] = field(default_factory=list)  # why a rule stayed silent; shown with --verbose
+    __slots__ = ("hardware", "world_size", "notes")
+
+    def __init__(self, hardware: Hardware, world_size: int | None = None, notes: list[str] | None = None):
+        self.hardware = hardware
+        self.world_size = world_size
+        self.notes = notes if notes is not None else []  # why a rule stayed silent; shown with --verbose
 
     @property
     def targets(self) -> list[Target]:
@@ -49,16 +50,19 @@ class Context:
         return found if older_than(found[0], bound) else None
 
 
-@dataclass
 class Finding:
-    code: str
-    name: str
-    severity: str
-    message: str
-    span: Span
-    framework: str
-    targets: list[str] = field(default_factory=list)
-    fix: Fix | None = None
+    __slots__ = ("code", "name", "severity", "message", "span", "framework", "targets", "fix")
+
+    def __init__(self, code: str, name: str, severity: str, message: str, span: Span, framework: str,
+                 targets: list[str] | None = None, fix: Fix | None = None):
+        self.code = code
+        self.name = name
+        self.severity = severity
+        self.message = message
+        self.span = span
+        self.framework = framework
+        self.targets = targets if targets is not None else []
+        self.fix = fix
 
     @property
     def sort_key(self):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import fnmatch
 import sys
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -25,19 +24,26 @@ class SettingsError(Exception):
     pass
 
 
-@dataclass
 class Settings:
-    root: Path  # the folder paths in the settings are relative to
-    path: Path | None = None  # the settings file, None for built-in defaults
-    select: list[str] | None = None
-    extend_select: list[str] = field(default_factory=list)
-    ignore: list[str] = field(default_factory=list)
-    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
-    exclude: list[str] = field(default_factory=list)
-    target_gpus: list[str] | None = None
-    world_size: int | None = None
-    unsafe_fixes: bool = False
-    runs: list[dict] = field(default_factory=list)
+    __slots__ = ("root", "path", "select", "extend_select", "ignore", "per_file_ignores", "exclude",
+                 "target_gpus", "world_size", "unsafe_fixes", "runs")
+
+    def __init__(self, root: Path, path: Path | None = None, select: list[str] | None = None,
+                 extend_select: list[str] | None = None, ignore: list[str] | None = None,
+                 per_file_ignores: dict[str, list[str]] | None = None, exclude: list[str] | None = None,
+                 target_gpus: list[str] | None = None, world_size: int | None = None,
+                 unsafe_fixes: bool = False, runs: list[dict] | None = None):
+        self.root = root  # the folder paths in the settings are relative to
+        self.path = path  # the settings file, None for built-in defaults
+        self.select = select
+        self.extend_select = extend_select if extend_select is not None else []
+        self.ignore = ignore if ignore is not None else []
+        self.per_file_ignores = per_file_ignores if per_file_ignores is not None else {}
+        self.exclude = exclude if exclude is not None else []
+        self.target_gpus = target_gpus
+        self.world_size = world_size
+        self.unsafe_fixes = unsafe_fixes
+        self.runs = runs if runs is not None else []
 
     def _relative(self, path: Path) -> str | None:
         try:

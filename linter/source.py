@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import bisect
 import os
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+
+from .value import Value
 
 BOM = b"\xef\xbb\xbf"
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -34,18 +35,22 @@ class SourceError(Exception):
         self.column = column
 
 
-@dataclass(frozen=True)
-class Position:
-    line: int  # 1-based
-    column: int  # 1-based, in characters
+class Position(Value):
+    __slots__ = ("line", "column")
+
+    def __init__(self, line: int, column: int):
+        self.line = line  # 1-based
+        self.column = column  # 1-based, in characters
 
 
-@dataclass
 class Source:
-    path: Path
-    text: str
-    bom: bool = False
-    _line_starts: list[int] = field(default_factory=list, repr=False)
+    __slots__ = ("path", "text", "bom", "_line_starts")
+
+    def __init__(self, path: Path, text: str, bom: bool = False, _line_starts: list[int] | None = None):
+        self.path = path
+        self.text = text
+        self.bom = bom
+        self._line_starts = _line_starts if _line_starts is not None else []
 
     @classmethod
     def from_bytes(cls, path: Path, raw: bytes) -> Source:
