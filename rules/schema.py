@@ -192,9 +192,9 @@ class Yaml11Misread(Rule):
     written, where nothing repairs it afterwards: PyYAML (YAML 1.1) reads `2e-5` as the string
     "2e-5" (a float needs a dot and a signed exponent) and `NO` or `on` as booleans. It fires only
     for formats whose loader keeps the string (the schema's `x-trainlint.numeric-strings` is
-    "kept", established per framework: pydantic (Axolotl), argparse (TRL) and OmegaConf convert
-    numeric strings for number fields and are not flagged) and only where the schema expects the
-    other type.
+    "kept", established per framework: pydantic (Axolotl) and argparse (TRL) convert numeric
+    strings for number fields and are not flagged; LLaMA-Factory's OmegaConf loader reads `2e-5`
+    as a float, which its adapter does too) and only where the schema expects the other type.
 
     ## Why is this bad?
     A learning rate that arrives as a string fails deep inside the optimizer or scheduler

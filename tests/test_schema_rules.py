@@ -30,6 +30,15 @@ DEEPSPEED = {
                        "properties": {"stage": {"enum": [0, 1, 2, 3]}, "overlap_comm": {"type": "boolean"},
                                       "contiguous_gradients": {"type": "boolean"}}}},
 }
+LUDWIG = {
+    "type": "object",
+    "x-trainlint": {"loader": "yaml.safe_load", "numeric-strings": "kept"},
+    "additionalProperties": False,
+    "properties": {
+        "model_type": {"enum": ["llm", "ecd"]}, "base_model": {"type": "string"},
+        "trainer": {"type": "object", "properties": {"learning_rate": {"type": "number"}}},
+    },
+}
 LLAMAFACTORY = {
     "type": "object",
     "x-trainlint": {"loader": "yaml.safe_load then HfArgumentParser.parse_dict", "numeric-strings": "kept"},
@@ -48,7 +57,7 @@ def shipped(tmp_path, monkeypatch):
     """Schemas written here stand in for the shipped ones."""
     folder = tmp_path / "schemas"
     folder.mkdir()
-    for name, body in (("deepspeed", DEEPSPEED), ("llamafactory", LLAMAFACTORY)):
+    for name, body in (("deepspeed", DEEPSPEED), ("llamafactory", LLAMAFACTORY), ("ludwig", LUDWIG)):
         (folder / f"{name}.schema.json").write_text(json.dumps(body))
     monkeypatch.setattr(schemas, "SCHEMA_DIRS", (folder,))
     schemas.load.cache_clear()
@@ -105,36 +114,47 @@ def test_valid_files_have_no_schema_findings(shipped, tmp_path):
 
 
 def test_yaml11_float_is_sch003_with_a_safe_fix_where_the_loader_keeps_strings(shipped, tmp_path):
-    path = tmp_path / "sft.yaml"
-    text = ("model_name_or_path: m\nstage: sft\nfinetuning_type: lora\nlearning_rate: 2e-5  # peak\n"
-            "do_train: true\n")
+    path = tmp_path / "model.yaml"
+    text = "model_type: llm\nbase_model: m\ntrainer:\n  learning_rate: 2e-5  # peak\n"
     path.write_text(text)
     [finding] = check(path)
     assert finding["code"] == "SCH003" and finding["severity"] == "warning"
     assert "YAML 1.1 reads `2e-5` as the string '2e-5'" in finding["message"] and "2.0e-5" in finding["message"]
-    assert (finding["line"], finding["column"]) == (4, 16)
+    assert (finding["line"], finding["column"]) == (4, 18)
     assert trainlint("check", path, "--select", "SCH", "--fix", "--no-detect").code == 0
     assert path.read_text() == text.replace("2e-5  #", "2.0e-5  #")
     assert check(path) == []
 
 
 def test_unsigned_exponent_and_a_quoted_number(shipped, tmp_path):
-    path = tmp_path / "sft.yaml"
-    path.write_text("model_name_or_path: m\nstage: sft\nlearning_rate: 1.0e5\n")
+    path = tmp_path / "model.yaml"
+    path.write_text("model_type: llm\nbase_model: m\ntrainer:\n  learning_rate: 1.0e5\n")
     [finding] = check(path)
     assert finding["code"] == "SCH003" and "write 1.0e+5" in finding["message"]
-    path.write_text("model_name_or_path: m\nstage: sft\nlearning_rate: '2e-5'\n")  # quoted: a string on purpose
+    path.write_text("model_type: llm\nbase_model: m\ntrainer:\n  learning_rate: '2e-5'\n")  # quoted: a string
     [finding] = check(path)
     assert finding["code"] == "SCH002"
 
 
 def test_no_sch003_where_the_framework_converts_numeric_strings(shipped, tmp_path, monkeypatch):
-    body = dict(LLAMAFACTORY, **{"x-trainlint": {"loader": "OmegaConf", "numeric-strings": "coerced"}})
-    (shipped / "llamafactory.schema.json").write_text(json.dumps(body))
+    body = dict(LUDWIG, **{"x-trainlint": {"loader": "pydantic", "numeric-strings": "coerced"}})
+    (shipped / "ludwig.schema.json").write_text(json.dumps(body))
     schemas.load.cache_clear()
-    path = tmp_path / "sft.yaml"
-    path.write_text("model_name_or_path: m\nstage: sft\nlearning_rate: 2e-5\n")
+    path = tmp_path / "model.yaml"
+    path.write_text("model_type: llm\nbase_model: m\ntrainer:\n  learning_rate: 2e-5\n")
     assert check(path) == []
+
+
+def test_llamafactory_reads_exponent_floats_as_omegaconf_does(shipped, tmp_path):
+    """LLaMA-Factory >= 0.9.4 loads YAML with OmegaConf, whose float resolver reads `2e-5` and
+    `1.0e5` as floats: no SCH003 even where numeric strings are kept; a quoted one stays a string."""
+    path = tmp_path / "sft.yaml"
+    path.write_text("model_name_or_path: m\nstage: sft\nlearning_rate: 2e-5\noutput_dir: 1_0e5\n")
+    [finding] = check(path)
+    assert finding["code"] == "SCH002" and finding["line"] == 4  # output_dir: the float 1e6, not a path
+    path.write_text("model_name_or_path: m\nstage: sft\nlearning_rate: '2e-5'\n")
+    [finding] = check(path)
+    assert finding["code"] == "SCH002" and 'got string "2e-5"' in finding["message"]
 
 
 def test_yaml11_boolean_where_a_string_is_meant(shipped, tmp_path):

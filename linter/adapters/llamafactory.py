@@ -40,9 +40,9 @@ from __future__ import annotations
 
 import re
 
-from ..document import Document, Mapping, RenderError, Scalar
+from ..document import Document, Mapping, RenderError, Scalar, Sequence
 from ..fixes import Change, Edit
-from ..ir import ConfigIR, Field, Origin
+from ..ir import ConfigIR, Field, KeyTree, Origin
 from . import (Adapter, Reader, as_float, comma_list, deepspeed_link, new_config, set_path, written)
 
 _MODEL_ARGS = "llamafactory/hparams/model_args.py"
@@ -61,6 +61,9 @@ _SNIFF = (re.compile(r"^model_name_or_path:", re.M), re.compile(r"^(?:stage|fine
 _ADAPTER_KINDS = {"lora": "lora", "oft": "oft", "freeze": None, "full": None}
 _ATTENTION = {"disabled": "eager", "sdpa": "sdpa", "fa2": "flash_attention_2", "fa3": "flash_attention_3"}
 _MODES = {"bf16": (False, True), "fp16": (True, False), "fp32": (False, False)}
+# The float spellings OmegaConf's loader adds to PyYAML's (omegaconf/_utils.py get_yaml_loader):
+# an exponent without a dot (`1e-4`) or without a sign (`1.0e5`). PyYAML reads these as strings.
+_OMEGACONF_ONLY_FLOAT = re.compile(r"[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+")
 
 
 class LlamaFactoryAdapter(Adapter):
@@ -76,6 +79,14 @@ class LlamaFactoryAdapter(Adapter):
         "sequence.max_length": ("cutoff_len",),
         "sequence.packing": ("packing",),
     }
+
+    def key_tree(self, config: ConfigIR) -> KeyTree | None:
+        """The keys as LLaMA-Factory >= 0.9.4 reads them (parser.py read_args: OmegaConf.load, since
+        commit a5a93597b, PR #8505): unquoted `2e-5` is a float, a quoted "2e-5" stays a string."""
+        tree = super().key_tree(config)
+        if tree is not None:
+            _read_omegaconf_floats(config.document.root, tree.value, set())
+        return tree
 
     def claims(self, document: Document) -> bool:
         root = document.root
@@ -210,3 +221,30 @@ class LlamaFactoryAdapter(Adapter):
         if change.key not in self.paths:
             raise RenderError(f"LLaMA-Factory configs have no key for {change.key}")
         return [set_path(document, self.paths[change.key], change.value)]
+
+
+def _read_omegaconf_floats(node, value, seen: set) -> None:
+    """Turn the plain scalars under `node` that OmegaConf reads as floats into floats in `value`
+    (the node's plain value, shared between aliases: `seen` visits each container once)."""
+    if id(node) in seen:
+        return
+    seen.add(id(node))
+    if isinstance(node, Mapping):
+        children = []
+        for pair in node.pairs:
+            try:
+                if node.get(pair.key.value) is pair:  # of duplicate keys, the last one is read
+                    children.append((pair.key.value, pair.value))
+            except TypeError:  # an unhashable complex key: plain() skipped it too
+                continue
+    elif isinstance(node, Sequence):
+        children = list(enumerate(node.items))
+    else:
+        return
+    for key, child in children:
+        if isinstance(child, Scalar):
+            if (not child.style and not child.decorated and isinstance(child.value, str)
+                    and _OMEGACONF_ONLY_FLOAT.fullmatch(child.value)):
+                value[key] = float(child.value.replace("_", ""))
+        else:
+            _read_omegaconf_floats(child, value[key], seen)
