@@ -93,10 +93,12 @@ def _run_estimate(args) -> int:
     settings = session.settings_for(args.config)
     result = estimate(run, args.world_size or settings.world_size)
     if result is None:
-        if run.first("model.name") is None:
+        name = run.value("model.name")
+        if not isinstance(name, str):  # absent, or null (a PEFT adapter_config.json saved without its base)
             raise UsageError(f"{args.config}: names no model; estimate the training config that uses it "
                              "(a DeepSpeed or accelerate file is estimated through the config that links it)")
-        raise UsageError(f"{args.config}: the model's dimensions are unknown (not in the table, no local config.json)")
+        raise UsageError(f"{args.config}: the dimensions of {name} are unknown (not in trainlint's table, "
+                         "no local config.json)")
     targets = session.hardware_for(settings).targets
     rows = [{"target": t.name, "memory_gib": t.memory_gib,
              "used_percent": round(100 * result.total_gib / t.memory_gib, 1) if t.memory_gib else None}

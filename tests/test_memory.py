@@ -190,7 +190,7 @@ def test_unknown_model_is_a_usage_error(tmp_path):
     path = tmp_path / "sft.yaml"
     path.write_text("model_name_or_path: someone/unknown-model\ndataset_name: d\n")
     result = trainlint("estimate", path)
-    assert result.code == 2 and "dimensions are unknown" in result.err
+    assert result.code == 2 and "dimensions of someone/unknown-model are unknown" in result.err
 
 
 def test_estimate_on_files_without_a_model_says_what_to_do(tmp_path):
@@ -203,3 +203,6 @@ def test_estimate_on_files_without_a_model_says_what_to_do(tmp_path):
                        '"base_model_name_or_path": "mistralai/Mistral-7B-v0.1"}')
     data, parts = estimate_json(adapter, "--no-detect")
     assert parts["adapter weights"] > 0 and data["total_gib"] > 13  # 16-bit Mistral-7B weights alone are 13.5 GiB
+    adapter.write_text('{"peft_type": "LORA", "r": 8, "base_model_name_or_path": null}')
+    result = trainlint("estimate", adapter, "--no-detect")
+    assert result.code == 2 and "names no model" in result.err
