@@ -257,7 +257,7 @@ def compare(rows_file: Path):
     import tempfile
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from linter.engine import Options, Outcome, Session
+    from linter.engine import Options, Session
     from linter.memory import ALLOCATOR_OVERHEAD, estimate
 
     records = [json.loads(line) for line in rows_file.read_text().splitlines() if line.strip()]
@@ -268,7 +268,7 @@ def compare(rows_file: Path):
         for number, row in enumerate(record for record in records if "environment" not in record):
             path = Path(folder) / f"setup{number}.yaml"
             path.write_text(config_text(row))
-            result = estimate(session.build_runs([session.load(path, True).config], Outcome())[0])
+            result = estimate(session.build_runs([session.load(path, True).config])[0])
             context = dict(result.components)["CUDA context"]
             pairs.append((row, result.total_gib - context * (1 + ALLOCATOR_OVERHEAD)))
     return environment, pairs

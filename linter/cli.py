@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run_estimate(args) -> int:
-    from .engine import Options, Outcome, Session, UsageError
+    from .engine import Options, Session, UsageError
     from .memory import estimate
 
     session = Session(Options(gpu=args.gpu, detect=not args.no_detect, world_size=args.world_size))
@@ -89,7 +89,7 @@ def _run_estimate(args) -> int:
         return EXIT_FINDINGS
     if loaded.config is None:
         raise UsageError(f"{args.config}: no adapter recognises this file")
-    run = session.build_runs([loaded.config], Outcome())[0]
+    run = session.build_runs([loaded.config])[0]
     settings = session.settings_for(args.config)
     result = estimate(run, args.world_size or settings.world_size)
     if result is None:

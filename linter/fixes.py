@@ -38,27 +38,36 @@ class Edit(Value):
         return self.start < other.end and other.start < self.end
 
 
-class Change(Value):
-    """An IR change a rule asks for; the config's adapter renders it into edits."""
+class Frozen:
+    """Set once in __init__, never after: findings and fixes are values once a rule made them."""
 
-    __slots__ = ("config", "key", "value")
-    _compared = ("key", "value")
+    __slots__ = ()
 
-    def __init__(self, config: Any, key: str = "", value: Any = None):
-        self.config = config  # the ConfigIR whose file the change edits
-        self.key = key  # an IR key, e.g. "precision.mode", "quantization.compute_dtype"
-        self.value = value
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; make a new one")
+
+    def _init(self, **fields: Any) -> None:
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
 
 
-class Fix:
+class Fix(Frozen):
+    """What a rule offers: typed changes (linter/changes.py) and, once the engine rendered them
+    through the file's adapter, the text edits."""
+
     __slots__ = ("applicability", "message", "changes", "edits")
 
-    def __init__(self, applicability: Applicability, message: str, changes: list[Change] | None = None,
-                 edits: list[Edit] | None = None):
-        self.applicability = applicability
-        self.message = message
-        self.changes = changes if changes is not None else []
-        self.edits = edits if edits is not None else []
+    def __init__(self, applicability: Applicability, message: str, changes: tuple = (),
+                 edits: tuple[Edit, ...] = ()):
+        self._init(applicability=applicability, message=message, changes=tuple(changes), edits=tuple(edits))
+
+    def rendered(self, edits: "Iterable[Edit]", why_not: str | None = None, keep_changes: bool = False) -> "Fix":
+        """This fix with its edits (two changes may render the same edit: kept once); with no
+        edits and the reason where the changes could not be rendered. The changes are kept only
+        for verification: they point into IR that can otherwise be freed."""
+        message = self.message if why_not is None else f"{self.message} (not applied automatically: {why_not})"
+        return Fix(self.applicability, message, self.changes if keep_changes else (),
+                   () if why_not is not None else tuple(dict.fromkeys(edits)))
 
     def applies(self, unsafe: bool) -> bool:
         if not self.edits:

@@ -1,42 +1,19 @@
-"""The framework-neutral representation rules see (SPEC §5.3).
+"""The framework-neutral representation rules see: facts about files, and runs of files.
 
-A `ConfigIR` holds what one file says, as `Field`s under dotted IR keys, each with its origin:
-a span in the file, or a framework default naming the upstream file that sets it. A `Run` is a
-primary config plus the configs it links (a trainer YAML and its DeepSpeed JSON).
-
-IR keys (value types in brackets; "auto" is a value the launcher resolves later):
-  model.name [str]                 model.family [str]          model.load_dtype [float16|bfloat16|float32]
-  precision.fp16 [bool|"auto"]     precision.bf16 [bool|"auto"]
-  precision.tf32 [bool]            precision.fp8 [bool]
-  quantization.bits [int]          quantization.quant_type [str]   quantization.compute_dtype [dtype]
-  quantization.double_quant [bool] quantization.quant_storage [dtype]
-  adapter.kind [str|None]          adapter.r [int]   adapter.alpha [num]
-  adapter.target_modules [list]    adapter.modules_to_save [list]
-  optimizer.name [str]  optimizer.lr [num]  optimizer.weight_decay [num]  optimizer.grad_clip [num]
-  loss_scale.loss_scale [num]  loss_scale.initial_scale_power [int]  loss_scale.min_loss_scale [num]
-  parallel.zero_stage [int]  parallel.offload_optimizer [bool]  parallel.offload_param [bool]
-  parallel.offload_ratio [num]  parallel.fsdp [bool]
-  batch.micro [int|"auto"]  batch.grad_accum [int|"auto"]  batch.global [int|"auto"]
-  batch.world_size [int] (GPUs in the job, where a launcher config says: accelerate num_processes)
-  sequence.max_length [int]  sequence.packing [bool]
-  attention.implementation [str]   memory.gradient_checkpointing [bool]
-  memory.fused_cross_entropy [bool] (liger / cut-cross-entropy: the logits are never materialised)
-  optimizer.memory_efficient [str] (GaLore, APOLLO, BAdam, LISA, Adam-mini, Muon: states not modelled)
-  training.enabled [bool] (False: the config predicts or evaluates only)
-A rule may ask for the pseudo-key `precision.mode` ("bf16", "fp16", "fp32"): each adapter renders
-it in its own keys. `ConfigIR.mode()` derives it.
+A `ConfigIR` holds what one file says, as `Field`s under IR keys from the key catalogue
+(linter/catalogue.py), each with its origin: a span in the file and the key path as the file
+spells it, or a framework default naming the upstream file that sets it. It holds facts only:
+the parsed document and the adapter that read it stay with the engine. A `Run` is a primary
+config plus the configs it links (a trainer YAML and its DeepSpeed JSON).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
+from .catalogue import KEYS, UnknownKey
 from .value import Value
-
-if TYPE_CHECKING:
-    from .adapters import Adapter
-    from .document import Document
 
 
 class Span(Value):
@@ -57,13 +34,16 @@ class Origin(Value):
 
     A default has no span of its own; `span` then points at the place a person would look (the
     parent key the default lives under), and `default_source` names the upstream file.
+    `written_as` is the key path as the file spells it (`micro_batch_size`,
+    `zero_optimization.stage`): messages name a key the way the user wrote it, or would write it.
     """
 
-    __slots__ = ("span", "default_source")
+    __slots__ = ("span", "default_source", "written_as")
 
-    def __init__(self, span: Span | None, default_source: str | None = None):
+    def __init__(self, span: Span | None, default_source: str | None = None, written_as: str | None = None):
         self.span = span
         self.default_source = default_source
+        self.written_as = written_as
 
     @property
     def is_default(self) -> bool:
@@ -117,52 +97,82 @@ class KeyTree:
     `locate` maps a key path back to the file. Built by the adapter; rules never see the parser's
     nodes. (Plain classes: a dataclass costs about a millisecond at import, on every lint.)"""
 
-    __slots__ = ("value", "format", "locate")
+    __slots__ = ("_plain", "_value", "format", "locate")
 
-    def __init__(self, value: Any, format: str, locate: "Callable[[tuple], Located | None]"):
-        self.value = value
+    def __init__(self, plain: "Callable[[], Any]", format: str, locate: "Callable[[tuple], Located | None]"):
+        self._plain = plain  # computed on first use: only schema rules need the whole tree
+        self._value = None
         self.format = format  # "yaml" or "json": which literal spellings mean what
         self.locate = locate
 
+    @property
+    def value(self) -> Any:
+        if self._plain is not None:
+            self._value, self._plain = self._plain(), None
+        return self._value
+
 
 class ConfigIR:
-    # No __slots__: rules cache per-config results in its __dict__ (rules/schema.py).
+    """The facts one file states. Rules may cache derived results in `cache` (rules/schema.py)."""
 
-    def __init__(self, path: Path, framework: str, document: "Document | None", adapter: "Adapter",
-                 fields: dict[str, Field] | None = None, file_span: Span | None = None,
-                 links: list[Link] | None = None, schema: str = "", _key_tree: "KeyTree | None" = None):
+    __slots__ = ("path", "framework", "fields", "file_span", "links", "schema", "key_tree", "editable",
+                 "cache", "_versions", "__weakref__")
+
+    def __init__(self, path: Path, framework: str, fields: dict[str, Field] | None = None,
+                 file_span: Span | None = None, links: list[Link] | None = None, schema: str = "",
+                 key_tree: "KeyTree | None" = None, editable: bool = True):
         self.path = path
         self.framework = framework
-        self.document = document  # None for a framework's built-in config (no file to edit)
-        self.adapter = adapter
-        self.fields = fields if fields is not None else {}
+        self.fields: dict[str, Field] = {}
+        for key, found in (fields or {}).items():
+            self.set(key, found)
         self.file_span = file_span  # the first line: where file-level findings point
         self.links = links if links is not None else []
         # The schema this file is validated against (schemas/<schema>.schema.json): the adapter's
         # name, or a finer kind where one adapter reads several formats (hf: trl, accelerate, peft).
         self.schema = schema
-        self._key_tree = _key_tree
+        self.key_tree = key_tree  # every key of the file as plain values (None: no document tree)
+        self.editable = editable  # False for a framework's built-in config: no file to edit
+        self.cache: dict[str, Any] = {}
+        self._versions: dict[str, tuple[str, str] | None] = {}
 
-    def key_tree(self) -> "KeyTree | None":
-        """The file's keys for schema validation (None for files without a document tree)."""
-        if self._key_tree is None and self.document is not None:
-            self._key_tree = self.adapter.key_tree(self)
-        return self._key_tree
+    def set(self, key: str, found: Field) -> Field:
+        if key not in KEYS:
+            raise UnknownKey(key)
+        self.fields[key] = found
+        return found
 
     def get(self, key: str) -> Field | None:
+        if key not in KEYS:
+            raise UnknownKey(key)
         return self.fields.get(key)
 
     def value(self, key: str, default: Any = None) -> Any:
-        found = self.fields.get(key)
+        found = self.get(key)
         return default if found is None else found.value
+
+    def written_as(self, key: str) -> str:
+        """The key as this file spells it (or would, for a default): for messages."""
+        found = self.get(key)
+        return found.origin.written_as if found is not None and found.origin.written_as else key
 
     def span(self, *keys: str) -> Span | None:
         """The span of the first of `keys` that is present, else the file's first line."""
         for key in keys:
-            found = self.fields.get(key)
+            found = self.get(key)
             if found is not None and found.span is not None:
                 return found.span
         return self.file_span
+
+    def version(self, package: str) -> tuple[str, str] | None:
+        """(version, where it comes from) of `package` for the run of this file: the nearest
+        exact pin, else the installed package; None when unknown. Adapters (for version-bound
+        defaults) and rules (for version-bound bugs) both ask here."""
+        if package not in self._versions:
+            from .versions import version_of
+
+            self._versions[package] = version_of(package, self.path)
+        return self._versions[package]
 
     def mode(self) -> str | None:
         """The training precision: "bf16", "fp16", "fp32", "both", or None where unresolved."""

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .fixes import Applicability, Change, Fix
+from .changes import Change
+from .fixes import Applicability, Fix, Frozen
 from .hardware import Hardware, Target
 from .ir import ConfigIR, Run, Span
 
@@ -19,50 +20,46 @@ ENTRY_POINT_GROUP = "trainlint.rules"
 
 
 class Context:
+    """What a rule knows besides the run: the target GPUs and the world size, and where it notes
+    why it stayed silent (shown with --verbose)."""
+
     __slots__ = ("hardware", "world_size", "notes")
 
     def __init__(self, hardware: Hardware, world_size: int | None = None, notes: list[str] | None = None):
         self.hardware = hardware
         self.world_size = world_size
-        self.notes = notes if notes is not None else []  # why a rule stayed silent; shown with --verbose
+        self.notes = notes if notes is not None else []
 
     @property
     def targets(self) -> list[Target]:
         return self.hardware.targets
 
-    def version(self, package: str, near) -> tuple[str, str] | None:
-        """The version of `package` the run will use (a pin near `near`, else installed), with
-        where it comes from; None when unknown."""
-        from .versions import version_of
-
-        return version_of(package, near)
-
-    def version_before(self, package: str, bound: str, near, code: str) -> tuple[str, str] | None:
+    def version_before(self, package: str, bound: str, config: ConfigIR, code: str) -> tuple[str, str] | None:
         """(version, where it comes from) when the run's `package` is older than `bound`; None
         when it is not, or when the version is unknown (noted for --verbose: the rule is silent)."""
         from .versions import older_than
 
-        found = self.version(package, near)
+        found = config.version(package)
         if found is None:
-            self.notes.append(f"{near}: {code} skipped: the {package} version is unknown "
+            self.notes.append(f"{config.path}: {code} skipped: the {package} version is unknown "
                               "(no exact pin in requirements*.txt/pyproject.toml nearby, none installed)")
             return None
         return found if older_than(found[0], bound) else None
 
 
-class Finding:
+class Finding(Frozen):
+    """One problem, immutable once made: a rule decides everything, severity included, first."""
+
     __slots__ = ("code", "name", "severity", "message", "span", "framework", "targets", "fix")
 
     def __init__(self, code: str, name: str, severity: str, message: str, span: Span, framework: str,
-                 targets: list[str] | None = None, fix: Fix | None = None):
-        self.code = code
-        self.name = name
-        self.severity = severity
-        self.message = message
-        self.span = span
-        self.framework = framework
-        self.targets = targets if targets is not None else []
-        self.fix = fix
+                 targets: tuple[str, ...] = (), fix: Fix | None = None):
+        self._init(code=code, name=name, severity=severity, message=message, span=span, framework=framework,
+                   targets=tuple(targets), fix=fix)
+
+    def with_fix(self, fix: Fix | None) -> "Finding":
+        return Finding(self.code, self.name, self.severity, self.message, self.span, self.framework,
+                       self.targets, fix)
 
     @property
     def sort_key(self):
@@ -93,21 +90,22 @@ class Rule:
         message: str,
         targets: Iterable[Target] = (),
         fix: Fix | None = None,
+        severity: str | None = None,
     ) -> Finding:
         return Finding(
             code=self.code,
             name=self.name,
-            severity=self.severity,
+            severity=severity or self.severity,
             message=message,
             span=span or config.file_span,
             framework=config.framework,
-            targets=[target.name for target in targets],
+            targets=tuple(target.name for target in targets),
             fix=fix,
         )
 
     def fix(self, message: str, *changes: Change, applicability: Applicability | None = None) -> Fix:
-        """A fix asking for IR changes; the engine renders them through each config's adapter."""
-        return Fix(applicability or self.fix_applicability, message, list(changes))
+        """A fix asking for typed changes; the engine renders them through each config's adapter."""
+        return Fix(applicability or self.fix_applicability, message, changes)
 
 
 _RULES: dict[str, Rule] = {}

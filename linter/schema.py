@@ -43,11 +43,13 @@ class SchemaError:
 
 
 class Schema:
-    def __init__(self, name: str, root: dict, loader: str = "", coerces_numeric_strings: bool = False):
+    def __init__(self, name: str, root: dict, coerces_numeric_strings: bool = False,
+                 drops_unknown_silently: bool = False):
         self.name = name
         self.root = root
-        self.loader = loader
         self.coerces_numeric_strings = coerces_numeric_strings
+        # The framework ignores a key it does not know without a word (x-trainlint unknown-keys).
+        self.drops_unknown_silently = drops_unknown_silently
         self.refs: dict = {}
 
     def validate(self, value: Any) -> list[SchemaError]:
@@ -304,5 +306,6 @@ def load(name: str) -> Schema | None:
         if path.is_file():
             root = json.loads(path.read_text("utf-8"))
             options = root.get("x-trainlint", {})
-            return Schema(name, root, options.get("loader", ""), options.get("numeric-strings") == "coerced")
+            return Schema(name, root, options.get("numeric-strings") == "coerced",
+                          options.get("unknown-keys") == "dropped-silently")
     return None

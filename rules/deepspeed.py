@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from linter.fixes import Applicability, Change
+from linter.changes import SetValue
+from linter.fixes import Applicability
 from linter.registry import ERROR, WARNING, Rule, register
 
-# Frameworks whose launcher (the HF Trainer) fills DeepSpeed "auto" values.
-HF_FAMILY = {"hf", "axolotl", "llamafactory"}
+
+def _fills_auto(config) -> bool:
+    """Does the trainer that reads `config` fill a linked DeepSpeed config's "auto" values?"""
+    return config.value("trainer.fills_deepspeed_auto") is True
 
 
 @register
@@ -50,7 +53,7 @@ class Zero2Fp16(Rule):
                     config, stage.span,
                     "ZeRO stage 2 with fp16 has produced NaN losses; use bf16, or ZeRO stage 1 or 3",
                     fix=self.fix("Use ZeRO stage 1 (unsafe: more gradient memory per GPU)",
-                                 Change(config, "parallel.zero_stage", 1)),
+                                 SetValue(config, "parallel.zero_stage", 1)),
                 )
 
 
@@ -107,9 +110,9 @@ class BatchArithmetic(Rule):
             else:
                 continue
             fix = None
-            if run.primary is not config and run.primary.framework in HF_FAMILY:
+            if run.primary is not config and _fills_auto(run.primary):
                 fix = self.fix('Let the HF Trainer fill train_batch_size ("auto")',
-                               Change(config, "batch.global", "auto"))
+                               SetValue(config, "batch.global", "auto"))
             yield self.finding(config, config.span("batch.global"), message, fix=fix)
 
 
@@ -166,19 +169,15 @@ class OffloadNeedsZero3(Rule):
                 )
 
 
-# IR key -> (DeepSpeed key, TrainingArguments argument) for the values HF compares
-# (transformers/integrations/deepspeed.py, HfTrainerDeepSpeedConfig.trainer_config_process).
-_HF_COMPARED = {
-    "batch.micro": ("train_micro_batch_size_per_gpu", "per_device_train_batch_size"),
-    "batch.grad_accum": ("gradient_accumulation_steps", "gradient_accumulation_steps"),
-    "optimizer.grad_clip": ("gradient_clipping", "max_grad_norm"),
-    "optimizer.lr": ("optimizer.params.lr", "learning_rate"),
-    "optimizer.betas": ("optimizer.params.betas", "[adam_beta1, adam_beta2]"),
-    "optimizer.eps": ("optimizer.params.eps", "adam_epsilon"),
-    "optimizer.weight_decay": ("optimizer.params.weight_decay", "weight_decay"),
-    "precision.fp16": ("fp16.enabled", "fp16"),
-    "precision.bf16": ("bf16.enabled", "bf16"),
-}
+# The DeepSpeed value (IR key) and the trainer value it must equal, for every value the HF
+# Trainer compares (transformers/integrations/deepspeed.py, HfTrainerDeepSpeedConfig.trainer_config_process).
+_HF_COMPARED = (
+    ("batch.micro", "batch.micro"), ("batch.grad_accum", "batch.grad_accum"),
+    ("optimizer.grad_clip", "optimizer.grad_clip"), ("optimizer.lr", "optimizer.lr"),
+    ("optimizer.betas", "optimizer.betas"), ("optimizer.eps", "optimizer.eps"),
+    ("optimizer.weight_decay", "optimizer.weight_decay"), ("precision.fp16", "precision.fp16"),
+    ("precision.bf16", "precision.bf16"), ("scheduler.warmup_max_lr", "optimizer.lr"),
+)
 
 
 def _same(ds_value, hf_value) -> bool:
@@ -229,23 +228,23 @@ class HfDeepSpeedMismatch(Rule):
 
     def check(self, run, context):
         primary = run.primary
-        if primary.framework not in HF_FAMILY:
+        if not _fills_auto(primary):
             return
         for config in run.linked:
-            if config.framework != "deepspeed":
+            if config.value("file.kind") != "deepspeed":
                 continue
-            comparisons = [*_HF_COMPARED.items(),
-                           ("scheduler.warmup_max_lr", ("scheduler.params.warmup_max_lr", "learning_rate"))]
-            for key, (ds_key, hf_key) in comparisons:
-                ds_field = config.get(key)
-                hf_field = primary.get("optimizer.lr" if key == "scheduler.warmup_max_lr" else key)
+            for key, trainer_key in _HF_COMPARED:
+                ds_field, hf_field = config.get(key), primary.get(trainer_key)
                 if ds_field is None or hf_field is None or ds_field.origin.is_default:
                     continue
                 if "auto" in (ds_field.value, hf_field.value) or _same(ds_field.value, hf_field.value):
                     continue
-                where = f"{primary.framework} config {primary.path.name}"
+                ds_key = config.written_as(key)
+                # A value the trainer config does not write is its framework's default.
+                says = "defaults" if hf_field.origin.is_default else "sets"
+                where = f"{primary.framework} config {primary.path.name} {says} {primary.written_as(trainer_key)}"
                 yield self.finding(
                     config, ds_field.span,
-                    f"DeepSpeed {ds_key} = {ds_field.value!r} but the {where} sets {hf_key} = {hf_field.value!r}: "
+                    f"DeepSpeed {ds_key} = {ds_field.value!r} but the {where} = {hf_field.value!r}: "
                     "the HF Trainer refuses mismatched values; use \"auto\"",
-                    fix=self.fix(f'Set {ds_key} to "auto"', Change(config, key, "auto")))
+                    fix=self.fix(f'Set {ds_key} to "auto"', SetValue(config, key, "auto")))

@@ -73,11 +73,10 @@ class EstimatedOom(Rule):
         for targets, severity, verdict in ((over, ERROR, "does not fit"), (near, "warning", "is above 90% of")):
             if not targets:
                 continue
-            finding = self.finding(
+            yield self.finding(
                 config, config.span("model.name"),
                 f"{'weights, gradients and optimizer states alone need' if result.tokens_upper_bound else 'estimated peak'} "
                 f"{total:.1f} GiB per GPU, which {verdict} {', '.join(f'{t.name} ({t.memory_gib:g} GiB)' for t in targets)}; "
                 f"largest part: {biggest[0]} {biggest[1]:.1f} GiB (`trainlint estimate {config.path.name}` for the breakdown)",
-                targets=targets, fix=self.fix("Reduce memory: QLoRA, ZeRO/offload, a smaller batch or checkpointing"))
-            finding.severity = severity
-            yield finding
+                targets=targets, fix=self.fix("Reduce memory: QLoRA, ZeRO/offload, a smaller batch or checkpointing"),
+                severity=severity)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from linter.fixes import Applicability, Change
+from linter.changes import SetPrecision, SetValue
+from linter.fixes import Applicability
 from linter.registry import WARNING, Rule, register
 
 _EMBEDDINGS = ("embed_tokens", "lm_head", "wte", "embed_in", "embed_out")
@@ -70,7 +71,7 @@ class MistralFourBitFp16Batch(Rule):
                 f"{model} in 4-bit with float16 compute and batch size {batch.value} on "
                 f"{', '.join(t.name for t in lacking)} (no bf16): Mistral overflows float16 and the LoRA weights "
                 "go NaN; use batch size 1 or bf16-capable GPUs",
-                targets=lacking, fix=self.fix("Use batch size 1", Change(config, "batch.micro", 1)))
+                targets=lacking, fix=self.fix("Use batch size 1", SetValue(config, "batch.micro", 1)))
 
 
 @register
@@ -113,7 +114,7 @@ class UntrainedSpecialTokensFp16(Rule):
             return
         mode = "bf16" if context.hardware.all_support("bf16") else "fp32"
         fix = self.fix("Train in bf16" if mode == "bf16" else "Switch fp16 off (fp32)",
-                       *(Change(config, "precision.mode", mode) for config in fp16)) if context.targets else None
+                       *(SetPrecision(config, mode) for config in fp16)) if context.targets else None
         first = fp16[0]
         yield self.finding(first, first.span("precision.fp16"),
                            f"{model} is a base model whose chat special tokens are untrained: fp16 loss scaling "
@@ -224,7 +225,7 @@ class LowPrecisionTrainableEmbeddings(Rule):
                     fix=self.fix("Load the model in float32, or train the embeddings as LoRA targets"))
             if not targeted:
                 continue
-            found = context.version_before("peft", self.FIXED_IN, config.path, self.code)
+            found = context.version_before("peft", self.FIXED_IN, config, self.code)
             if found is None:
                 continue
             yield self.finding(
@@ -281,4 +282,4 @@ class Fp16WithoutClipping(Rule):
                 continue
             yield self.finding(config, clip.span, "fp16 training with gradient clipping disabled: one overflow spike "
                                "can push the weights to NaN; clip at 1.0",
-                               fix=self.fix("Clip gradients at 1.0", Change(config, "optimizer.grad_clip", 1.0)))
+                               fix=self.fix("Clip gradients at 1.0", SetValue(config, "optimizer.grad_clip", 1.0)))

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from linter.fixes import Applicability, Change
+from linter.changes import SetPrecision, SetValue
+from linter.fixes import Applicability
 from linter.registry import ERROR, WARNING, Rule, register
 
 BF16_CAPABLE = "bf16 needs compute capability >= 8.0 (Ampere or newer)"
@@ -55,12 +56,12 @@ class Bf16Unsupported(Rule):
             changes, places = [], []
             if config.value("precision.bf16") is True:
                 places.append(("bf16 mixed precision", config.get("precision.bf16")))
-                changes.append(Change(config, "precision.mode", "fp16"))
+                changes.append(SetPrecision(config, "fp16"))
             for key, what in (("model.load_dtype", "the model dtype"),
                               ("quantization.compute_dtype", "the 4-bit compute dtype")):
                 if config.value(key) == "bfloat16" and (key == "model.load_dtype" or config.value("quantization.bits") == 4):
                     places.append((f"{what} bfloat16", config.get(key)))
-                    changes.append(Change(config, key, "float16"))
+                    changes.append(SetValue(config, key, "float16"))
             if not places:
                 continue
             what, first = places[0]
@@ -115,11 +116,11 @@ class Fp16WhereBf16(Rule):
             changes, places = [], []
             if config.value("precision.fp16") is True and config.value("precision.bf16") is not True:
                 places.append(("fp16 mixed precision", config.get("precision.fp16")))
-                changes.append(Change(config, "precision.mode", "bf16"))
+                changes.append(SetPrecision(config, "bf16"))
             load_dtype = config.get("model.load_dtype")
             if load_dtype is not None and load_dtype.value == "float16" and not load_dtype.origin.is_default:
                 places.append(("model dtype float16", load_dtype))
-                changes.append(Change(config, "model.load_dtype", "bfloat16"))
+                changes.append(SetValue(config, "model.load_dtype", "bfloat16"))
             if not places:
                 continue
             yield self.finding(
@@ -172,10 +173,10 @@ class Fp16AndBf16(Rule):
         hardware = context.hardware
         if hardware.all_support("bf16"):
             fix = self.fix("Keep bf16: switch fp16 off",
-                           *(Change(config, "precision.fp16", False) for config in fp16_on))
+                           *(SetValue(config, "precision.fp16", False) for config in fp16_on))
         elif hardware.targets:
             fix = self.fix("Keep fp16 (a target lacks bf16): switch bf16 off",
-                           *(Change(config, "precision.bf16", False) for config in bf16_on))
+                           *(SetValue(config, "precision.bf16", False) for config in bf16_on))
         else:
             fix = None
         where = "this file" if fp16_on == bf16_on and len(fp16_on) == 1 else "this run"
@@ -228,7 +229,7 @@ class Tf32Unsupported(Rule):
                 yield self.finding(
                     config, config.span("precision.tf32"),
                     f"tf32 is on but {_names(lacking)} has no TF32 tensor cores (needs compute capability >= 8.0)",
-                    targets=lacking, fix=self.fix("Turn tf32 off", Change(config, "precision.tf32", False)))
+                    targets=lacking, fix=self.fix("Turn tf32 off", SetValue(config, "precision.tf32", False)))
 
 
 @register
@@ -274,7 +275,7 @@ class Fp8Unsupported(Rule):
                     config, config.span("precision.fp8"),
                     f"fp8 training on {_names(lacking)}: fp8 needs compute capability >= 8.9 (Ada or Hopper)",
                     targets=lacking,
-                    fix=self.fix(f"Train in {fallback} instead", Change(config, "precision.mode", fallback)))
+                    fix=self.fix(f"Train in {fallback} instead", SetPrecision(config, fallback)))
 
 
 @register
@@ -321,7 +322,7 @@ class Fp16WeightsFullFinetune(Rule):
             fix = None
             if context.hardware.targets:
                 dtype = "bfloat16" if context.hardware.all_support("bf16") else "float32"
-                fix = self.fix(f"Load the model in {dtype}", Change(config, "model.load_dtype", dtype))
+                fix = self.fix(f"Load the model in {dtype}", SetValue(config, "model.load_dtype", dtype))
             yield self.finding(
                 config, load_dtype.span,
                 "full fine-tuning of float16 weights with fp16 mixed precision fails with "
@@ -379,4 +380,4 @@ class FlashAttentionUnsupported(Rule):
             else:
                 continue
             yield self.finding(config, implementation.span, why + "; use sdpa", targets=lacking,
-                               fix=self.fix("Use SDPA attention", Change(config, "attention.implementation", "sdpa")))
+                               fix=self.fix("Use SDPA attention", SetValue(config, "attention.implementation", "sdpa")))

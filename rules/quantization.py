@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from linter.fixes import Applicability, Change
+from linter.changes import SetValue
+from linter.fixes import Applicability
 from linter.registry import ERROR, INFO, WARNING, Rule, register
 
 
@@ -59,7 +60,7 @@ class FourBitComputeFp16(Rule):
                 "bf16: float16 overflows in the backward pass of many LLMs; use bfloat16",
                 targets=hardware.targets,
                 fix=self.fix("Set the 4-bit compute dtype to bfloat16",
-                             Change(config, "quantization.compute_dtype", "bfloat16")),
+                             SetValue(config, "quantization.compute_dtype", "bfloat16")),
             )
 
 
@@ -160,7 +161,7 @@ class FourBitComputeFp32(Rule):
             fix = None
             if context.hardware.targets:
                 dtype = "bfloat16" if context.hardware.all_support("bf16") else "float16"
-                fix = self.fix(f"Compute in {dtype}", Change(config, "quantization.compute_dtype", dtype))
+                fix = self.fix(f"Compute in {dtype}", SetValue(config, "quantization.compute_dtype", dtype))
             yield self.finding(config, compute.span,
                                f"4-bit compute dtype is float32 by default ({compute.origin.default_source}): "
                                "slow; compute in bf16 or fp16", fix=fix)
@@ -214,7 +215,7 @@ class ComputeDtypeMismatch(Rule):
                 continue  # QNT001's finding, with the same fix
             yield self.finding(config, compute.span,
                                f"4-bit compute dtype {compute.value} differs from the run's {mode} training precision",
-                               fix=self.fix(f"Compute in {wanted}", Change(config, "quantization.compute_dtype", wanted)))
+                               fix=self.fix(f"Compute in {wanted}", SetValue(config, "quantization.compute_dtype", wanted)))
 
 
 @register
@@ -273,7 +274,7 @@ class QloraShardedQuantStorage(Rule):
                 # Matches (adapters record the value a framework sets itself, as a default).
                 continue
             fix = self.fix(f"Store 4-bit weights as {wanted}",
-                           Change(config, "quantization.quant_storage", wanted)) if wanted else None
+                           SetValue(config, "quantization.quant_storage", wanted)) if wanted else None
             yield self.finding(
                 config, config.span("quantization.quant_storage", "quantization.bits"),
                 "4-bit weights sharded with ZeRO-3/FSDP need bnb_4bit_quant_storage equal to the model dtype"

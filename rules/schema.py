@@ -5,8 +5,8 @@ from __future__ import annotations
 import difflib
 import re
 
-from linter.adapters import RENAME_KEY, WRITE_LITERAL
-from linter.fixes import Applicability, Change
+from linter.changes import RenameKey, WriteLiteral
+from linter.fixes import Applicability
 from linter.registry import ERROR, WARNING, Rule, register
 
 # PyYAML's YAML 1.1 booleans: an unquoted `NO` or `on` reaches the framework as a bool.
@@ -18,14 +18,14 @@ _UNREAD_FLOAT = re.compile(r"^(?P<sign>[-+]?)(?P<mantissa>\d+(?:\.\d*)?|\.\d+)[e
 
 def _schema_errors(config):
     """The config's schema errors, computed once per config and shared by the three rules."""
-    cached = config.__dict__.get("_schema_errors")
+    cached = config.cache.get("schema_errors")
     if cached is None:
         from linter import schema as schemas
 
         schema = schemas.load(config.schema) if config.schema else None
-        tree = config.key_tree() if schema is not None else None
+        tree = config.key_tree if schema is not None else None
         cached = (schema, tree, schema.validate(tree.value) if tree is not None else [])
-        config.__dict__["_schema_errors"] = cached
+        config.cache["schema_errors"] = cached
     return cached
 
 
@@ -132,12 +132,11 @@ class UnknownKey(Rule):
             fix = None
             if len(close) == 1 and close[0] not in siblings:
                 fix = self.fix(f"Rename {key!r} to {close[0]!r}",
-                               Change(config, RENAME_KEY, (error.path, close[0])))
-            finding = self.finding(config, span, f"unknown key {_dotted(error.path)!s} for "
-                                                 f"{config.schema}{hint}", fix=fix)
-            if config.schema == "deepspeed":
-                finding.severity = ERROR  # DeepSpeed drops it without a word
-            yield finding
+                               RenameKey(config, error.path, close[0]))
+            # DeepSpeed drops an unknown key without a word; the others warn or refuse.
+            severity = ERROR if schema.drops_unknown_silently else WARNING
+            yield self.finding(config, span, f"unknown key {_dotted(error.path)!s} for {config.schema}{hint}",
+                               fix=fix, severity=severity)
 
 
 @register
@@ -231,7 +230,7 @@ class Yaml11Misread(Rule):
             reads_as = f"the string {written!r}" if kind == "number" else f"the boolean {str(intended.lower() in ('yes', 'on', 'true')).lower()}"
             message = f"{_dotted(error.path)}: YAML 1.1 reads `{written}` as {reads_as}, which {config.schema} does not convert"
             if _accepts(schema, tree, error.path, intended):
-                fix = self.fix(f"Write {literal}", Change(config, WRITE_LITERAL, (error.path, intended, literal)))
+                fix = self.fix(f"Write {literal}", WriteLiteral(config, error.path, intended, literal))
                 yield self.finding(config, located.value_span, f"{message}; write {literal}", fix=fix)
             else:
                 yield self.finding(config, located.value_span, f"{message}, and {literal} is not accepted there either")

@@ -51,12 +51,12 @@ class UnslothFp16WithoutPacking(Rule):
 
     def check(self, run, context):
         config = run.primary
-        if config.framework != "unsloth":
+        if config.value("file.kind") != "unsloth":
             return
         fp16 = config.mode() == "fp16" or config.value("model.load_dtype") == "float16"
         if not fp16 or config.value("sequence.packing") is True:
             return  # SFTTrainer's packing defaults to False: unset counts as off
-        found = context.version_before("unsloth", self.FIXED_IN, config.path, self.code)
+        found = context.version_before("unsloth", self.FIXED_IN, config, self.code)
         if found is None:
             return
         yield self.finding(

@@ -112,15 +112,15 @@ def _snapshot(root: Path) -> dict:
 
 @pytest.mark.parametrize("gpu", TARGETS)
 def test_corpus_fix_changes_only_edited_lines_and_is_idempotent(corpus_copy, gpu, tmp_path, monkeypatch):
-    from linter import engine
+    from linter import fixer
 
     # Pass by pass (one fix pass per call): each pass changes only the lines its planned edits name.
     stepwise = tmp_path / "stepwise"
     shutil.copytree(corpus_copy, stepwise)
     original = _snapshot(stepwise)
-    passes = engine.MAX_PASSES
+    passes = fixer.MAX_PASSES
     with monkeypatch.context() as patch:
-        patch.setattr(engine, "MAX_PASSES", 1)
+        patch.setattr(fixer, "MAX_PASSES", 1)
         for _ in range(passes):
             before = _snapshot(stepwise)
             planned = json.loads(trainlint("check", stepwise, "--gpu", gpu, "--unsafe-fixes", "--format", "json").out)

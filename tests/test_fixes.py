@@ -96,11 +96,11 @@ def test_fix_that_would_not_reparse_to_intent_is_dropped(tmp_path, monkeypatch):
     original = b'{"fp16": {"enabled": true}, "zero_optimization": {"stage": 2}}'
     path.write_bytes(original)
 
-    def wrong_render(self, config, change):  # renders an edit that reads back as something else
-        node = config.document.find("zero_optimization", "stage")
+    def wrong_render(self, document, config, key, value):  # renders an edit that reads back as something else
+        node = document.find("zero_optimization", "stage")
         return [Edit(config.path, node.start, node.end, "3")]
 
-    monkeypatch.setattr(DeepSpeedAdapter, "render", wrong_render)
+    monkeypatch.setattr(DeepSpeedAdapter, "render_value", wrong_render)
     result = trainlint("check", path, "--gpu", "V100", "--fix", "--unsafe-fixes", "--select", "DS001")
     assert "fix dropped" in result.err and "parallel.zero_stage = 1" in result.err
     assert path.read_bytes() == original
@@ -112,15 +112,15 @@ def test_a_dropped_fix_is_reported_once_while_other_fixes_apply(tmp_path, monkey
 
     path = tmp_path / "ds.json"
     path.write_bytes(b'{"fp16": {"enabled": true}, "gradient_clipping": 0, "zero_optimization": {"stage": 2}}')
-    original_render = DeepSpeedAdapter.render
+    original_render = DeepSpeedAdapter.render_value
 
-    def render(self, config, change):
-        if change.key == "parallel.zero_stage":  # an edit that reads back wrong
-            node = config.document.find("zero_optimization", "stage")
+    def render(self, document, config, key, value):
+        if key == "parallel.zero_stage":  # an edit that reads back wrong
+            node = document.find("zero_optimization", "stage")
             return [Edit(config.path, node.start, node.end, "3")]
-        return original_render(self, config, change)
+        return original_render(self, document, config, key, value)
 
-    monkeypatch.setattr(DeepSpeedAdapter, "render", render)
+    monkeypatch.setattr(DeepSpeedAdapter, "render_value", render)
     result = trainlint("check", path, "--gpu", "V100", "--fix", "--unsafe-fixes")
     assert result.err.count("fix dropped") == 1
     assert path.read_bytes() == b'{"fp16": {"enabled": true}, "gradient_clipping": 1.0, "zero_optimization": {"stage": 2}}'
@@ -138,15 +138,14 @@ def test_passes_are_bounded_and_converge(tmp_path):
 
 
 def test_two_changes_rendering_the_same_edit_give_one_edit(tmp_path):
-    from linter.adapters import WRITE_LITERAL
+    from linter.changes import WriteLiteral
     from linter.engine import Options, Session
-    from linter.fixes import Applicability, Change, Fix
+    from linter.fixes import Applicability, Fix
 
     path = tmp_path / "sft.yaml"
     path.write_text("model_name_or_path: m\nstage: sft\nlearning_rate: 2e-5\n")
     session = Session(Options(detect=False))
     config = session.load(path, True).config
-    change = Change(config, WRITE_LITERAL, (("learning_rate",), 2e-5, "2.0e-5"))
-    fix = Fix(Applicability.SAFE, "Write 2.0e-5", [change, change])
-    session._render(fix)
+    change = WriteLiteral(config, ("learning_rate",), 2e-5, "2.0e-5")
+    fix = session.linter.render(Fix(Applicability.SAFE, "Write 2.0e-5", [change, change]))
     assert len(fix.edits) == 1 and fix.edits[0].content == "2.0e-5"

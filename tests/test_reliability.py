@@ -101,11 +101,11 @@ def test_read_only_file_is_untouched_even_as_root(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("change", ["replace", "delete"])
 def test_file_changed_between_read_and_write_is_not_overwritten(tmp_path, monkeypatch, change):
-    from linter import engine
+    from linter import fixer
 
     path = tmp_path / "ds.json"
     path.write_bytes(FP16)
-    original_fix_run = engine.Session.fix_run
+    original_fix_run = fixer.Fixer.fix_run
 
     def meddle(self, *args, **kwargs):
         outcome = original_fix_run(self, *args, **kwargs)
@@ -115,7 +115,7 @@ def test_file_changed_between_read_and_write_is_not_overwritten(tmp_path, monkey
             path.unlink()
         return outcome
 
-    monkeypatch.setattr(engine.Session, "fix_run", meddle)
+    monkeypatch.setattr(fixer.Fixer, "fix_run", meddle)
     result = trainlint("check", path, "--gpu", "A100", "--fix")
     assert result.code == 1
     if change == "replace":

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from linter import registry
+from linter.changes import SetPrecision
 from linter.fixes import Applicability
 from linter.hardware import Hardware, parse_targets
 from linter.ir import ConfigIR, Field, Origin, Run, Span
@@ -17,13 +18,19 @@ from linter.ir import ConfigIR, Field, Origin, Run, Span
 SPAN = Span(Path("c.yaml"), 0, 1, 1, 1, 1, 2)
 
 
+# The frameworks whose trainer fills a linked DeepSpeed config's "auto" values (the adapters say so).
+FILLS_AUTO = {"hf", "axolotl", "llamafactory"}
+
+
 def config(framework: str = "hf", defaults: tuple[str, ...] = (), **values) -> ConfigIR:
-    fields = {}
+    fields = {"file.kind": Field(framework, Origin(SPAN))}
+    if framework in FILLS_AUTO:
+        fields["trainer.fills_deepspeed_auto"] = Field(True, Origin(SPAN))
     for name, value in values.items():
         key = name.replace("__", ".")
         origin = Origin(SPAN, "upstream/file.py" if key in defaults else None)
         fields[key] = Field(value, origin)
-    return ConfigIR(Path(f"{framework}.cfg"), framework, None, None, fields, SPAN)
+    return ConfigIR(Path(f"{framework}.cfg"), framework, fields, SPAN)
 
 
 def run_rule(code: str, *configs: ConfigIR, gpu: str | None = "A100", world_size=None):
@@ -33,13 +40,14 @@ def run_rule(code: str, *configs: ConfigIR, gpu: str | None = "A100", world_size
 
 
 def changes(finding):
-    return [(change.key, change.value) for change in finding.fix.changes]
+    return [("precision.mode", change.mode) if isinstance(change, SetPrecision) else (change.key, change.value)
+            for change in finding.fix.changes]
 
 
 def test_pre004_tf32():
     assert len(run_rule("PRE004", config(precision__tf32=True), gpu="V100")) == 1
     [finding] = run_rule("PRE004", config(precision__tf32=True), gpu="A100,T4")
-    assert finding.targets == ["T4"] and changes(finding) == [("precision.tf32", False)]
+    assert finding.targets == ("T4",) and changes(finding) == [("precision.tf32", False)]
     assert run_rule("PRE004", config(precision__tf32=True), gpu="A100") == []
     assert run_rule("PRE004", config(precision__tf32=False), gpu="V100") == []
 

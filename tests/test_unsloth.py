@@ -30,7 +30,7 @@ def script(tmp_path: Path, text: str) -> Path:
 
 def values(path: Path) -> dict:
     config = Session(Options(detect=False)).load(path, True).config
-    return {key: field.value for key, field in config.fields.items()}
+    return {key: field.value for key, field in config.fields.items() if key != "file.kind"}
 
 
 def loader_script(loader: str = "dtype=torch.float16", args: str = "fp16=True, bf16=False",

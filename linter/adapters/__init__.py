@@ -1,7 +1,11 @@
-"""Adapters: one per config format. Each claims a file by content, parses it into the IR with
-an origin for every value, and renders IR changes as text edits in its own terms.
+"""Adapters: one per framework. Each claims a file by content, reads it into IR facts through
+its bindings, and renders typed changes as text edits in its own terms.
 
-Adapters know key names and defaults; they never decide whether something is a problem.
+A `Binding` states one IR key once: where the file keeps it (one key path, or alternatives where
+the framework accepts two spellings), its default with the upstream file that sets it, and the
+conversion the framework applies. The same binding drives parsing, fix rendering and the spelling
+messages show (`Origin.written_as`). Adapters add hooks only for derived facts (the precision
+mode, dtype coupling). They record facts; rules decide what is a problem.
 """
 
 from __future__ import annotations
@@ -9,18 +13,38 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from ..changes import Change, RenameKey, SetPrecision, SetValue, WriteLiteral
 from ..document import Document, Mapping, Node, RenderError, Scalar, Sequence
-from ..fixes import Change, Edit
-from ..ir import ConfigIR, Field, KeyTree, Link, Located, Origin, Span
+from ..fixes import Edit
+from ..ir import ConfigIR, Field, KeyTree, Link, Located, Origin, Span, canonical_dtype
 
 _MISSING = object()
 
 
+class Binding:
+    """IR `key` lives at `paths` (dotted key paths; the first one present is read, and written;
+    the first is written where none is). Absent, it reads `default`, set by upstream `source`
+    and shown at the `anchor` key path."""
+
+    __slots__ = ("key", "paths", "default", "source", "convert", "anchor")
+
+    def __init__(self, key: str, *paths: str, default: Any = _MISSING, source: str | None = None,
+                 convert: Callable[[Any], Any] | None = None, anchor: str = ""):
+        self.key = key
+        self.paths = tuple(tuple(path.split(".")) for path in paths)
+        self.default = default
+        self.source = source
+        self.convert = convert
+        self.anchor = tuple(anchor.split(".")) if anchor else ()
+
+    def path_in(self, document: Document) -> tuple[str, ...]:
+        """The key path this binding reads in `document` (and a fix writes)."""
+        return next((path for path in self.paths if document.find(*path) is not None), self.paths[0])
+
+
 class Adapter:
     name: str = ""
-    formats: tuple[str, ...] = ()
-    # IR key -> key path in this format, for values that live in exactly one place.
-    paths: dict[str, tuple[str, ...]] = {}
+    bindings: tuple[Binding, ...] = ()
 
     def claims(self, document: Document) -> bool:
         raise NotImplementedError
@@ -33,48 +57,65 @@ class Adapter:
     def parse(self, document: Document) -> ConfigIR:
         raise NotImplementedError
 
-    def key_tree(self, config: ConfigIR) -> "KeyTree | None":
+    def bindings_for(self, config: ConfigIR) -> tuple[Binding, ...]:
+        """The bindings of this file's kind (one adapter may read several kinds of file)."""
+        return self.bindings
+
+    def binding(self, config: ConfigIR, key: str) -> Binding | None:
+        return next((binding for binding in self.bindings_for(config) if binding.key == key), None)
+
+    def key_tree(self, document: Document) -> "KeyTree | None":
         """The file's keys as plain values, and where each sits (schema rules read this)."""
-        document = config.document
         if not isinstance(document, Document) or document.root is None:
             return None
-        return KeyTree(document.root.plain(), document.format, lambda path: _locate(document, path))
+        return KeyTree(document.root.plain, document.format, lambda path: _locate(document, path))
 
-    def named_link(self, config: ConfigIR, name: str) -> "Link | None":
+    def named_link(self, document: Document, config: ConfigIR, name: str) -> "Link | None":
         """A link for a config the framework ships under a name (XTuner's `deepspeed_zero2`)."""
         return None
 
-    def render(self, config: ConfigIR, change: Change) -> list[Edit]:
-        """Edits that make `config` read `change.value` at `change.key`; RenderError if impossible."""
-        path = self.paths.get(change.key)
-        if path is None:
-            raise RenderError(f"{self.name} cannot express {change.key}")
-        return [set_path(config.document, path, change.value)]
+    # ---- rendering typed changes ---------------------------------------------------------------
+
+    def render(self, document: Document, config: ConfigIR, change: Change) -> list[Edit]:
+        """Edits that make the file say what `change` asks; RenderError if impossible."""
+        if isinstance(change, SetValue):
+            return self.render_value(document, config, change.key, change.value)
+        if isinstance(change, SetPrecision):
+            return self.render_precision(document, config, change.mode)
+        if isinstance(change, RenameKey):
+            return [rename_key(document, change.path, change.new_name)]
+        if isinstance(change, WriteLiteral):
+            return [write_literal(document, change.path, change.literal)]
+        raise RenderError(f"{self.name} cannot render {type(change).__name__}")
+
+    def render_value(self, document: Document, config: ConfigIR, key: str, value: Any) -> list[Edit]:
+        """By default through the key's binding; adapters override for derived facts."""
+        binding = self.binding(config, key)
+        if binding is None:
+            raise RenderError(f"{self.name} configs have no key for {key}")
+        if binding.convert is not None and binding.convert not in _WRITTEN_AS_READ:
+            raise RenderError(f"{'.'.join(binding.paths[0])} is not {key} as written; edit it by hand")
+        return [set_path(document, binding.path_in(document), value)]
+
+    def render_precision(self, document: Document, config: ConfigIR, mode: str) -> list[Edit]:
+        raise RenderError(f"{self.name} configs have no precision switch")
 
 
-# Changes that schema rules ask for, in terms of the file's keys rather than IR keys:
-# RENAME_KEY: value (key path, new name); WRITE_LITERAL: value (key path, intended plain value,
-# literal text to write in place of the scalar).
-RENAME_KEY = "@rename-key"
-WRITE_LITERAL = "@write-literal"
+def rename_key(document: Document, path: tuple, new_name: str) -> Edit:
+    """The key at `path` renamed where it stands (any format)."""
+    parent = _node_at(document, path[:-1])
+    pair = parent.get(path[-1]) if isinstance(parent, Mapping) else None
+    if pair is None:
+        raise RenderError(f"no key {'.'.join(map(str, path))}")
+    return document.replace_scalar(pair.key, new_name)
 
 
-def render_key_change(config: ConfigIR, change: Change) -> list[Edit]:
-    """Edits for a change named in the file's own keys (RENAME_KEY, WRITE_LITERAL), the same in
-    every format: the key or the scalar is replaced where it stands."""
-    document = config.document
-    if change.key == RENAME_KEY:
-        path, new_name = change.value
-        parent = _node_at(document, path[:-1])
-        pair = parent.get(path[-1]) if isinstance(parent, Mapping) else None
-        if pair is None:
-            raise RenderError(f"no key {'.'.join(map(str, path))}")
-        return [document.replace_scalar(pair.key, new_name)]
-    path, _, text = change.value
+def write_literal(document: Document, path: tuple, literal: str) -> Edit:
+    """`literal` written in place of the scalar at `path` (any format)."""
     node = _node_at(document, path)
     if not isinstance(node, Scalar) or node.decorated:
         raise RenderError("the value carries a YAML tag or anchor; edit it by hand")
-    return [Edit(document.source.path, node.start, node.end, text)]
+    return Edit(document.source.path, node.start, node.end, literal)
 
 
 def _node_at(document: Document, path: tuple) -> Node | None:
@@ -111,24 +152,35 @@ def span_of(document: Document, start: int, end: int) -> Span:
     return Span(source.path, start, end, begin.line, begin.column, finish.line, finish.column)
 
 
-def new_config(adapter: Adapter, document: Document) -> ConfigIR:
+def new_config(adapter: Adapter, document: Document, kind: str | None = None) -> ConfigIR:
+    """An empty ConfigIR for `document`, its kind recorded (the adapter's name by default)."""
     first_line_end = document.source.line_end(0)
-    return ConfigIR(
+    config = ConfigIR(
         path=document.source.path,
         framework=adapter.name,
-        document=document,
-        adapter=adapter,
         file_span=span_of(document, 0, first_line_end),
         schema=adapter.name,
+        key_tree=adapter.key_tree(document),
     )
+    config.set("file.kind", Field(kind or adapter.name, Origin(config.file_span)))
+    return config
 
 
 class Reader:
     """Fills a ConfigIR from a document: `take` a value at a key path, or record a default."""
 
-    def __init__(self, config: ConfigIR):
+    def __init__(self, config: ConfigIR, document: Document, templates_unknown: bool = False):
         self.config = config
-        self.document = config.document
+        self.document = document
+        # A `${VAR}` placeholder a launcher fills in: unknown here, so recorded as absent.
+        self.templates_unknown = templates_unknown
+
+    def bind(self, bindings: Iterable[Binding]) -> None:
+        """Read every binding: the value at its key path, or its default."""
+        for binding in bindings:
+            path = binding.path_in(self.document)
+            self.take(binding.key, *path, convert=binding.convert, default=binding.default,
+                      default_source=binding.source, anchor=binding.anchor)
 
     def node(self, *path: str) -> Node | None:
         return self.document.find(*path)
@@ -149,40 +201,40 @@ class Reader:
         """Record the scalar at `path` under IR `key`; where absent, `default` (if given) with its
         upstream source, located at the `anchor` key path (the parent a person would look at)."""
         node = self.node(*path)
+        if self.templates_unknown and templated(node):
+            return None
+        spelling = ".".join(path)
         if isinstance(node, Scalar):
             value = convert(node.value) if convert else node.value
-            found = Field(value, Origin(span_of(self.document, node.start, node.end)))
+            found = Field(value, Origin(span_of(self.document, node.start, node.end), written_as=spelling))
         elif node is not None and convert is not None:
-            found = Field(convert(node.plain()), Origin(span_of(self.document, node.start, node.end)))
+            found = Field(convert(node.plain()), Origin(span_of(self.document, node.start, node.end),
+                                                        written_as=spelling))
         elif node is None and default is not _MISSING:
             anchor_span = self.key_span(*anchor) if anchor else None
-            found = Field(default, Origin(anchor_span or self.config.file_span, default_source))
+            found = Field(default, Origin(anchor_span or self.config.file_span, default_source, spelling))
         else:
             return None
-        self.config.fields[key] = found
-        return found
+        return self.config.set(key, found)
 
     def set(self, key: str, value: Any, *path: str) -> Field:
         """Record a value derived from the node at `path` (e.g. a block's presence)."""
         pair = self.document.find_pair(*path)
         span = span_of(self.document, pair.key.start, pair.value.end) if pair else self.config.file_span
-        found = Field(value, Origin(span))
-        self.config.fields[key] = found
-        return found
+        return self.config.set(key, Field(value, Origin(span, written_as=".".join(path) or None)))
 
 
-def record_literal(config: ConfigIR, key: str, node, convert: Callable[[Any], Any] | None = None) -> Field | None:
+def record_literal(config: ConfigIR, document, key: str, node,
+                   convert: Callable[[Any], Any] | None = None) -> Field | None:
     """Record the literal a Python expression denotes (see python_reader) under IR `key`;
     nothing for a value that is computed at run time."""
     from ..python_reader import UNKNOWN
 
-    document = config.document
     value = document.literal(node)
     if node is None or value is UNKNOWN:
         return None
     start, end = document.span(document.resolve(node))
-    config.fields[key] = Field(convert(value) if convert else value, Origin(span_of(document, start, end)))
-    return config.fields[key]
+    return config.set(key, Field(convert(value) if convert else value, Origin(span_of(document, start, end))))
 
 
 def set_path(document: Document, path: tuple[str, ...], value: Any, after: str | None = None) -> Edit:
@@ -243,7 +295,7 @@ def comma_list(value: Any) -> Any:
     return [item.strip() for item in value.split(",")] if isinstance(value, str) else value
 
 
-def deepspeed_link(config: ConfigIR, node: Node | None) -> None:
+def deepspeed_link(config: ConfigIR, document: Document, node: Node | None) -> None:
     """Link the DeepSpeed file a `deepspeed:` value names. An inline JSON string, a `${VAR}`
     placeholder or a mapping (the DeepSpeed config itself) links nothing. The frameworks open the
     path relative to the launch directory, which the linter cannot know: see
@@ -253,7 +305,7 @@ def deepspeed_link(config: ConfigIR, node: Node | None) -> None:
     path = node.value.strip()
     if not path or path.startswith("{"):
         return
-    config.links.append(Link("deepspeed", node.value, span_of(config.document, node.start, node.end),
+    config.links.append(Link("deepspeed", node.value, span_of(document, node.start, node.end),
                              working_directory_candidates(config.path, path)))
 
 
@@ -262,6 +314,9 @@ def as_bool_or_auto(value: Any) -> Any:
         return "auto"
     return value
 
+
+# Conversions after which the value reads back as written: a fix may write the IR value itself.
+_WRITTEN_AS_READ = {as_float, as_bool_or_auto, canonical_dtype}
 
 # Adapters by file format, in claiming order: where formats overlap, the HF family's keys
 # appear in the others' files, so it comes last. Modules are imported on first use of a format:

@@ -39,10 +39,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..changes import PRECISION_MODES
 from ..document import Document, Mapping, Node, RenderError, Scalar, Sequence
-from ..fixes import Change, Edit
+from ..fixes import Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
-from . import (Adapter, Reader, as_bool_or_auto, as_float, deepspeed_link, new_config, set_path, templated, written)
+from . import (Adapter, Binding, Reader, as_bool_or_auto, as_float, deepspeed_link, new_config, set_path, templated,
+               written)
 
 _CONFIG = "axolotl/utils/schemas/config.py"
 _PEFT = "axolotl/utils/schemas/peft.py"
@@ -62,13 +64,6 @@ _SNIFF = (re.compile(r"^base_model:", re.M),
 _LEGACY_ATTENTION = (("xformers_attention", "xformers"), ("sage_attention", "sage"),
                      ("flex_attention", "flex_attention"), ("flash_attention", "flash_attention_2"),
                      ("sdp_attention", "sdpa"), ("eager_attention", "eager"))
-_MODES = {"bf16": (False, True), "fp16": (True, False), "fp32": (False, False)}
-
-
-def _take(read: Reader, key: str, *path: str, **options) -> Field | None:
-    if templated(read.node(*path)):
-        return None
-    return read.take(key, *path, **options)
 
 
 def _present(node: Node | None) -> bool:
@@ -80,20 +75,53 @@ def _as_list(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
 
+def _checkpointing(value: Any) -> bool:
+    return value in (True, "offload", "offload_disk")
+
+
+# Read only for `adapter: qlora` with `load_in_4bit` (the only case axolotl builds a 4-bit
+# BitsAndBytesConfig for); `bnb_config_kwargs` overrides axolotl's own choices.
+_QLORA_BINDINGS = (
+    Binding("quantization.compute_dtype", "bnb_config_kwargs.bnb_4bit_compute_dtype", convert=canonical_dtype),
+    Binding("quantization.quant_type", "bnb_config_kwargs.bnb_4bit_quant_type", default="nf4", source=_LOADER,
+            anchor="load_in_4bit"),
+    Binding("quantization.double_quant", "bnb_config_kwargs.bnb_4bit_use_double_quant", default=True,
+            source=_LOADER, anchor="load_in_4bit"),
+    Binding("quantization.quant_storage", "bnb_config_kwargs.bnb_4bit_quant_storage", convert=canonical_dtype),
+)
+_LORA_BINDINGS = (
+    Binding("adapter.r", "lora_r"),
+    Binding("adapter.alpha", "lora_alpha"),
+    Binding("adapter.target_modules", "lora_target_modules", convert=_as_list),
+    Binding("adapter.modules_to_save", "lora_modules_to_save", convert=_as_list),
+)
+_TRAINING_BINDINGS = (
+    Binding("model.name", "base_model"),
+    Binding("precision.tf32", "tf32", convert=as_bool_or_auto, default="auto", source=_CONFIG),
+    Binding("precision.fp8", "fp8"),
+    Binding("batch.micro", "micro_batch_size"),
+    Binding("batch.grad_accum", "gradient_accumulation_steps"),
+    Binding("optimizer.lr", "learning_rate", convert=as_float),
+    Binding("optimizer.name", "optimizer", default="adamw_torch_fused", source=_TRAINING),
+    Binding("optimizer.weight_decay", "weight_decay", convert=as_float),
+    Binding("optimizer.grad_clip", "max_grad_norm", convert=as_float),
+    Binding("sequence.max_length", "sequence_len", default=512, source=_CONFIG),
+    Binding("sequence.packing", "sample_packing"),
+    Binding("memory.gradient_checkpointing", "gradient_checkpointing", convert=_checkpointing, default=False,
+            source=_CONFIG),
+)
+
+
 class AxolotlAdapter(Adapter):
     name = "axolotl"
-    formats = ("yaml",)
-    paths = {
-        "batch.micro": ("micro_batch_size",),
-        "batch.grad_accum": ("gradient_accumulation_steps",),
-        "optimizer.lr": ("learning_rate",),
-        "optimizer.grad_clip": ("max_grad_norm",),
-        "optimizer.weight_decay": ("weight_decay",),
-        "precision.tf32": ("tf32",),
-        "sequence.max_length": ("sequence_len",),
-        "memory.gradient_checkpointing": ("gradient_checkpointing",),
-        "quantization.quant_storage": ("bnb_config_kwargs", "bnb_4bit_quant_storage"),
-    }
+    bindings = (
+        *_TRAINING_BINDINGS,
+        Binding("precision.fp16", "fp16"),
+        Binding("precision.bf16", "bf16"),
+        Binding("attention.implementation", "attn_implementation"),
+        *_LORA_BINDINGS,
+        *_QLORA_BINDINGS,
+    )
 
     def claims(self, document: Document) -> bool:
         root = document.root
@@ -108,29 +136,19 @@ class AxolotlAdapter(Adapter):
 
     def parse(self, document: Document) -> ConfigIR:
         config = new_config(self, document)
-        read = Reader(config)
-        _take(read, "model.name", "base_model")
+        config.set("trainer.fills_deepspeed_auto", Field(True, Origin(config.file_span)))
+        read = Reader(config, document, templates_unknown=True)
+        read.bind(_TRAINING_BINDINGS)
         self._precision(read)
         self._adapter(read)
         self._quantization(read)
-        _take(read, "batch.micro", "micro_batch_size")
-        _take(read, "batch.grad_accum", "gradient_accumulation_steps")
-        _take(read, "optimizer.lr", "learning_rate", convert=as_float)
-        _take(read, "optimizer.name", "optimizer", default="adamw_torch_fused", default_source=_TRAINING)
-        _take(read, "optimizer.weight_decay", "weight_decay", convert=as_float)
-        _take(read, "optimizer.grad_clip", "max_grad_norm", convert=as_float)
-        _take(read, "sequence.max_length", "sequence_len", default=512, default_source=_CONFIG)
-        _take(read, "sequence.packing", "sample_packing")
-        _take(read, "memory.gradient_checkpointing", "gradient_checkpointing",
-              convert=lambda value: value in (True, "offload", "offload_disk"),
-              default=False, default_source=_CONFIG)
         self._attention(read)
         self._memory_savers(read)
         for key in ("fsdp_config", "fsdp"):
             if _present(read.node(key)):  # is_fsdp_enabled: either key not None (loaders/model.py)
                 read.set("parallel.fsdp", True, key)
                 break
-        deepspeed_link(config, read.node("deepspeed"))
+        deepspeed_link(config, document, read.node("deepspeed"))
         return config
 
     # ---- reading -----------------------------------------------------------------------------
@@ -151,8 +169,6 @@ class AxolotlAdapter(Adapter):
 
     def _precision(self, read: Reader) -> None:
         document, config = read.document, read.config
-        _take(read, "precision.tf32", "tf32", convert=as_bool_or_auto, default="auto", default_source=_CONFIG)
-        _take(read, "precision.fp8", "fp8")
         if any(templated(read.node(key)) for key in ("bf16", "fp16", "bfloat16", "float16", "load_in_8bit")):
             return  # a template: the precision is decided when the launcher fills it in
         bf16_written = written(document, "bf16") is not None
@@ -162,19 +178,19 @@ class AxolotlAdapter(Adapter):
         here = read.key_span("bf16") or read.key_span("fp16") or config.file_span
 
         if bf16 == "auto" and fp16 is True:
-            config.fields["precision.bf16"] = Field(False, Origin(here, _RESOLVE_DTYPE))
+            config.set("precision.bf16", Field(False, Origin(here, _RESOLVE_DTYPE, "bf16")))
         elif bf16_written:
             read.take("precision.bf16", "bf16", convert=as_bool_or_auto)
         else:
-            config.fields["precision.bf16"] = Field("auto", Origin(config.file_span, _CONFIG))
+            config.set("precision.bf16", Field("auto", Origin(config.file_span, _CONFIG, "bf16")))
         if isinstance(fp16, bool):
             read.take("precision.fp16", "fp16")
         elif bf16 in (True, False) or (bf16 == "auto" and no_amp_fp16):
             # bf16 decided (or pure float16 asked for): fp16 AMP stays off.
-            config.fields["precision.fp16"] = Field(False, Origin(here, _RESOLVE_DTYPE))
+            config.set("precision.fp16", Field(False, Origin(here, _RESOLVE_DTYPE, "fp16")))
         elif bf16 == "auto":
             # fp16 turns on exactly where bf16 resolves off: hardware-dependent.
-            config.fields["precision.fp16"] = Field("auto", Origin(here, _RESOLVE_DTYPE))
+            config.set("precision.fp16", Field("auto", Origin(here, _RESOLVE_DTYPE, "fp16")))
 
         # The dtype the model is loaded in (torch_dtype), and the key that decides it.
         if bf16 is True or no_amp_bf16:
@@ -189,22 +205,19 @@ class AxolotlAdapter(Adapter):
             dtype, decider = "float32", "bf16"
         else:
             return  # bf16 holds a value axolotl's schema refuses: nothing to derive
-        config.fields["model.load_dtype"] = Field(dtype, Origin(read.key_span(decider) or here, _RESOLVE_DTYPE))
+        config.set("model.load_dtype", Field(dtype, Origin(read.key_span(decider) or here, _RESOLVE_DTYPE, decider)))
 
     def _adapter(self, read: Reader) -> None:
         node = read.node("adapter")
         if templated(node):
             return
         if node is None:
-            read.config.fields["adapter.kind"] = Field(None, Origin(read.config.file_span, _PEFT))
+            read.config.set("adapter.kind", Field(None, Origin(read.config.file_span, _PEFT, "adapter")))
         elif isinstance(node, Scalar) and node.value is None:
             read.set("adapter.kind", None, "adapter")  # `adapter:` left blank: all parameters train
         else:
             read.take("adapter.kind", "adapter")
-        _take(read, "adapter.r", "lora_r")
-        _take(read, "adapter.alpha", "lora_alpha")
-        _take(read, "adapter.target_modules", "lora_target_modules", convert=_as_list)
-        _take(read, "adapter.modules_to_save", "lora_modules_to_save", convert=_as_list)
+        read.bind(_LORA_BINDINGS)
 
     def _quantization(self, read: Reader) -> None:
         document, config = read.document, read.config
@@ -217,25 +230,16 @@ class AxolotlAdapter(Adapter):
             return
         if written(document, "adapter") != "qlora":
             return  # axolotl builds its 4-bit BitsAndBytesConfig for qlora only (loaders/model.py)
-        anchor = ("load_in_4bit",)
-        overrides = ("bnb_config_kwargs",)
-        compute = _take(read, "quantization.compute_dtype", *overrides, "bnb_4bit_compute_dtype",
-                        convert=canonical_dtype)
+        read.bind(_QLORA_BINDINGS)
         load_dtype = config.get("model.load_dtype")
-        if compute is None and load_dtype is not None:
-            config.fields["quantization.compute_dtype"] = Field(load_dtype.value, Origin(load_dtype.span, _LOADER))
-        _take(read, "quantization.quant_type", *overrides, "bnb_4bit_quant_type",
-              default="nf4", default_source=_LOADER, anchor=anchor)
-        _take(read, "quantization.double_quant", *overrides, "bnb_4bit_use_double_quant",
-              default=True, default_source=_LOADER, anchor=anchor)
-        storage = _take(read, "quantization.quant_storage", *overrides, "bnb_4bit_quant_storage",
-                        convert=canonical_dtype)
+        if config.get("quantization.compute_dtype") is None and load_dtype is not None:
+            config.set("quantization.compute_dtype", Field(load_dtype.value, Origin(load_dtype.span, _LOADER)))
         sharded = any(_present(read.node(key)) for key in ("deepspeed", "fsdp_config", "fsdp"))
-        if storage is None and sharded:
-            config.fields["quantization.quant_storage"] = Field("bfloat16", Origin(read.key_span(*anchor), _LOADER))
+        if config.get("quantization.quant_storage") is None and sharded:
+            config.set("quantization.quant_storage", Field("bfloat16", Origin(read.key_span("load_in_4bit"), _LOADER)))
 
     def _attention(self, read: Reader) -> None:
-        if _take(read, "attention.implementation", "attn_implementation") is not None:
+        if read.take("attention.implementation", "attn_implementation") is not None:
             return
         for flag, implementation in _LEGACY_ATTENTION:
             if written(read.document, flag):
@@ -244,36 +248,32 @@ class AxolotlAdapter(Adapter):
 
     # ---- rendering ---------------------------------------------------------------------------
 
-    def render(self, config: ConfigIR, change: Change) -> list[Edit]:
-        document = config.document
-        if change.key == "precision.mode":
-            return self._render_mode(config, change.value)
-        if change.key in ("precision.fp16", "precision.bf16"):
-            key = change.key.split(".")[1]
-            return [set_path(document, (key,), change.value, after="bf16" if key == "fp16" else "fp16")]
-        if change.key == "attention.implementation":
-            return self._render_attention(document, change.value)
-        if change.key == "model.load_dtype":
+    def render_value(self, document: Document, config: ConfigIR, key: str, value: Any) -> list[Edit]:
+        if key in ("precision.fp16", "precision.bf16"):
+            name = key.split(".")[1]
+            return [set_path(document, (name,), value, after="bf16" if name == "fp16" else "fp16")]
+        if key == "attention.implementation":
+            return self._render_attention(document, value)
+        if key == "model.load_dtype":
             if written(document, "bfloat16") is True or written(document, "float16") is True:
                 raise RenderError("the model dtype follows `bfloat16`/`float16` (no mixed precision); edit it by hand")
             # torch_dtype has no key: it follows the precision flags (resolve_dtype), which the
             # precision change asked for in the same fix sets.
             return []
-        if change.key == "quantization.compute_dtype":
+        if key == "quantization.compute_dtype":
             compute = config.get("quantization.compute_dtype")
             if compute is not None and compute.origin.is_default:
                 return []  # derived from the precision flags, like the model dtype
-            return [set_path(document, ("bnb_config_kwargs", "bnb_4bit_compute_dtype"), change.value)]
-        if change.key not in self.paths:
-            raise RenderError(f"axolotl configs have no key for {change.key}")
-        return [set_path(document, self.paths[change.key], change.value)]
+        return super().render_value(document, config, key, value)
 
-    def _render_mode(self, config: ConfigIR, mode: str) -> list[Edit]:
+    def render_precision(self, document: Document, config: ConfigIR, mode: str) -> list[Edit]:
+        return self._render_mode(document, config, mode)
+
+    def _render_mode(self, document: Document, config: ConfigIR, mode: str) -> list[Edit]:
         """fp16/bf16 in axolotl's keys, touching only what does not already read right:
         `bf16: auto` reads False next to `fp16: true`, and an unset fp16 reads False once bf16
         is decided (resolve_dtype)."""
-        document = config.document
-        fp16_on, bf16_on = _MODES[mode]
+        fp16_on, bf16_on = PRECISION_MODES[mode]
         bf16, fp16 = config.value("precision.bf16"), config.value("precision.fp16")
         edits = []
         if bf16_on and bf16 is not True:

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import re
 
+from typing import Any
+
+from ..changes import PRECISION_MODES
 from ..document import Document, Mapping, RenderError, Scalar
-from ..fixes import Change, Edit
+from ..fixes import Edit
 from ..ir import ConfigIR
-from . import Adapter, Reader, as_bool_or_auto, new_config, set_path
+from . import Adapter, Binding, Reader, as_bool_or_auto, new_config, set_path
 
 _CONSTANTS = "deepspeed/runtime/constants.py"
 _ZERO_CONFIG = "deepspeed/runtime/zero/config.py"
@@ -37,23 +40,33 @@ def _offloaded(block) -> bool:
     return bool(block)
 
 
+def _betas(value: Any) -> Any:
+    return value if isinstance(value, (list, str)) else None
+
+
 class DeepSpeedAdapter(Adapter):
     name = "deepspeed"
-    formats = ("json",)
-    paths = {
-        "precision.fp16": ("fp16", "enabled"),
-        "parallel.zero_stage": ("zero_optimization", "stage"),
-        "batch.global": ("train_batch_size",),
-        "batch.micro": ("train_micro_batch_size_per_gpu",),
-        "batch.grad_accum": ("gradient_accumulation_steps",),
-        "optimizer.grad_clip": ("gradient_clipping",),
-        "optimizer.lr": ("optimizer", "params", "lr"),
-        "optimizer.betas": ("optimizer", "params", "betas"),
-        "optimizer.eps": ("optimizer", "params", "eps"),
-        "optimizer.weight_decay": ("optimizer", "params", "weight_decay"),
-        "scheduler.warmup_max_lr": ("scheduler", "params", "warmup_max_lr"),
-        "loss_scale.loss_scale": ("fp16", "loss_scale"),
-    }
+    bindings = (
+        Binding("precision.fp16", "fp16.enabled", convert=as_bool_or_auto, default=False, source=_CONSTANTS),
+        # get_bfloat16_config reads `bf16` first, else the older `bfloat16`.
+        Binding("precision.bf16", "bf16.enabled", "bfloat16.enabled", convert=as_bool_or_auto, default=False,
+                source=_CONSTANTS),
+        Binding("loss_scale.loss_scale", "fp16.loss_scale"),
+        Binding("loss_scale.initial_scale_power", "fp16.initial_scale_power"),
+        Binding("loss_scale.min_loss_scale", "fp16.min_loss_scale"),
+        Binding("parallel.zero_stage", "zero_optimization.stage", default=0, source=_ZERO_CONFIG),
+        Binding("parallel.offload_ratio", "zero_optimization.offload_optimizer.ratio"),
+        Binding("batch.global", "train_batch_size", convert=as_bool_or_auto),
+        Binding("batch.micro", "train_micro_batch_size_per_gpu", convert=as_bool_or_auto),
+        Binding("batch.grad_accum", "gradient_accumulation_steps", convert=as_bool_or_auto),
+        Binding("optimizer.grad_clip", "gradient_clipping", default=0.0, source=_CONSTANTS),
+        Binding("optimizer.name", "optimizer.type"),
+        Binding("optimizer.lr", "optimizer.params.lr", convert=as_bool_or_auto),
+        Binding("optimizer.eps", "optimizer.params.eps", convert=as_bool_or_auto),
+        Binding("optimizer.weight_decay", "optimizer.params.weight_decay", convert=as_bool_or_auto),
+        Binding("scheduler.warmup_max_lr", "scheduler.params.warmup_max_lr", convert=as_bool_or_auto),
+        Binding("optimizer.betas", "optimizer.params.betas", convert=_betas),
+    )
 
     def claims(self, document: Document) -> bool:
         root = document.root
@@ -62,26 +75,11 @@ class DeepSpeedAdapter(Adapter):
     def sniffs(self, text: str) -> bool:
         return bool(_SNIFF.search(text))
 
-    def bf16_key(self, document: Document) -> str:
-        root = document.root
-        if isinstance(root, Mapping) and root.get("bf16") is None and root.get("bfloat16") is not None:
-            return "bfloat16"
-        return "bf16"
-
     def parse(self, document: Document) -> ConfigIR:
         config = new_config(self, document)
-        read = Reader(config)
-        bf16 = self.bf16_key(document)
-        read.take("precision.fp16", "fp16", "enabled", convert=as_bool_or_auto,
-                  default=False, default_source=_CONSTANTS)
-        read.take("precision.bf16", bf16, "enabled", convert=as_bool_or_auto,
-                  default=False, default_source=_CONSTANTS)
-        for key, name in (("loss_scale.loss_scale", "loss_scale"),
-                          ("loss_scale.initial_scale_power", "initial_scale_power"),
-                          ("loss_scale.min_loss_scale", "min_loss_scale")):
-            read.take(key, "fp16", name)
-        stage = read.take("parallel.zero_stage", "zero_optimization", "stage",
-                          default=0, default_source=_ZERO_CONFIG)
+        read = Reader(config, document)
+        read.bind(self.bindings)
+        stage = config.get("parallel.zero_stage")
         zero = read.node("zero_optimization")
         if isinstance(zero, Scalar) and stage is not None and stage.origin.is_default:
             # Legacy boolean form: `"zero_optimization": true` means stage 1 (zero/config.py).
@@ -94,39 +92,26 @@ class DeepSpeedAdapter(Adapter):
                     if node is not None:
                         read.set(key, _offloaded(node.plain()), "zero_optimization", name)
                         break
-            read.take("parallel.offload_ratio", "zero_optimization", "offload_optimizer", "ratio")
-        read.take("batch.global", "train_batch_size", convert=as_bool_or_auto)
-        read.take("batch.micro", "train_micro_batch_size_per_gpu", convert=as_bool_or_auto)
-        read.take("batch.grad_accum", "gradient_accumulation_steps", convert=as_bool_or_auto)
-        read.take("optimizer.grad_clip", "gradient_clipping", default=0.0, default_source=_CONSTANTS)
-        read.take("optimizer.name", "optimizer", "type")
-        for key in ("optimizer.lr", "optimizer.eps", "optimizer.weight_decay", "scheduler.warmup_max_lr"):
-            read.take(key, *self.paths[key], convert=as_bool_or_auto)
-        read.take("optimizer.betas", *self.paths["optimizer.betas"],
-                  convert=lambda value: value if isinstance(value, (list, str)) else None)
         return config
 
-    def render(self, config: ConfigIR, change: Change) -> list[Edit]:
-        document = config.document
-        bf16 = self.bf16_key(document)
-        if change.key == "precision.mode":
-            fp16_on, bf16_on = {"bf16": (False, True), "fp16": (True, False), "fp32": (False, False)}[change.value]
-            edits = []
-            for block, wanted in (("fp16", fp16_on), (bf16, bf16_on)):
-                if config.value("precision." + ("fp16" if block == "fp16" else "bf16")) == wanted:
-                    continue
-                if document.find(block) is None and not wanted:
-                    continue
-                edits.append(set_path(document, (block, "enabled"), wanted,
-                                      after="fp16" if block == bf16 else bf16))
-            return edits
-        if change.key == "precision.bf16":
-            return [set_path(document, (bf16, "enabled"), change.value, after="fp16")]
-        if change.key not in self.paths:
-            raise RenderError(f"DeepSpeed configs have no key for {change.key}")
-        if change.key == "optimizer.betas":  # a list: replace the whole value node
-            pair = document.find_pair(*self.paths[change.key])
-            if pair is None or change.value != "auto":
+    def render_precision(self, document: Document, config: ConfigIR, mode: str) -> list[Edit]:
+        """Each block's `enabled` set where it does not already read right; an absent block that
+        should stay off is left absent."""
+        bf16 = self.binding(config, "precision.bf16").path_in(document)[0]
+        edits = []
+        for block, key, wanted in (("fp16", "precision.fp16", PRECISION_MODES[mode][0]),
+                                   (bf16, "precision.bf16", PRECISION_MODES[mode][1])):
+            if config.value(key) == wanted or (document.find(block) is None and not wanted):
+                continue
+            edits.append(set_path(document, (block, "enabled"), wanted, after="fp16" if block == bf16 else bf16))
+        return edits
+
+    def render_value(self, document: Document, config: ConfigIR, key: str, value: Any) -> list[Edit]:
+        if key == "precision.bf16":
+            return [set_path(document, self.binding(config, key).path_in(document), value, after="fp16")]
+        if key == "optimizer.betas":  # a list: replace the whole value node
+            pair = document.find_pair(*self.binding(config, key).paths[0])
+            if pair is None or value != "auto":
                 raise RenderError("only a present betas list can be set to \"auto\"")
             return [Edit(config.path, pair.value.start, pair.value.end, document.render_scalar("auto"))]
-        return super().render(config, change)
+        return super().render_value(document, config, key, value)

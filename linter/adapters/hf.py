@@ -66,12 +66,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..changes import PRECISION_MODES
 from ..document import Document, Mapping, RenderError, Scalar
-from ..fixes import Change, Edit
+from ..fixes import Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
-from ..versions import older_than, version_of
-from . import (Adapter, Reader, as_float, comma_list, deepspeed_link, new_config, set_path, span_of, templated,
-               written)
+from ..versions import older_than
+from . import (Adapter, Binding, Reader, as_float, comma_list, deepspeed_link, new_config, set_path, span_of,
+               templated, written)
 
 _TRAINING_ARGS = "transformers/training_args.py (TrainingArguments)"
 _TRL_CONFIG = "trl/trainer/base_config.py (bf16 = not fp16 when unset, TRL >= 0.19; gradient_checkpointing True)"
@@ -117,24 +118,84 @@ _DISTRIBUTED_TYPES = {
     "DEEPSPEED", "FSDP", "XLA", "MEGATRON_LM", "MULTI_HPU", "MULTI_NEURON", "DATA_PARALLEL", "MODEL_PARALLEL",
 }
 _COMPUTE_ENVIRONMENTS = {"LOCAL_MACHINE", "AMAZON_SAGEMAKER"}
-# Jobs on other accelerators (Intel XPU, Ascend NPU, TPU, ...) or CPUs: NVIDIA compute
-# capability does not apply to them.
-_NOT_CUDA = {"MULTI_CPU", "MULTI_NPU", "MULTI_MLU", "MULTI_SDAA", "MULTI_MUSA", "MULTI_XPU", "XLA",
-             "MULTI_HPU", "MULTI_NEURON"}
+# The accelerator of jobs on other devices (Intel XPU, Ascend NPU, TPU, ...) or CPUs.
+_DEVICES = {"MULTI_CPU": "cpu", "MULTI_NPU": "npu", "MULTI_MLU": "mlu", "MULTI_SDAA": "sdaa", "MULTI_MUSA": "musa",
+            "MULTI_XPU": "xpu", "XLA": "tpu", "MULTI_HPU": "hpu", "MULTI_NEURON": "neuron"}
 # For a file that does not parse: a top-level key only these formats have.
 _SNIFF = re.compile(r"^(?:distributed_type|compute_environment|dataset_text_field|use_peft|"
                     r"per_device_train_batch_size):", re.M)
-# TrainingArguments defaults for the values the HF Trainer compares with a DeepSpeed config.
-_DEFAULTS = {
-    "batch.micro": ("per_device_train_batch_size", 8),
-    "batch.grad_accum": ("gradient_accumulation_steps", 1),
-    "optimizer.grad_clip": ("max_grad_norm", 1.0),
-    "optimizer.weight_decay": ("weight_decay", 0.0),
-    "optimizer.eps": ("adam_epsilon", 1e-8),
-}
 _MIXED_PRECISION = {"fp16": (True, False, False), "bf16": (False, True, False), "fp8": (False, False, True),
                     "no": (False, False, False)}
-_MODES = {"bf16": (False, True), "fp16": (True, False), "fp32": (False, False)}
+
+
+def _fsdp_on(value: Any) -> bool:
+    # TrainingArguments.fsdp: "" (off), a string of options ("full_shard auto_wrap"), a list, or a
+    # boolean in recent transformers.
+    return bool(value) and str(value).strip().lower() != "false"
+
+
+def _offloaded(device: Any) -> bool:
+    """An offload device other than "none" moves data off the GPU (YAML 1.1 may read `none` as text,
+    an unquoted `no`/`off` as False)."""
+    return device is not False and str(device).lower() != "none"
+
+
+# TrainingArguments / TRL YAML and JSON (HfArgumentParser files).
+_TRAINER_BINDINGS = (
+    Binding("model.name", "model_name_or_path"),
+    # ModelConfig's `dtype`, or `torch_dtype` where only that older name is written.
+    Binding("model.load_dtype", "dtype", "torch_dtype", convert=canonical_dtype),
+    Binding("precision.fp16", "fp16", default=False, source=_TRAINING_ARGS),
+    Binding("precision.tf32", "tf32"),
+    Binding("attention.implementation", "attn_implementation"),
+    Binding("batch.micro", "per_device_train_batch_size", default=8, source=_TRAINING_ARGS),
+    Binding("batch.grad_accum", "gradient_accumulation_steps", default=1, source=_TRAINING_ARGS),
+    Binding("optimizer.grad_clip", "max_grad_norm", convert=as_float, default=1.0, source=_TRAINING_ARGS),
+    Binding("optimizer.weight_decay", "weight_decay", convert=as_float, default=0.0, source=_TRAINING_ARGS),
+    Binding("optimizer.eps", "adam_epsilon", convert=as_float, default=1e-8, source=_TRAINING_ARGS),
+    Binding("optimizer.name", "optim"),
+    Binding("memory.fused_cross_entropy", "use_liger_kernel"),  # liger's fused linear cross entropy
+    Binding("scheduler.warmup_steps", "warmup_steps"),
+    Binding("sequence.packing", "packing"),
+    Binding("sequence.max_length", "max_length", "max_seq_length"),
+    Binding("parallel.fsdp", "fsdp", convert=_fsdp_on),
+)
+# Their defaults depend on the TRL version (see _trainer): stated once here, defaults added there.
+_BF16 = ("precision.bf16", "bf16")
+_CHECKPOINTING = ("memory.gradient_checkpointing", "gradient_checkpointing")
+_LEARNING_RATE = ("optimizer.lr", "learning_rate")
+_QLORA_BINDINGS = (
+    Binding("quantization.quant_type", "bnb_4bit_quant_type", default="nf4", source=_TRL_MODEL,
+            anchor="load_in_4bit"),
+    Binding("quantization.double_quant", "use_bnb_nested_quant", default=False, source=_TRL_MODEL,
+            anchor="load_in_4bit"),
+    Binding("quantization.quant_storage", "bnb_4bit_quant_storage", convert=canonical_dtype),
+)
+_LORA_BINDINGS = (
+    Binding("adapter.r", "lora_r", default=16, source=_TRL_MODEL),
+    Binding("adapter.alpha", "lora_alpha", default=32, source=_TRL_MODEL),
+    Binding("adapter.target_modules", "lora_target_modules", convert=comma_list),
+    Binding("adapter.modules_to_save", "lora_modules_to_save", convert=comma_list),
+)
+# accelerate config YAML (read for CUDA jobs that neither link a DeepSpeed JSON nor run FSDP).
+_ACCELERATE_BINDINGS = (
+    Binding("batch.world_size", "num_processes"),
+)
+_ACCELERATE_DEEPSPEED_BINDINGS = (
+    Binding("parallel.zero_stage", "deepspeed_config.zero_stage", default=2, source=_DEEPSPEED_PLUGIN),
+    Binding("parallel.offload_param", "deepspeed_config.offload_param_device", convert=_offloaded),
+    Binding("parallel.offload_optimizer", "deepspeed_config.offload_optimizer_device", convert=_offloaded),
+    Binding("batch.grad_accum", "deepspeed_config.gradient_accumulation_steps"),
+)
+# PEFT adapter_config.json: written by PEFT's save_pretrained, never a fix target.
+_PEFT_BINDINGS = (
+    Binding("model.name", "base_model_name_or_path"),
+    Binding("adapter.kind", "peft_type", convert=lambda kind: str(kind).lower()),
+    Binding("adapter.r", "r"),
+    Binding("adapter.alpha", "lora_alpha"),
+    Binding("adapter.target_modules", "target_modules", convert=comma_list),
+    Binding("adapter.modules_to_save", "modules_to_save", convert=comma_list),
+)
 
 
 def _kind(document: Document) -> str | None:
@@ -166,18 +227,16 @@ def _distributed_type(document: Document) -> str | None:
 
 class HFAdapter(Adapter):
     name = "hf"
-    formats = ("yaml", "json")
-    paths = {
-        "precision.fp16": ("fp16",),
-        "precision.bf16": ("bf16",),
-        "precision.tf32": ("tf32",),
-        "attention.implementation": ("attn_implementation",),
-        "batch.micro": ("per_device_train_batch_size",),
-        "batch.grad_accum": ("gradient_accumulation_steps",),
-        "optimizer.grad_clip": ("max_grad_norm",),
-        "optimizer.lr": ("learning_rate",),
-        "quantization.quant_storage": ("bnb_4bit_quant_storage",),
-    }
+    bindings = (*_TRAINER_BINDINGS, Binding(*_BF16), Binding(*_CHECKPOINTING), Binding(*_LEARNING_RATE, convert=as_float),
+                *_QLORA_BINDINGS, *_LORA_BINDINGS)
+
+    def bindings_for(self, config: ConfigIR) -> tuple[Binding, ...]:
+        kind = config.value("file.kind")
+        if kind == "peft":
+            return _PEFT_BINDINGS
+        if kind == "accelerate":
+            return (*_ACCELERATE_BINDINGS, *_ACCELERATE_DEEPSPEED_BINDINGS)
+        return self.bindings
 
     def claims(self, document: Document) -> bool:
         return _kind(document) is not None
@@ -186,12 +245,12 @@ class HFAdapter(Adapter):
         return bool(_SNIFF.search(text))
 
     def parse(self, document: Document) -> ConfigIR:
-        config = new_config(self, document)
-        read = Reader(config)
         kind = _kind(document)
+        config = new_config(self, document, kind)
         config.schema = "trl" if kind == "trainer" else kind  # TrainingArguments' keys are TRL's too
+        read = Reader(config, document)
         if kind == "peft":
-            self._peft(read)
+            read.bind(_PEFT_BINDINGS)
         elif kind == "accelerate":
             self._accelerate(read)
         else:
@@ -202,44 +261,26 @@ class HFAdapter(Adapter):
 
     def _trainer(self, read: Reader, is_trl: bool) -> None:
         config, document = read.config, read.document
-        read.take("model.name", "model_name_or_path")
-        load_dtype = read.take("model.load_dtype", self._dtype_key(document), convert=canonical_dtype)
-        fp16 = read.take("precision.fp16", "fp16", default=False, default_source=_TRAINING_ARGS)
+        config.set("trainer.fills_deepspeed_auto", Field(True, Origin(config.file_span)))
+        read.bind(_TRAINER_BINDINGS)
+        fp16 = config.get("precision.fp16")
         # TRL's own defaults arrived in v0.19.0 (bf16, PR #3515) and v0.22.0 (gradient
         # checkpointing, PR #3510); a pinned older TRL keeps TrainingArguments' False. An unknown
         # version is taken to be a current one.
-        trl_version = version_of("trl", config.path) if is_trl else None
+        trl_version = config.version("trl") if is_trl else None
         new_bf16 = is_trl and not (trl_version and older_than(trl_version[0], "0.19.0"))
         new_checkpointing = is_trl and not (trl_version and older_than(trl_version[0], "0.22.0"))
-        read.take("precision.bf16", "bf16", default=fp16.value is not True if new_bf16 else False,
+        read.take(*_BF16, default=fp16.value is not True if new_bf16 else False,
                   default_source=_TRL_CONFIG if new_bf16 else _TRAINING_ARGS)
-        read.take("precision.tf32", "tf32")
-        read.take("attention.implementation", "attn_implementation")
-        read.take("memory.gradient_checkpointing", "gradient_checkpointing", default=new_checkpointing,
+        read.take(*_CHECKPOINTING, default=new_checkpointing,
                   default_source=_TRL_CONFIG if new_checkpointing else _TRAINING_ARGS)
-        for key, (name, default) in _DEFAULTS.items():
-            read.take(key, name, convert=as_float if isinstance(default, float) else None,
-                      default=default, default_source=_TRAINING_ARGS)
-        read.take("optimizer.lr", "learning_rate", convert=as_float,
+        read.take(*_LEARNING_RATE, convert=as_float,
                   default=2e-5 if is_trl else 5e-5, default_source=_SFT_CONFIG if is_trl else _TRAINING_ARGS)
-        read.take("optimizer.name", "optim")
-        read.take("memory.fused_cross_entropy", "use_liger_kernel")  # liger's fused linear cross entropy
-        read.take("scheduler.warmup_steps", "warmup_steps")
         self._betas(read)
-        read.take("sequence.packing", "packing")
-        read.take("sequence.max_length", "max_length" if document.find("max_length") is not None else "max_seq_length")
-        # TrainingArguments.fsdp: "" (off), a string of options ("full_shard auto_wrap"), a list,
-        # or a boolean in recent transformers.
-        read.take("parallel.fsdp", "fsdp", convert=lambda value: bool(value) and str(value).strip().lower() != "false")
         if is_trl:
-            self._trl_model(read, load_dtype)
+            self._trl_model(read, config.get("model.load_dtype"))
         # An inline mapping or JSON string is the DeepSpeed config itself: no file to link.
-        deepspeed_link(config, document.find("deepspeed"))
-
-    @staticmethod
-    def _dtype_key(document: Document) -> str:
-        """ModelConfig's `dtype`, or `torch_dtype` where only that older name is written."""
-        return "torch_dtype" if document.find("dtype") is None and document.find("torch_dtype") is not None else "dtype"
+        deepspeed_link(config, document, document.find("deepspeed"))
 
     def _betas(self, read: Reader) -> None:
         document = read.document
@@ -247,50 +288,48 @@ class HFAdapter(Adapter):
         values = [node.value if isinstance(node, Scalar) else default
                   for node, default in zip(nodes, (0.9, 0.999))]
         spans = [span_of(document, node.start, node.end) for node in nodes if isinstance(node, Scalar)]
-        origin = Origin(spans[0]) if spans else Origin(read.config.file_span, _TRAINING_ARGS)
-        read.config.fields["optimizer.betas"] = Field([as_float(value) for value in values], origin)
+        spelling = "[adam_beta1, adam_beta2]"
+        origin = Origin(spans[0], written_as=spelling) if spans else Origin(read.config.file_span, _TRAINING_ARGS,
+                                                                              spelling)
+        read.config.set("optimizer.betas", Field([as_float(value) for value in values], origin))
 
     def _trl_model(self, read: Reader, load_dtype: Field | None) -> None:
         config = read.config
         bits = 4 if _true(read.node("load_in_4bit")) else 8 if _true(read.node("load_in_8bit")) else None
         if bits is not None:
-            config.fields["quantization.bits"] = Field(
-                bits, Origin(read.key_span("load_in_4bit" if bits == 4 else "load_in_8bit")))
+            flag = "load_in_4bit" if bits == 4 else "load_in_8bit"
+            config.set("quantization.bits", Field(bits, Origin(read.key_span(flag), written_as=flag)))
         if bits == 4:
             # get_quantization_config computes in the model dtype. "auto" reaches
             # BitsAndBytesConfig as a string it cannot resolve: left absent.
             if load_dtype is not None and load_dtype.value in ("float16", "bfloat16", "float32"):
-                config.fields["quantization.compute_dtype"] = Field(load_dtype.value, load_dtype.origin)
+                config.set("quantization.compute_dtype", Field(load_dtype.value, load_dtype.origin))
             elif load_dtype is None:
-                config.fields["quantization.compute_dtype"] = Field(
-                    "float32", Origin(read.key_span("load_in_4bit"), _TRL_QUANTIZATION))
-            read.take("quantization.quant_type", "bnb_4bit_quant_type", default="nf4", default_source=_TRL_MODEL,
-                      anchor=("load_in_4bit",))
-            read.take("quantization.double_quant", "use_bnb_nested_quant", default=False,
-                      default_source=_TRL_MODEL, anchor=("load_in_4bit",))
-            read.take("quantization.quant_storage", "bnb_4bit_quant_storage", convert=canonical_dtype)
+                config.set("quantization.compute_dtype", Field(
+                    "float32", Origin(read.key_span("load_in_4bit"), _TRL_QUANTIZATION, "dtype")))
+            read.bind(_QLORA_BINDINGS)
         use_peft = read.take("adapter.kind", "use_peft", convert=lambda on: "lora" if on is True else None,
                              default=None, default_source=_TRL_MODEL)
         if use_peft is not None and use_peft.value == "lora":
-            read.take("adapter.r", "lora_r", default=16, default_source=_TRL_MODEL)
-            read.take("adapter.alpha", "lora_alpha", default=32, default_source=_TRL_MODEL)
-            read.take("adapter.target_modules", "lora_target_modules", convert=comma_list)
-            read.take("adapter.modules_to_save", "lora_modules_to_save", convert=comma_list)
+            read.bind(_LORA_BINDINGS)
 
     def _accelerate(self, read: Reader) -> None:
         config, document = read.config, read.document
+        # accelerate's DeepSpeedPlugin.deepspeed_config_process fills "auto" and refuses mismatches.
+        config.set("trainer.fills_deepspeed_auto", Field(True, Origin(config.file_span)))
         distributed_type = _distributed_type(document) or ""
-        if _true(read.node("use_cpu")) or distributed_type in _NOT_CUDA:
-            return  # not a CUDA job: no GPU precision or GPU count to check
+        device = "cpu" if _true(read.node("use_cpu")) else _DEVICES.get(distributed_type, "cuda")
+        config.set("device.kind", Field(device, Origin(read.key_span("use_cpu" if device == "cpu" else
+                                                                     "distributed_type") or config.file_span)))
         mixed = read.node("mixed_precision")
         if isinstance(mixed, Scalar) and not templated(mixed):
             # None (and YAML 1.1's unquoted `no`, read as False) mean no mixed precision.
             value = "no" if mixed.value is False or mixed.value is None else str(mixed.value).lower()
             if value in _MIXED_PRECISION:
-                origin = Origin(span_of(document, mixed.start, mixed.end))
+                origin = Origin(span_of(document, mixed.start, mixed.end), written_as="mixed_precision")
                 for key, on in zip(("precision.fp16", "precision.bf16", "precision.fp8"), _MIXED_PRECISION[value]):
-                    config.fields[key] = Field(on, origin)
-        read.take("batch.world_size", "num_processes")
+                    config.set(key, Field(on, origin))
+        read.bind(_ACCELERATE_BINDINGS)
         if distributed_type == "FSDP":
             read.set("parallel.fsdp", True, "distributed_type")
             read.take("parallel.offload_param", "fsdp_config", "fsdp_offload_params")
@@ -298,57 +337,45 @@ class HFAdapter(Adapter):
             return
         config_file = document.find("deepspeed_config", "deepspeed_config_file")
         if written(document, "deepspeed_config", "deepspeed_config_file") not in (None, "", "none"):
-            deepspeed_link(config, config_file)
+            deepspeed_link(config, document, config_file)
             return  # the JSON holds the ZeRO settings; accelerate refuses them in the YAML too
-        read.take("parallel.zero_stage", "deepspeed_config", "zero_stage", default=2,
-                  default_source=_DEEPSPEED_PLUGIN,
+        zero_stage, *others = _ACCELERATE_DEEPSPEED_BINDINGS
+        read.take(zero_stage.key, *zero_stage.paths[0], default=zero_stage.default, default_source=zero_stage.source,
                   anchor=("deepspeed_config",) if document.find("deepspeed_config") else ("distributed_type",))
-        for key, name in (("parallel.offload_param", "offload_param_device"),
-                          ("parallel.offload_optimizer", "offload_optimizer_device")):
-            read.take(key, "deepspeed_config", name, convert=_offloaded)
-        read.take("batch.grad_accum", "deepspeed_config", "gradient_accumulation_steps")
-
-    def _peft(self, read: Reader) -> None:
-        read.take("model.name", "base_model_name_or_path")
-        read.take("adapter.kind", "peft_type", convert=lambda kind: str(kind).lower())
-        read.take("adapter.r", "r")
-        read.take("adapter.alpha", "lora_alpha")
-        read.take("adapter.target_modules", "target_modules", convert=comma_list)
-        read.take("adapter.modules_to_save", "modules_to_save", convert=comma_list)
+        read.bind(others)
 
     # ---- rendering ---------------------------------------------------------------------------
 
-    def render(self, config: ConfigIR, change: Change) -> list[Edit]:
-        document = config.document
-        kind = _kind(document)
-        config.schema = "trl" if kind == "trainer" else kind  # TrainingArguments' keys are TRL's too
+    def render_precision(self, document: Document, config: ConfigIR, mode: str) -> list[Edit]:
+        kind = config.value("file.kind")
         if kind == "peft":
             raise RenderError("adapter_config.json is written by PEFT; change the training config instead")
         if kind == "accelerate":
-            return self._render_accelerate(document, change)
-        if change.key == "precision.mode":
-            wanted = dict(zip(("fp16", "bf16"), _MODES[change.value]))
-            # A key is written where its value must change, and bf16 is also written out when
-            # it is to be on: TRL's default would turn it on, TrainingArguments' would not.
-            edits = [set_path(document, (key,), value, after="bf16" if key == "fp16" else "fp16")
-                     for key, value in wanted.items() if config.value(f"precision.{key}") != value
-                     or document.find(key) is None and key == "bf16" and value]
-            return _merge_insertions(edits)
-        if change.key in ("model.load_dtype", "quantization.compute_dtype"):
+            return [set_path(document, ("mixed_precision",), {"fp32": "no"}.get(mode, mode))]
+        wanted = dict(zip(("fp16", "bf16"), PRECISION_MODES[mode]))
+        # A key is written where its value must change, and bf16 is also written out when it is
+        # to be on: TRL's default would turn it on, TrainingArguments' would not.
+        edits = [set_path(document, (key,), value, after="bf16" if key == "fp16" else "fp16")
+                 for key, value in wanted.items() if config.value(f"precision.{key}") != value
+                 or document.find(key) is None and key == "bf16" and value]
+        return _merge_insertions(edits)
+
+    def render_value(self, document: Document, config: ConfigIR, key: str, value: Any) -> list[Edit]:
+        kind = config.value("file.kind")
+        if kind == "peft":
+            raise RenderError("adapter_config.json is written by PEFT; change the training config instead")
+        if kind == "accelerate":
+            if key == "parallel.zero_stage" and document.find("deepspeed_config", "deepspeed_config_file") is None:
+                return super().render_value(document, config, key, value)
+            raise RenderError(f"accelerate configs have no key for {key}")
+        if key in ("model.load_dtype", "quantization.compute_dtype"):
             # TRL computes 4-bit layers in the model dtype: both live in one key. A plain
             # TrainingArguments file has no model dtype to add.
-            key = self._dtype_key(document)
-            if kind != "trl" and document.find(key) is None:
+            path = self.binding(config, "model.load_dtype").path_in(document)
+            if kind != "trl" and document.find(*path) is None:
                 raise RenderError("TrainingArguments has no model dtype; set it where the script loads the model")
-            return [set_path(document, (key,), change.value)]
-        return super().render(config, change)
-
-    def _render_accelerate(self, document: Document, change: Change) -> list[Edit]:
-        if change.key == "precision.mode":
-            return [set_path(document, ("mixed_precision",), {"fp32": "no"}.get(change.value, change.value))]
-        if change.key == "parallel.zero_stage" and document.find("deepspeed_config", "deepspeed_config_file") is None:
-            return [set_path(document, ("deepspeed_config", "zero_stage"), change.value)]
-        raise RenderError(f"accelerate configs have no key for {change.key}")
+            return [set_path(document, path, value)]
+        return super().render_value(document, config, key, value)
 
 
 def _merge_insertions(edits: list[Edit]) -> list[Edit]:
@@ -361,12 +388,6 @@ def _merge_insertions(edits: list[Edit]) -> list[Edit]:
         else:
             merged.append(edit)
     return merged
-
-
-def _offloaded(device: Any) -> bool:
-    """An offload device other than "none" moves data off the GPU (YAML 1.1 may read `none` as text,
-    an unquoted `no`/`off` as False)."""
-    return device is not False and str(device).lower() != "none"
 
 
 def _true(node) -> bool:

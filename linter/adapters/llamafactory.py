@@ -40,10 +40,13 @@ from __future__ import annotations
 
 import re
 
+from typing import Any
+
+from ..changes import PRECISION_MODES
 from ..document import Document, Mapping, RenderError, Scalar, Sequence
-from ..fixes import Change, Edit
+from ..fixes import Edit
 from ..ir import ConfigIR, Field, KeyTree, Origin
-from . import (Adapter, Reader, as_float, comma_list, deepspeed_link, new_config, set_path, written)
+from . import (Adapter, Binding, Reader, as_float, comma_list, deepspeed_link, new_config, set_path, written)
 
 _MODEL_ARGS = "llamafactory/hparams/model_args.py"
 _FINETUNING_ARGS = "llamafactory/hparams/finetuning_args.py"
@@ -60,33 +63,61 @@ _SNIFF = (re.compile(r"^model_name_or_path:", re.M), re.compile(r"^(?:stage|fine
 # Freeze tuning trains a slice of the original weights: no adapter, like full fine-tuning.
 _ADAPTER_KINDS = {"lora": "lora", "oft": "oft", "freeze": None, "full": None}
 _ATTENTION = {"disabled": "eager", "sdpa": "sdpa", "fa2": "flash_attention_2", "fa3": "flash_attention_3"}
-_MODES = {"bf16": (False, True), "fp16": (True, False), "fp32": (False, False)}
 # The float spellings OmegaConf's loader adds to PyYAML's (omegaconf/_utils.py get_yaml_loader):
 # an exponent without a dot (`1e-4`) or without a sign (`1.0e5`). PyYAML reads these as strings.
 _OMEGACONF_ONLY_FLOAT = re.compile(r"[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+")
 
 
+def _not(disabled: Any) -> bool:
+    return not disabled
+
+
+_TRAINING_BINDINGS = (
+    Binding("model.name", "model_name_or_path"),
+    Binding("precision.bf16", "bf16", default=False, source=_TRAINING_ARGS),
+    Binding("precision.fp16", "fp16", default=False, source=_TRAINING_ARGS),
+    Binding("precision.tf32", "tf32"),
+    Binding("precision.fp8", "fp8"),
+    Binding("batch.micro", "per_device_train_batch_size", default=8, source=_TRAINING_ARGS),
+    Binding("batch.grad_accum", "gradient_accumulation_steps", default=1, source=_TRAINING_ARGS),
+    Binding("optimizer.lr", "learning_rate", convert=as_float),
+    Binding("optimizer.name", "optim"),
+    Binding("optimizer.weight_decay", "weight_decay", convert=as_float),
+    Binding("optimizer.grad_clip", "max_grad_norm", convert=as_float, default=1.0, source=_TRAINING_ARGS),
+    Binding("sequence.max_length", "cutoff_len", default=2048, source=_DATA_ARGS),
+    Binding("memory.gradient_checkpointing", "disable_gradient_checkpointing", convert=_not, default=True,
+            source=_CHECKPOINTING),
+    Binding("training.enabled", "do_train", default=False, source=_TRAINING_ARGS),
+)
+_QUANTIZATION_BINDINGS = (
+    Binding("quantization.quant_type", "quantization_type", default="nf4", source=_MODEL_ARGS,
+            anchor="quantization_bit"),
+    Binding("quantization.double_quant", "double_quantization", default=True, source=_MODEL_ARGS,
+            anchor="quantization_bit"),
+)
+_LORA_BINDINGS = (
+    Binding("adapter.target_modules", "lora_target", convert=comma_list, default=["all"], source=_FINETUNING_ARGS),
+    Binding("adapter.modules_to_save", "additional_target", convert=comma_list),
+)
+
+
 class LlamaFactoryAdapter(Adapter):
     name = "llamafactory"
-    formats = ("yaml",)
-    paths = {
-        "precision.tf32": ("tf32",),
-        "batch.micro": ("per_device_train_batch_size",),
-        "batch.grad_accum": ("gradient_accumulation_steps",),
-        "optimizer.lr": ("learning_rate",),
-        "optimizer.grad_clip": ("max_grad_norm",),
-        "optimizer.weight_decay": ("weight_decay",),
-        "sequence.max_length": ("cutoff_len",),
-        "sequence.packing": ("packing",),
-    }
+    bindings = (*_TRAINING_BINDINGS, *_QUANTIZATION_BINDINGS, *_LORA_BINDINGS,
+                Binding("sequence.packing", "packing"))
 
-    def key_tree(self, config: ConfigIR) -> KeyTree | None:
+    def key_tree(self, document: Document) -> KeyTree | None:
         """The keys as LLaMA-Factory >= 0.9.4 reads them (parser.py read_args: OmegaConf.load, since
         commit a5a93597b, PR #8505): unquoted `2e-5` is a float, a quoted "2e-5" stays a string."""
-        tree = super().key_tree(config)
-        if tree is not None:
-            _read_omegaconf_floats(config.document.root, tree.value, set())
-        return tree
+        if not isinstance(document, Document) or document.root is None:
+            return None
+
+        def plain():
+            value = document.root.plain()
+            _read_omegaconf_floats(document.root, value, set())
+            return value
+
+        return KeyTree(plain, document.format, super().key_tree(document).locate)
 
     def claims(self, document: Document) -> bool:
         root = document.root
@@ -98,8 +129,9 @@ class LlamaFactoryAdapter(Adapter):
 
     def parse(self, document: Document) -> ConfigIR:
         config = new_config(self, document)
-        read = Reader(config)
-        read.take("model.name", "model_name_or_path")
+        config.set("trainer.fills_deepspeed_auto", Field(True, Origin(config.file_span)))
+        read = Reader(config, document)
+        read.bind(_TRAINING_BINDINGS)
         kind = read.take("adapter.kind", "finetuning_type", convert=lambda value: _ADAPTER_KINDS.get(value, value),
                          default="lora", default_source=_FINETUNING_ARGS)
         if read.node("finetuning_type") is not None and getattr(read.node("finetuning_type"), "value", None) == "freeze":
@@ -110,51 +142,29 @@ class LlamaFactoryAdapter(Adapter):
             alpha_default = rank.value * 2 if isinstance(rank.value, int) else None
             read.take("adapter.alpha", "lora_alpha", default=alpha_default, default_source=_FINETUNING_ARGS,
                       anchor=("lora_rank",))
-            read.take("adapter.target_modules", "lora_target", convert=comma_list,
-                      default=["all"], default_source=_FINETUNING_ARGS)
-            read.take("adapter.modules_to_save", "additional_target", convert=comma_list)
-        self._precision(read)
+            read.bind(_LORA_BINDINGS)
+        if written(read.document, "pure_bf16") is True:
+            read.take("model.load_dtype", "pure_bf16", convert=lambda _: "bfloat16")
         self._quantization(read)
-        read.take("batch.micro", "per_device_train_batch_size", default=8, default_source=_TRAINING_ARGS)
-        read.take("batch.grad_accum", "gradient_accumulation_steps", default=1, default_source=_TRAINING_ARGS)
-        read.take("optimizer.lr", "learning_rate", convert=as_float)
-        read.take("optimizer.name", "optim")
-        read.take("optimizer.weight_decay", "weight_decay", convert=as_float)
-        read.take("optimizer.grad_clip", "max_grad_norm", convert=as_float, default=1.0, default_source=_TRAINING_ARGS)
-        read.take("sequence.max_length", "cutoff_len", default=2048, default_source=_DATA_ARGS)
         self._packing(read)
         self._memory_savers(read)
         flash_attn = read.node("flash_attn")
         if isinstance(flash_attn, Scalar) and flash_attn.value in _ATTENTION:  # auto: transformers decides
             read.take("attention.implementation", "flash_attn", convert=_ATTENTION.get)
-        read.take("memory.gradient_checkpointing", "disable_gradient_checkpointing",
-                  convert=lambda disabled: not disabled, default=True, default_source=_CHECKPOINTING)
         fsdp = read.node("fsdp")
         if fsdp is not None and fsdp.plain() not in (None, "", []):
             read.set("parallel.fsdp", True, "fsdp")
-        deepspeed_link(config, read.node("deepspeed"))
+        deepspeed_link(config, document, read.node("deepspeed"))
         return config
 
     # ---- reading -----------------------------------------------------------------------------
-
-    def _precision(self, read: Reader) -> None:
-        for key in ("bf16", "fp16"):
-            read.take(f"precision.{key}", key, default=False, default_source=_TRAINING_ARGS)
-        read.take("precision.tf32", "tf32")
-        read.take("precision.fp8", "fp8")
-        if written(read.document, "pure_bf16") is True:
-            read.take("model.load_dtype", "pure_bf16", convert=lambda _: "bfloat16")
 
     def _quantization(self, read: Reader) -> None:
         config = read.config
         bits = read.take("quantization.bits", "quantization_bit")
         if bits is None or bits.value != 4 or written(read.document, "quantization_method") not in (None, "bnb"):
             return  # the BitsAndBytes 4-bit path only
-        anchor = ("quantization_bit",)
-        read.take("quantization.quant_type", "quantization_type",
-                  default="nf4", default_source=_MODEL_ARGS, anchor=anchor)
-        read.take("quantization.double_quant", "double_quantization",
-                  default=True, default_source=_MODEL_ARGS, anchor=anchor)
+        read.bind(_QUANTIZATION_BINDINGS)
         # compute dtype (parser.py): bf16 or pure_bf16 -> bfloat16, else fp16 -> float16, else
         # chosen at launch; the 4-bit storage dtype is the compute dtype (quantization.py).
         pure_bf16 = written(read.document, "pure_bf16") is True
@@ -164,15 +174,14 @@ class LlamaFactoryAdapter(Adapter):
         elif config.value("precision.fp16") is True:
             compute = Field("float16", Origin(read.key_span("fp16"), _PARSER))
         else:
-            compute = Field("auto", Origin(read.key_span(*anchor), _PATCHER))
-        config.fields["quantization.compute_dtype"] = compute
-        config.fields["quantization.quant_storage"] = Field(compute.value, Origin(compute.span, _QUANTIZATION))
+            compute = Field("auto", Origin(read.key_span("quantization_bit"), _PATCHER))
+        config.set("quantization.compute_dtype", compute)
+        config.set("quantization.quant_storage", Field(compute.value, Origin(compute.span, _QUANTIZATION)))
 
     def _memory_savers(self, read: Reader) -> None:
         """Training at all (do_train), memory-efficient optimizers, and liger's fused cross entropy
         (model_utils/liger_kernel.py: fused for stages pt and sft, which never need the logits)."""
         document = read.document
-        read.take("training.enabled", "do_train", default=False, default_source=_TRAINING_ARGS)
         for flag, optimizer in (("use_galore", "GaLore"), ("use_apollo", "APOLLO"), ("use_badam", "BAdam"),
                                 ("use_adam_mini", "Adam-mini"), ("use_muon", "Muon")):
             if written(document, flag) is True:
@@ -190,37 +199,33 @@ class LlamaFactoryAdapter(Adapter):
         else:
             stage = written(document, "stage") or "sft"  # unset packing means stage == "pt" (parser.py)
             where = read.key_span("stage") or read.config.file_span
-            read.config.fields["sequence.packing"] = Field(stage == "pt", Origin(where, _PARSER))
+            read.config.set("sequence.packing", Field(stage == "pt", Origin(where, _PARSER, "packing")))
 
     # ---- rendering ---------------------------------------------------------------------------
 
-    def render(self, config: ConfigIR, change: Change) -> list[Edit]:
-        document = config.document
-        if change.key == "precision.mode":
-            fp16_on, bf16_on = _MODES[change.value]
-            edits = []
-            for key, wanted in (("bf16", bf16_on), ("fp16", fp16_on)):
-                if config.value(f"precision.{key}") is not wanted:
-                    edits.append(set_path(document, (key,), wanted, after="fp16" if key == "bf16" else "bf16"))
-            return edits
-        if change.key in ("precision.fp16", "precision.bf16"):
-            key = change.key.split(".")[1]
-            return [set_path(document, (key,), change.value, after="bf16" if key == "fp16" else "fp16")]
-        if change.key == "attention.implementation":
+    def render_precision(self, document: Document, config: ConfigIR, mode: str) -> list[Edit]:
+        fp16_on, bf16_on = PRECISION_MODES[mode]
+        return [set_path(document, (key,), wanted, after="fp16" if key == "bf16" else "bf16")
+                for key, wanted in (("bf16", bf16_on), ("fp16", fp16_on))
+                if config.value(f"precision.{key}") is not wanted]
+
+    def render_value(self, document: Document, config: ConfigIR, key: str, value: Any) -> list[Edit]:
+        if key in ("precision.fp16", "precision.bf16"):
+            name = key.split(".")[1]
+            return [set_path(document, (name,), value, after="bf16" if name == "fp16" else "fp16")]
+        if key == "attention.implementation":
             reverse = {implementation: name for name, implementation in _ATTENTION.items()}
-            if change.value not in reverse:
-                raise RenderError(f"flash_attn has no value for {change.value}")
-            return [set_path(document, ("flash_attn",), reverse[change.value])]
-        if change.key in ("quantization.compute_dtype", "quantization.quant_storage"):
+            if value not in reverse:
+                raise RenderError(f"flash_attn has no value for {value}")
+            return [set_path(document, ("flash_attn",), reverse[value])]
+        if key in ("quantization.compute_dtype", "quantization.quant_storage"):
             # No key of its own ("derived from fp/bf16, do not specify it", model_args.py): it
             # follows the precision flags, which the precision change in the same fix sets.
             return []
-        if change.key == "model.load_dtype":
+        if key == "model.load_dtype":
             raise RenderError("LLaMA-Factory loads the checkpoint's own dtype; pure_bf16 trains it in bfloat16: "
                               "switch pure_bf16 off by hand")
-        if change.key not in self.paths:
-            raise RenderError(f"LLaMA-Factory configs have no key for {change.key}")
-        return [set_path(document, self.paths[change.key], change.value)]
+        return super().render_value(document, config, key, value)
 
 
 def _read_omegaconf_floats(node, value, seen: set) -> None:

@@ -13,23 +13,44 @@ Key names and defaults from Ludwig's own schema (ludwig-ai/ludwig):
 from __future__ import annotations
 
 from ..document import Document, Mapping
-from ..fixes import Change, Edit
+from ..fixes import Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
-from . import Adapter, Reader, new_config, set_path
+from . import Adapter, Binding, Reader, new_config
 
 _QUANTIZATION = "ludwig/schema/llms/quantization.py"
 _LLM_UTILS = "ludwig/utils/llm_utils.py"
 
+# Read where a `quantization:` block exists (its defaults live in that block's schema).
+_QUANTIZATION_BINDINGS = (
+    Binding("quantization.bits", "quantization.bits", default=4, source=_QUANTIZATION, anchor="quantization"),
+    Binding("quantization.compute_dtype", "quantization.bnb_4bit_compute_dtype", convert=canonical_dtype,
+            default="float16", source=_QUANTIZATION, anchor="quantization"),
+    Binding("quantization.quant_type", "quantization.bnb_4bit_quant_type", default="nf4", source=_QUANTIZATION,
+            anchor="quantization"),
+    Binding("quantization.double_quant", "quantization.bnb_4bit_use_double_quant", default=True,
+            source=_QUANTIZATION, anchor="quantization"),
+)
+# Read for LLM configs (model_type: llm).
+_ADAPTER_BINDINGS = (
+    Binding("adapter.r", "adapter.r"),
+    Binding("adapter.alpha", "adapter.alpha"),
+    Binding("adapter.target_modules", "adapter.target_modules", convert=list),
+)
+
 
 class LudwigAdapter(Adapter):
     name = "ludwig"
-    formats = ("yaml",)
-    paths = {
-        "quantization.compute_dtype": ("quantization", "bnb_4bit_compute_dtype"),
-        "quantization.bits": ("quantization", "bits"),
-        "batch.micro": ("trainer", "batch_size"),
-        "batch.grad_accum": ("trainer", "gradient_accumulation_steps"),
-    }
+    bindings = (
+        Binding("model.name", "base_model"),
+        Binding("batch.micro", "trainer.batch_size"),
+        Binding("batch.grad_accum", "trainer.gradient_accumulation_steps"),
+        Binding("optimizer.lr", "trainer.learning_rate"),
+        Binding("optimizer.name", "trainer.optimizer.type"),
+        Binding("memory.gradient_checkpointing", "trainer.enable_gradient_checkpointing"),
+        Binding("sequence.max_length", "preprocessing.global_max_sequence_length"),
+        *_QUANTIZATION_BINDINGS,
+        *_ADAPTER_BINDINGS,
+    )
 
     def claims(self, document: Document) -> bool:
         root = document.root
@@ -42,39 +63,24 @@ class LudwigAdapter(Adapter):
 
     def parse(self, document: Document) -> ConfigIR:
         config = new_config(self, document)
-        read = Reader(config)
-        read.take("model.name", "base_model")
+        read = Reader(config, document)
         is_llm = read.node("model_type") is not None and getattr(read.node("model_type"), "value", None) == "llm"
+        read.bind(binding for binding in self.bindings
+                  if binding not in _QUANTIZATION_BINDINGS and binding not in _ADAPTER_BINDINGS)
         if isinstance(read.node("quantization"), Mapping):
-            read.take("quantization.bits", "quantization", "bits",
-                      default=4, default_source=_QUANTIZATION, anchor=("quantization",))
-            compute = read.take("quantization.compute_dtype", "quantization", "bnb_4bit_compute_dtype",
-                                convert=canonical_dtype, default="float16", default_source=_QUANTIZATION,
-                                anchor=("quantization",))
-            read.take("quantization.quant_type", "quantization", "bnb_4bit_quant_type",
-                      default="nf4", default_source=_QUANTIZATION, anchor=("quantization",))
-            read.take("quantization.double_quant", "quantization", "bnb_4bit_use_double_quant",
-                      default=True, default_source=_QUANTIZATION, anchor=("quantization",))
-            if compute is not None:
-                # The model is loaded in the compute dtype: same place, derived (llm_utils.py).
-                config.fields["model.load_dtype"] = Field(compute.value, Origin(compute.span, _LLM_UTILS))
+            read.bind(_QUANTIZATION_BINDINGS)
+            compute = config.get("quantization.compute_dtype")
+            # The model is loaded in the compute dtype: same place, derived (llm_utils.py).
+            config.set("model.load_dtype", Field(compute.value, Origin(compute.span, _LLM_UTILS,
+                                                                       compute.origin.written_as)))
         if is_llm:
-            adapter = read.take("adapter.kind", "adapter", "type")
-            if adapter is None:
+            if read.take("adapter.kind", "adapter", "type") is None:
                 read.set("adapter.kind", None, "adapter")
-            read.take("adapter.r", "adapter", "r")
-            read.take("adapter.alpha", "adapter", "alpha")
-            read.take("adapter.target_modules", "adapter", "target_modules", convert=list)
-        read.take("batch.micro", "trainer", "batch_size")
-        read.take("batch.grad_accum", "trainer", "gradient_accumulation_steps")
-        read.take("optimizer.lr", "trainer", "learning_rate")
-        read.take("optimizer.name", "trainer", "optimizer", "type")
-        read.take("memory.gradient_checkpointing", "trainer", "enable_gradient_checkpointing")
-        read.take("sequence.max_length", "preprocessing", "global_max_sequence_length")
+            read.bind(_ADAPTER_BINDINGS)
         return config
 
-    def render(self, config: ConfigIR, change: Change) -> list[Edit]:
-        if change.key == "model.load_dtype":
+    def render_value(self, document: Document, config: ConfigIR, key: str, value) -> list[Edit]:
+        if key == "model.load_dtype":
             # Ludwig has no key of its own for it: the compute dtype decides (llm_utils.py).
-            return [set_path(config.document, self.paths["quantization.compute_dtype"], change.value)]
-        return super().render(config, change)
+            key = "quantization.compute_dtype"
+        return super().render_value(document, config, key, value)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import ast
 
 from ..document import RenderError
-from ..fixes import Change, Edit
+from ..fixes import Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from ..python_reader import AUTO, UNKNOWN, PythonDocument, is_open, keyword
 from . import Adapter, new_config, record_literal, span_of
@@ -96,7 +96,6 @@ class _Script:
 
 class UnslothAdapter(Adapter):
     name = "unsloth"
-    formats = ("python",)
 
     def claims(self, document) -> bool:
         return isinstance(document, PythonDocument) and "unsloth" in document.imports() \
@@ -113,11 +112,10 @@ class UnslothAdapter(Adapter):
         loader = script.loader
 
         def record(key, node, convert=None):
-            return record_literal(config, key, node, convert)
+            return record_literal(config, document, key, node, convert)
 
         def default(key, value, node, source):
-            config.fields[key] = Field(value, Origin(span_of(document, *document.span(node)), source))
-            return config.fields[key]
+            return config.set(key, Field(value, Origin(span_of(document, *document.span(node)), source)))
 
         record("model.name", _argument(loader, "model_name", 0))
         record("sequence.max_length", _argument(loader, "max_seq_length", 1))
@@ -132,9 +130,9 @@ class UnslothAdapter(Adapter):
         full_finetuning = self._bits(document, config, loader, default, record)
         if config.value("quantization.bits") == 4:
             if dtype is not None:
-                config.fields["quantization.compute_dtype"] = Field(dtype.value, dtype.origin)
-            config.fields["quantization.quant_type"] = Field("nf4", Origin(config.span("quantization.bits"), _LOADER))
-            config.fields["quantization.double_quant"] = Field(True, Origin(config.span("quantization.bits"), _LOADER))
+                config.set("quantization.compute_dtype", Field(dtype.value, dtype.origin))
+            config.set("quantization.quant_type", Field("nf4", Origin(config.span("quantization.bits"), _LOADER)))
+            config.set("quantization.double_quant", Field(True, Origin(config.span("quantization.bits"), _LOADER)))
         self._adapter(document, config, script, full_finetuning, record, default)
         for key, name in _KEYWORDS.items():
             found = script.keyword(name)
@@ -176,9 +174,9 @@ class UnslothAdapter(Adapter):
         if peft is None:
             if full_finetuning:
                 written = _argument(script.loader, "full_finetuning")
-                config.fields["adapter.kind"] = Field(None, Origin(span_of(document, *document.span(written))))
+                config.set("adapter.kind", Field(None, Origin(span_of(document, *document.span(written)))))
             return
-        config.fields["adapter.kind"] = Field("lora", Origin(span_of(document, *document.span(peft.func))))
+        config.set("adapter.kind", Field("lora", Origin(span_of(document, *document.span(peft.func)))))
         for key, name in (("adapter.r", "r"), ("adapter.alpha", "lora_alpha"),
                           ("adapter.target_modules", "target_modules"), ("adapter.modules_to_save", "modules_to_save")):
             found = keyword(peft, name)
@@ -206,28 +204,28 @@ class UnslothAdapter(Adapter):
         model_dtype = config.value("model.load_dtype")
         fp16 = True if model_dtype == "float16" else AUTO
         bf16 = False if model_dtype == "float16" else AUTO
-        config.fields["precision.fp16"] = Field(fp16, origin)
-        config.fields["precision.bf16"] = Field(bf16, origin)
+        config.set("precision.fp16", Field(fp16, origin))
+        config.set("precision.bf16", Field(bf16, origin))
 
     # ---- writing -----------------------------------------------------------------------------
 
-    def render(self, config: ConfigIR, change: Change) -> list[Edit]:
-        document: PythonDocument = config.document
+    def render_precision(self, document: PythonDocument, config: ConfigIR, mode: str) -> list[Edit]:
+        return self._render_mode(config, _Script(document), mode)
+
+    def render_value(self, document: PythonDocument, config: ConfigIR, key: str, value) -> list[Edit]:
         script = _Script(document)
-        if change.key == "precision.mode":
-            return self._render_mode(config, script, change.value)
-        if change.key == "model.load_dtype":
-            return self._render_dtype(config, script, change.value)
-        if change.key == "quantization.compute_dtype":
-            # Unsloth's 4-bit compute dtype *is* the model's dtype: the one `dtype=` edit comes with
-            # model.load_dtype (PRE001 and PRE002 ask for both; two equal edits would collide).
-            # Alone it stays unedited, as a bfloat16 model beside fp16=True is a TypeError.
+        if key == "model.load_dtype":
+            return self._render_dtype(config, script, value)
+        if key == "quantization.compute_dtype":
+            # Unsloth's 4-bit compute dtype has no keyword of its own: it *is* the model's
+            # `dtype=`, which only a model.load_dtype change edits (a bfloat16 model beside
+            # fp16=True is a TypeError, so the dtype never moves without the precision).
             return []
-        name = _KEYWORDS.get(change.key)
+        name = _KEYWORDS.get(key)
         found = script.keyword(name) if name else None
         if found is None:
-            raise RenderError(f"no keyword for {change.key} in this script")
-        return [document.replace(found.value, change.value)]
+            raise RenderError(f"no keyword for {key} in this script")
+        return [document.replace(found.value, value)]
 
     def _render_mode(self, config: ConfigIR, script: _Script, mode: str) -> list[Edit]:
         if mode not in ("bf16", "fp16"):

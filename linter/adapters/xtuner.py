@@ -43,7 +43,7 @@ import ast
 import re
 
 from ..document import RenderError
-from ..fixes import Change, Edit
+from ..fixes import Edit
 from ..ir import ConfigIR, Field, Link, Origin, canonical_dtype
 from ..python_reader import PythonDocument, call_name, is_open
 from . import Adapter, new_config, record_literal, span_of
@@ -131,7 +131,6 @@ def _head(node: ast.expr) -> ast.expr:
 
 class XTunerAdapter(Adapter):
     name = "xtuner"
-    formats = ("python",)
 
     def claims(self, document) -> bool:
         return isinstance(document, PythonDocument) and "xtuner" in document.imports() and any(
@@ -147,10 +146,10 @@ class XTunerAdapter(Adapter):
         parts = _Config(document)
 
         def record(key, node, convert=None):
-            return record_literal(config, key, node, convert)
+            return record_literal(config, document, key, node, convert)
 
         def default(key, value, node, source):
-            config.fields[key] = Field(value, Origin(span_of(document, *document.span(node)), source))
+            config.set(key, Field(value, Origin(span_of(document, *document.span(node)), source)))
 
         llm = parts.llm
         record("model.name", llm.get("pretrained_model_name_or_path")
@@ -184,7 +183,7 @@ class XTunerAdapter(Adapter):
         lora = parts.lora_node
         lora_arguments, _ = _arguments(document, lora)
         if isinstance(lora, ast.Call):
-            config.fields["adapter.kind"] = Field("lora", Origin(span_of(document, *document.span(lora))))
+            config.set("adapter.kind", Field("lora", Origin(span_of(document, *document.span(lora)))))
             record("adapter.r", lora_arguments.get("r"))
             record("adapter.alpha", lora_arguments.get("lora_alpha"))
             record("adapter.target_modules", lora_arguments.get("target_modules"))
@@ -194,13 +193,13 @@ class XTunerAdapter(Adapter):
         if not (hf or parts.model_type in _SFT_FAMILY):
             return
         if isinstance(lora, ast.Constant) and lora.value is None:
-            config.fields["adapter.kind"] = Field(None, Origin(span_of(document, *document.span(lora))))
+            config.set("adapter.kind", Field(None, Origin(span_of(document, *document.span(lora)))))
         elif lora is None and not parts.inherits and "model" in document.constants and (
                 "lora" not in document.bound if hf else parts.model_closed):
             # No `lora`: SupervisedFinetune(lora=None) trains the whole model (sft.py); so does
             # train.py's HF branch (`if cfg.get("lora", None)`).
-            config.fields["adapter.kind"] = Field(None, Origin(
-                span_of(document, *document.span(parts.anchor("model"))), _TRAIN_HF if hf else _SFT))
+            config.set("adapter.kind", Field(None, Origin(
+                span_of(document, *document.span(parts.anchor("model"))), _TRAIN_HF if hf else _SFT)))
 
     def _mmengine(self, document, parts: _Config, config: ConfigIR, record, default) -> None:
         model = parts.model
@@ -244,7 +243,7 @@ class XTunerAdapter(Adapter):
             return  # computed, or float32/float64: no 16-bit autocast, left unknown
         node, source = (wrapper["type"], _AMP) if dtype_node is None else (document.resolve(dtype_node), None)
         for key, on in (("precision.fp16", value == "float16"), ("precision.bf16", value == "bfloat16")):
-            config.fields[key] = Field(on, Origin(span_of(document, *document.span(node)), source))
+            config.set(key, Field(on, Origin(span_of(document, *document.span(node)), source)))
 
     def _training_args(self, document, parts: _Config, config: ConfigIR, record, default) -> None:
         arguments = parts.training_args
@@ -258,7 +257,7 @@ class XTunerAdapter(Adapter):
 
     # ---- DeepSpeed names ---------------------------------------------------------------------
 
-    def named_link(self, config: ConfigIR, name: str) -> Link | None:
+    def named_link(self, document: PythonDocument, config: ConfigIR, name: str) -> Link | None:
         shipped = _SHIPPED.get(name)
         if shipped is None:
             return None
@@ -272,7 +271,7 @@ class XTunerAdapter(Adapter):
         # (auto_dtype_of_deepspeed_config), an HF-framework run from training_args, which this
         # config already states.
         values["precision.fp16"] = values["precision.bf16"] = "auto"
-        parts = _Config(config.document)
+        parts = _Config(document)
         if parts.framework == "mmengine":
             # train.py hands DeepSpeed clip_grad.max_norm as gradient_clipping, 1.0 without clip_grad.
             if config.get("optimizer.grad_clip") is not None:
@@ -284,14 +283,20 @@ class XTunerAdapter(Adapter):
 
     # ---- writing -----------------------------------------------------------------------------
 
-    def render(self, config: ConfigIR, change: Change) -> list[Edit]:
-        document: PythonDocument = config.document
+    def render_precision(self, document: PythonDocument, config: ConfigIR, mode: str) -> list[Edit]:
         parts = _Config(document)
-        key, value = change.key, change.value
-        if parts.framework == "huggingface" and (key == "precision.mode" or key in _TRAINING_ARGS):
-            return self._render_training_args(config, parts, key, value)
-        if key == "precision.mode":
-            return self._render_amp(parts, value)
+        if parts.framework == "huggingface":
+            edits = []
+            for flag, on in (("precision.fp16", mode == "fp16"), ("precision.bf16", mode == "bf16")):
+                if config.value(flag) is not on:
+                    edits += self._render_training_args(parts, flag, on)
+            return edits
+        return self._render_amp(parts, mode)
+
+    def render_value(self, document: PythonDocument, config: ConfigIR, key: str, value) -> list[Edit]:
+        parts = _Config(document)
+        if parts.framework == "huggingface" and key in _TRAINING_ARGS:
+            return self._render_training_args(parts, key, value)
         if key == "model.load_dtype":
             return _set_keyword(document, parts.llm_node, parts.llm, "torch_dtype", value, insert=False)
         if key == "quantization.compute_dtype":
@@ -319,15 +324,7 @@ class XTunerAdapter(Adapter):
         dtype = "bfloat16" if mode == "bf16" else "float16"
         return _set_keyword(parts.document, parts.call("optim_wrapper"), wrapper, "dtype", dtype)
 
-    def _render_training_args(self, config: ConfigIR, parts: _Config, key: str, value) -> list[Edit]:
-        if key == "precision.mode":
-            if value not in ("bf16", "fp16", "fp32"):
-                raise RenderError(f"unknown precision {value!r}")
-            edits = []
-            for flag, on in (("precision.fp16", value == "fp16"), ("precision.bf16", value == "bf16")):
-                if config.value(flag) is not on:
-                    edits += self._render_training_args(config, parts, flag, on)
-            return edits
+    def _render_training_args(self, parts: _Config, key: str, value) -> list[Edit]:
         return _set_keyword(parts.document, parts.call("training_args"), parts.training_args, _TRAINING_ARGS[key],
                             value, after="fp16" if key == "precision.bf16" else None, insert=isinstance(value, bool))
 

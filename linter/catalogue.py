@@ -1,0 +1,98 @@
+"""The key catalogue: every IR key, with the type of its value and what it means.
+
+Adapters write these keys and rules read them; nothing else crosses between the two. A key that
+is not listed here cannot be written (`ConfigIR.set`) or read (`ConfigIR.get`): a typo fails
+loudly instead of silently reading None. Types use these names: bool, int, num (int or float),
+str, dtype (float16 | bfloat16 | float32 | auto), list (of str), and `|auto` where the value may
+be "auto", which a launcher resolves later.
+"""
+
+from __future__ import annotations
+
+
+class Key:
+    __slots__ = ("name", "type", "meaning")
+
+    def __init__(self, name: str, type: str, meaning: str):
+        self.name = name
+        self.type = type
+        self.meaning = meaning
+
+    def __repr__(self) -> str:
+        return f"Key({self.name!r}, {self.type!r})"
+
+
+_KEYS = (
+    # The file itself
+    ("file.kind", "str", "what kind of file of its framework this is (deepspeed, trainer, trl, accelerate, peft, "
+                         "axolotl, llamafactory, ludwig, xtuner, unsloth)"),
+    ("trainer.fills_deepspeed_auto", "bool", "the trainer that reads this config fills a linked DeepSpeed "
+                                             "config's \"auto\" values and refuses values that disagree with its own"),
+    ("device.kind", "str", "the accelerator the job runs on: cuda, or cpu/npu/xpu/... where a launcher config says"),
+    # Model
+    ("model.name", "str", "the base model: a hub id or a local path"),
+    ("model.load_dtype", "dtype", "the dtype the model weights are loaded in (torch_dtype)"),
+    # Mixed precision
+    ("precision.fp16", "bool|auto", "fp16 mixed precision (AMP) on"),
+    ("precision.bf16", "bool|auto", "bf16 mixed precision on"),
+    ("precision.tf32", "bool|auto", "TF32 matmuls allowed"),
+    ("precision.fp8", "bool", "fp8 training on"),
+    # Quantized loading (bitsandbytes)
+    ("quantization.bits", "int", "weights loaded in 4 or 8 bits"),
+    ("quantization.quant_type", "str", "4-bit data type: nf4 or fp4"),
+    ("quantization.compute_dtype", "dtype", "dtype 4-bit layers compute in"),
+    ("quantization.double_quant", "bool", "nested quantization of the 4-bit scales"),
+    ("quantization.quant_storage", "dtype", "dtype the packed 4-bit weights are stored in (sharding needs it)"),
+    # Parameter-efficient adapters
+    ("adapter.kind", "str", "lora, qlora, ...; None (written) when every parameter trains"),
+    ("adapter.r", "int", "LoRA rank"),
+    ("adapter.alpha", "num", "LoRA alpha"),
+    ("adapter.target_modules", "list", "modules the adapter wraps"),
+    ("adapter.modules_to_save", "list", "modules trained in full beside the adapter"),
+    ("adapter.trainable_layers", "int", "freeze tuning: only the last N layers train"),
+    # Optimizer and schedule
+    ("optimizer.name", "str", "optimizer as the framework names it"),
+    ("optimizer.lr", "num|auto", "learning rate"),
+    ("optimizer.weight_decay", "num|auto", "weight decay"),
+    ("optimizer.grad_clip", "num|auto", "gradient clipping norm (0: off)"),
+    ("optimizer.betas", "list|auto", "Adam betas"),
+    ("optimizer.eps", "num|auto", "Adam epsilon"),
+    ("optimizer.memory_efficient", "str", "GaLore, APOLLO, BAdam, LISA, Adam-mini, Muon: states not modelled"),
+    ("scheduler.warmup_max_lr", "num|auto", "DeepSpeed WarmupLR's peak learning rate"),
+    ("scheduler.warmup_steps", "int|auto", "warm-up steps"),
+    # fp16 loss scaling
+    ("loss_scale.loss_scale", "num", "static loss scale (0: dynamic)"),
+    ("loss_scale.initial_scale_power", "int", "dynamic loss scale starts at 2**N"),
+    ("loss_scale.min_loss_scale", "num", "dynamic loss scale floor"),
+    # Parallelism
+    ("parallel.zero_stage", "int", "DeepSpeed ZeRO stage"),
+    ("parallel.offload_optimizer", "bool", "optimizer states offloaded to CPU/NVMe"),
+    ("parallel.offload_param", "bool", "parameters offloaded to CPU/NVMe"),
+    ("parallel.offload_ratio", "num", "ZeRO-Offload++ share of the optimizer kept on CPU"),
+    ("parallel.fsdp", "bool", "PyTorch FSDP on"),
+    # Batch
+    ("batch.micro", "int|auto", "per-GPU micro batch"),
+    ("batch.grad_accum", "int|auto", "gradient accumulation steps"),
+    ("batch.global", "int|auto", "global batch (DeepSpeed train_batch_size)"),
+    ("batch.world_size", "int", "GPUs in the job, where a launcher config says (accelerate num_processes)"),
+    # Sequence, attention, memory savers
+    ("sequence.max_length", "int", "longest training sequence in tokens"),
+    ("sequence.packing", "bool", "samples packed into full-length sequences"),
+    ("attention.implementation", "str", "eager, sdpa, flash_attention_2, ..."),
+    ("memory.gradient_checkpointing", "bool", "activations recomputed in the backward pass"),
+    ("memory.fused_cross_entropy", "bool", "liger / cut-cross-entropy: the logits are never materialised"),
+    ("training.enabled", "bool", "False: the config predicts or evaluates only"),
+)
+
+KEYS: dict[str, Key] = {name: Key(name, type_, meaning) for name, type_, meaning in _KEYS}
+
+
+def known(key: str) -> bool:
+    return key in KEYS
+
+
+class UnknownKey(KeyError):
+    """An IR key that is not in the catalogue: a bug in a rule or an adapter."""
+
+    def __str__(self) -> str:
+        return f"{self.args[0]!r} is not an IR key (linter/catalogue.py lists them)"

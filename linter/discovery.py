@@ -1,0 +1,50 @@
+"""Which files a check looks at: the paths named, and the config files under named folders."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable
+
+from .loading import CONFIG_SUFFIXES
+from .settings import Settings
+from .source import real_path
+
+SKIPPED_DIRS = {"node_modules", "__pycache__", "site-packages"}
+
+
+class MissingPath(Exception):
+    """A named path that does not exist: a usage error."""
+
+
+def _is_venv(directory: Path) -> bool:
+    return (directory / "pyvenv.cfg").is_file()
+
+
+def discover(paths: list[Path], settings_for: Callable[[Path], Settings]) -> list[tuple[Path, bool]]:
+    """(path, named explicitly) for every candidate file, in a stable order."""
+    found: list[tuple[Path, bool]] = []
+    seen: set[Path] = set()
+    for path in paths:
+        if not path.exists():
+            raise MissingPath(f"{path}: no such file or directory")
+        if path.is_file():
+            if real_path(path) not in seen:
+                seen.add(real_path(path))
+                found.append((path, True))
+            continue
+        for directory, subdirs, files in os.walk(path):
+            current = Path(directory)
+            subdirs[:] = sorted(
+                name for name in subdirs
+                if not name.startswith(".") and name not in SKIPPED_DIRS and not _is_venv(current / name)
+            )
+            for name in sorted(files):
+                candidate = current / name
+                if candidate.suffix.lower() not in CONFIG_SUFFIXES or real_path(candidate) in seen:
+                    continue
+                if settings_for(candidate).excludes(candidate):
+                    continue
+                seen.add(real_path(candidate))
+                found.append((candidate, False))
+    return found

@@ -1,0 +1,116 @@
+"""Fixing one run: apply fixes pass by pass until nothing changes, keep only those whose result
+re-parses to what each typed change intended, then write (or, with --diff, show) every file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .document import ParseError
+from .fixes import Fix, WriteError, apply_edits, select_non_overlapping, write_atomic
+from .hardware import Hardware
+from .ir import Run
+from .linting import Linter
+from .loading import Loader
+from .settings import Settings
+from .source import real_path
+
+MAX_PASSES = 10
+
+
+class Fixer:
+    def __init__(self, loader: Loader, linter: Linter, writable: set[Path], diff: bool):
+        self.loader = loader
+        self.linter = linter
+        self.writable = writable  # the linted paths: referenced files elsewhere are never written
+        self.diff = diff
+        self.notes: list[str] = []
+        self.diffs: list[str] = []
+
+    def _text(self, config) -> str:
+        return self.loader.document_of(config)[0].source.text
+
+    def _verify(self, run: Run, texts: dict[Path, str], fix: Fix) -> Run | str:
+        """The run re-parsed from `texts`, or why the fix does not re-parse to its intent."""
+        configs = []
+        for config in run.configs:
+            text = texts.get(config.path)
+            if not config.editable or text == self._text(config):
+                configs.append(config)
+                continue
+            try:
+                configs.append(self.loader.reparse(config, text))
+            except ParseError as error:
+                return f"the result would not parse ({error.message})"
+        by_path = {config.path: config for config in configs}
+        for change in fix.changes:
+            if not change.reads_as_intended(by_path[change.config.path]):
+                return f"the result would not read {change.describe()}"
+        return Run(configs[0], configs[1:], run.missing)
+
+    def _fixable(self, fix: Fix, unsafe: bool) -> bool:
+        if not fix.applies(unsafe):
+            return False
+        outside = sorted({str(e.path) for e in fix.edits if real_path(e.path) not in self.writable})
+        if outside:
+            note = f"{outside[0]}: not written: it is referenced from the linted files but not among them"
+            if note not in self.notes:
+                self.notes.append(note)
+            return False
+        return True
+
+    def fix_run(self, run: Run, settings: Settings, hardware: Hardware, unsafe: bool) -> tuple[Run, list]:
+        """Apply fixes pass by pass; the fixed run and the (file, code, name) of each applied fix."""
+        applied = []
+        dropped: set[tuple] = set()  # a fix that failed verification is not tried again next pass
+        for _ in range(MAX_PASSES):
+            findings = self.linter.lint(run, settings, hardware, keep_changes=True)
+            fixable = {id(f.fix): f for f in findings if f.fix is not None and self._fixable(f.fix, unsafe)
+                       and (f.code, f.span.path, f.fix.message) not in dropped}
+            if not fixable:
+                break
+            texts = {config.path: self._text(config) for config in run.configs if config.editable}
+            accepted_edits = []
+            new_run = None
+            for fix in select_non_overlapping(finding.fix for finding in fixable.values()):
+                finding = fixable[id(fix)]
+                trial = {path: apply_edits(text, [e for e in accepted_edits + list(fix.edits) if e.path == path])
+                         for path, text in texts.items()}
+                verified = self._verify(run, trial, fix)
+                if isinstance(verified, str):
+                    dropped.add((finding.code, finding.span.path, fix.message))
+                    self.notes.append(f"{finding.span.path}: {finding.code} fix dropped: {fix.message}: {verified}")
+                    continue
+                accepted_edits.extend(fix.edits)
+                new_run = verified
+                applied.append((finding.span.path, finding.code, finding.name))
+            if new_run is None:
+                break
+            # Verified against all edits accepted so far, new_run is this pass's final text.
+            run = new_run
+        return run, applied
+
+    def write(self, original: Run, fixed: Run) -> bool:
+        """Write (or, with --diff, show) what the fixes changed; False if a file could not be written."""
+        import difflib
+
+        before = {config.path: self.loader.document_of(config)[0].source for config in original.configs
+                  if config.editable}
+        for config in fixed.configs:
+            if not config.editable:
+                continue
+            old = before[config.path]
+            new_text = self._text(config)
+            if new_text == old.text:
+                continue
+            if self.diff:
+                self.diffs.append("".join(difflib.unified_diff(
+                    old.text.splitlines(keepends=True), new_text.splitlines(keepends=True),
+                    fromfile=f"a/{config.path}", tofile=f"b/{config.path}")))
+                continue
+            try:
+                write_atomic(config.path, old.encode(new_text), old.encode())
+            except WriteError as error:
+                self.notes.append(f"{config.path}: error: {error}")
+                return False
+            self.loader.written(config)
+        return True

@@ -1,0 +1,79 @@
+"""Linting one run: the selected rules, their fixes rendered through each file's adapter, and
+suppression applied."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from . import registry
+from .document import RenderError
+from .fixes import Fix
+from .hardware import Hardware
+from .ir import Run
+from .loading import Loader
+from .registry import Context, Finding
+from .settings import Settings
+from .suppression import suppressed
+
+
+class Linter:
+    def __init__(self, loader: Loader, settings_for: Callable[[Path], Settings],
+                 select: list[str] | None, extend_select: list[str], ignore: list[str],
+                 world_size: int | None, verbose: bool):
+        self.loader = loader
+        self.settings_for = settings_for
+        self._select, self._extend_select, self._ignore = select, extend_select, ignore
+        self._world_size = world_size
+        self._verbose = verbose
+        self._rules: dict[int, list[registry.Rule]] = {}  # by id of a Settings: they live as long as the session
+        self.notes: dict[str, None] = {}  # why rules stayed silent (--verbose), ordered, without repeats
+
+    def rules_for(self, settings: Settings) -> list[registry.Rule]:
+        """The rules in force under `settings` (asked per file and per pass: computed once)."""
+        chosen = self._rules.get(id(settings))
+        if chosen is None:
+            select = self._select if self._select is not None else settings.select
+            chosen = self._rules[id(settings)] = registry.selected(
+                select, [*settings.extend_select, *self._extend_select], [*settings.ignore, *self._ignore])
+        return chosen
+
+    def lint(self, run: Run, settings: Settings, hardware: Hardware, keep_changes: bool = False) -> list[Finding]:
+        """The run's findings, their fixes rendered (with `keep_changes`, the typed changes stay
+        in each fix for the fixer to verify)."""
+        if run.value("device.kind") not in (None, "cuda"):
+            # NVIDIA targets say nothing about a job on CPUs or another accelerator.
+            hardware = Hardware([], hardware.origin, [f"the job runs on {run.value('device.kind')}"])
+        context = Context(hardware, self._world_size or settings.world_size)
+        findings: list[Finding] = []
+        for rule in self.rules_for(settings):
+            if rule.needs_targets and not hardware.targets:
+                continue
+            for finding in rule.check(run, context):
+                if finding.fix is not None:
+                    finding = finding.with_fix(self.render(finding.fix, keep_changes))
+                findings.append(finding)
+        if self._verbose:
+            self.notes.update(dict.fromkeys(context.notes))
+        return [finding for finding in findings if not self._suppressed(finding, run)]
+
+    def render(self, fix: Fix, keep_changes: bool = False) -> Fix:
+        """The fix with its changes rendered as text edits by each file's adapter."""
+        edits = []
+        try:
+            for change in fix.changes:
+                loaded = self.loader.document_of(change.config)
+                if loaded is None:
+                    raise RenderError(f"{change.config.path} is a framework's built-in config, not a file")
+                document, adapter = loaded
+                edits.extend(adapter.render(document, change.config, change))
+        except RenderError as error:
+            return fix.rendered((), str(error), keep_changes)
+        return fix.rendered(edits, keep_changes=keep_changes)
+
+    def _suppressed(self, finding: Finding, run: Run) -> bool:
+        path = finding.span.path
+        config = next((config for config in run.configs if config.path == path), None)
+        loaded = self.loader.document_of(config) if config is not None else None
+        source, file_format = (loaded[0].source, loaded[0].format) if loaded else (None, None)
+        return suppressed(finding, source, file_format, self.settings_for(path))

@@ -1,0 +1,140 @@
+"""Reading files into IR: read, parse, claim by an adapter, once per process.
+
+The loader keeps, for every ConfigIR it made, the parsed document and the adapter that read it:
+the IR holds facts only, and fixes are rendered and verified through these records.
+"""
+
+from __future__ import annotations
+
+import weakref
+from pathlib import Path
+
+from . import registry
+from .adapters import Adapter, adapters_for
+from .document import Document, ParseError
+from .ir import ConfigIR, Span
+from .json_reader import parse_json
+from .registry import Finding
+from .source import Source, SourceError, real_path
+from .yaml_reader import parse_yaml
+
+CONFIG_SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".py": "python"}
+
+
+def _parse_python(source: Source):
+    from .python_reader import parse_python  # `ast` only when a Python config is seen
+
+    return parse_python(source)
+
+
+PARSERS = {"yaml": parse_yaml, "json": parse_json, "python": _parse_python}
+
+
+class UnreadableFile(Exception):
+    """A named file that cannot be read at all (permissions, a folder): a usage error."""
+
+
+class FileRecord:
+    """One file as loaded: its text, and either its config or why it has none."""
+
+    __slots__ = ("path", "source", "config", "syntax")
+
+    def __init__(self, path: Path, source: Source | None = None, config: ConfigIR | None = None,
+                 syntax: Finding | None = None):
+        self.path = path
+        self.source = source
+        self.config = config
+        self.syntax = syntax  # SYN001 for a file that looks like a config but does not parse
+
+
+def syntax_finding(path: Path, message: str, line: int, column: int, offset: int | None = None) -> Finding:
+    rule = registry.get("SYN001")
+    start = offset if offset is not None else 0
+    return Finding(rule.code, rule.name, rule.severity, message, Span(path, start, start, line, column, line, column),
+                   framework="")
+
+
+class Loader:
+    def __init__(self):
+        self._adapters: dict[str, list[Adapter]] = {}
+        self._records: dict[Path, FileRecord] = {}
+        # config -> (document, adapter): what rendering and re-parsing a config's file need.
+        self._documents: "weakref.WeakKeyDictionary[ConfigIR, tuple[Document, Adapter]]" = weakref.WeakKeyDictionary()
+
+    def adapters(self, file_format: str) -> list[Adapter]:
+        if file_format not in self._adapters:
+            self._adapters[file_format] = adapters_for(file_format)
+        return self._adapters[file_format]
+
+    def adapter(self, name: str) -> Adapter:
+        return next(adapter for kind in ("json", "yaml", "python") for adapter in self.adapters(kind)
+                    if adapter.name == name)
+
+    def document_of(self, config: ConfigIR) -> tuple[Document, Adapter] | None:
+        """The parsed file and adapter behind `config`; None for a framework's built-in config."""
+        return self._documents.get(config)
+
+    def load(self, path: Path, explicit: bool, adapter_name: str | None = None) -> FileRecord:
+        """Read, parse and claim a file, once per process (linked files are shared by runs)."""
+        key = real_path(path)
+        cached = self._records.get(key)
+        if cached is not None:
+            return cached
+        record = self._records[key] = FileRecord(path)
+        kind = CONFIG_SUFFIXES.get(path.suffix.lower())
+        if kind is None:
+            return record
+        try:
+            source = Source.read(path)
+        except SourceError as error:
+            if kind == "python" and not explicit:
+                return record  # a walked .py file that is not UTF-8 is not a config we could read
+            record.syntax = syntax_finding(path, error.message, error.line, error.column)
+            return record
+        except OSError as error:
+            raise UnreadableFile(f"{path}: cannot read: {error.strerror or error}") from None
+        record.source = source
+        if kind == "python" and not any(adapter.sniffs(source.text) for adapter in self.adapters(kind)):
+            return record  # most Python files are not configs: not worth parsing
+        try:
+            document = PARSERS[kind](source)
+        except ParseError as error:
+            if (explicit and kind != "python") or any(adapter.sniffs(source.text) for adapter in self.adapters(kind)):
+                position = source.position(min(error.offset, len(source.text)))
+                record.syntax = syntax_finding(path, error.message, position.line, position.column, error.offset)
+            return record
+        record.config = self.claim(document, adapter_name)
+        return record
+
+    def claim(self, document: Document, adapter_name: str | None = None) -> ConfigIR | None:
+        for adapter in self.adapters(document.format):
+            if adapter.name == adapter_name or (adapter_name is None and adapter.claims(document)):
+                config = adapter.parse(document)
+                self._documents[config] = (document, adapter)
+                return config
+        return None
+
+    def reparse(self, config: ConfigIR, text: str) -> ConfigIR:
+        """`config`'s file as it would read with `text`; ParseError where it would not parse."""
+        document, adapter = self._documents[config]
+        reparsed_document = PARSERS[document.format](document.source.with_text(text))
+        reparsed = adapter.parse(reparsed_document)
+        reparsed.links = config.links  # what the file links was resolved once, before fixing
+        self._documents[reparsed] = (reparsed_document, adapter)
+        return reparsed
+
+    def current(self, config: ConfigIR) -> ConfigIR:
+        """The config as last written: runs that share a linked file see each other's fixes."""
+        if not config.editable:
+            return config
+        record = self._records.get(real_path(config.path))
+        return record.config if record is not None and record.config is not None else config
+
+    def written(self, config: ConfigIR) -> None:
+        """`config` is now what its file holds on disk."""
+        document, _ = self._documents[config]
+        self._records[real_path(config.path)] = FileRecord(config.path, document.source, config)
+
+    def release(self, config: ConfigIR) -> None:
+        """Done with this file: its tree can be freed."""
+        self._records[real_path(config.path)] = FileRecord(config.path)

@@ -1,0 +1,76 @@
+"""Runs: a config and the files it links (its DeepSpeed JSON), as the framework would resolve them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from .ir import ConfigIR, Field, Link, Origin, Run
+from .loading import Loader
+from .registry import Finding
+from .settings import Settings
+from .source import real_path
+
+
+class BadSettings(Exception):
+    """A settings file that cannot be acted on: a usage error."""
+
+
+class RunBuilder:
+    def __init__(self, loader: Loader, settings_for: Callable[[Path], Settings]):
+        self.loader = loader
+        self.settings_for = settings_for
+
+    def build(self, configs: list[ConfigIR], findings: list[Finding]) -> list[Run]:
+        """One run per config, with the files it links; a config that another run links (and that
+        links nothing itself) is linted only as part of that run. SYN001 of linked files is
+        added to `findings`."""
+        runs = []
+        for config in configs:
+            run = Run(config)
+            for link in [*config.links, *self._declared_links(config)]:
+                self._attach(run, link, findings)
+            runs.append(run)
+        linked = {id(linked) for run in runs for linked in run.linked}
+        return [run for run in runs if id(run.primary) not in linked or run.linked or run.missing]
+
+    def _declared_links(self, config: ConfigIR) -> list[Link]:
+        """Links that settings declare (`[[runs]] files = [primary, linked, ...]`)."""
+        settings = self.settings_for(config.path)
+        links = []
+        for declared in settings.runs:
+            files = declared.get("files") if isinstance(declared, dict) else None
+            if not isinstance(files, list) or not files or not all(isinstance(f, str) for f in files):
+                raise BadSettings(f"{settings.path}: each [[runs]] needs `files`, a list of paths")
+            if real_path(settings.root / files[0]) != real_path(config.path):
+                continue
+            for entry in files[1:]:
+                path = settings.root / entry
+                named = None
+                if not path.exists():
+                    loaded = self.loader.document_of(config)
+                    named = loaded[1].named_link(loaded[0], config, entry) if loaded else None
+                links.append(named or Link("deepspeed", entry, config.file_span, (path,)))
+        return links
+
+    def _attach(self, run: Run, link: Link, findings: list[Finding]) -> None:
+        if link.builtin is not None:
+            run.linked.append(_builtin_config(link))
+            return
+        for candidate in link.candidates:
+            if candidate.is_file():
+                loaded = self.loader.load(candidate, explicit=True, adapter_name=link.kind)
+                if loaded.syntax is not None and loaded.syntax not in findings:
+                    findings.append(loaded.syntax)
+                if loaded.config is not None:
+                    run.linked.append(loaded.config)
+                return
+        run.missing.append(link)
+
+
+def _builtin_config(link: Link) -> ConfigIR:
+    """A framework's shipped config, known by name: values only, nothing to edit."""
+    origin = Origin(link.span, link.builtin_source)
+    fields = {key: Field(value, origin) for key, value in (link.builtin or {}).items()}
+    fields["file.kind"] = Field(link.kind, origin)
+    return ConfigIR(path=Path(link.text), framework=link.kind, fields=fields, file_span=link.span, editable=False)
