@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Union
+from typing import Any, Callable, Union
 
 from .fixes import Edit
 from .source import Source
@@ -25,8 +25,7 @@ class ParseError(Exception):
         self.offset = offset
 
 
-# Plain classes with __slots__: a large file parses into hundreds of thousands of nodes, and a
-# dataclass would import `dataclasses` (and `inspect`, ~10 ms) on every lint.
+# Plain classes with __slots__: a large file parses into hundreds of thousands of nodes.
 class Scalar:
     __slots__ = ("value", "start", "end", "style", "decorated")
 
@@ -110,12 +109,16 @@ Node = Union[Scalar, Mapping, Sequence]
 
 
 class Document:
-    __slots__ = ("source", "root", "format")
+    __slots__ = ("source", "root", "format", "resolve")
 
-    def __init__(self, source: Source, root: Node | None, format: str):
+    def __init__(self, source: Source, root: Node | None, format: str,
+                 resolve: "Callable[[str], Any] | None" = None):
         self.source = source
         self.root = root
         self.format = format  # "yaml" or "json"
+        # What the format's loader makes of an unquoted scalar (the YAML reader's resolver): a
+        # string that would read as something else must be quoted when written.
+        self.resolve = resolve
 
     def find(self, *keys: str) -> Node | None:
         """The node at a key path from the root, or None where any step is missing or not a mapping."""
@@ -151,7 +154,7 @@ class Document:
         if isinstance(value, str):
             if style in ("'", '"'):
                 return style + value + style if style == "'" else json.dumps(value)
-            if _needs_quotes(value):
+            if _NEEDS_QUOTES.search(value) or (self.resolve is not None and self.resolve(value) != value):
                 return json.dumps(value)
             return value
         if value is True:
@@ -160,7 +163,21 @@ class Document:
             return "false"
         if value is None:
             return "null"
+        if isinstance(value, float) and self.resolve is not None:
+            return _yaml11_float(repr(value))
         return str(value)
+
+    def spell(self, node: Node, value: Any) -> str:
+        """The literal to write in place of scalar `node` so that the loader reads `value`; a
+        number keeps the digits written where they already denote it."""
+        if isinstance(value, float) and self.resolve is not None:
+            written = self.source.text[node.start:node.end].strip()
+            try:
+                same = float(written) == value
+            except ValueError:
+                same = False
+            return _yaml11_float(written if same else repr(value))
+        return self.render_scalar(value)
 
     def insert_pair(self, mapping: Mapping, key: str, value: Any, after: str | None = None) -> Edit:
         """Insert `key: value` into `mapping` the way a person would.
@@ -262,7 +279,16 @@ def _indent_step(source: Source, indent: str) -> str:
 _NEEDS_QUOTES = re.compile(r"""^[\s\-?:,\[\]{}#&*!|>'"%@`]|[:#]\s|\s$|^$""")
 
 
-def _needs_quotes(text: str) -> bool:
-    from .yaml_reader import resolve_plain  # the resolver decides what a plain scalar would mean
+# YAML 1.1 (PyYAML) reads an exponent float only with a dot in the mantissa and a signed
+# exponent: `2e-5` and `1.0e5` stay strings.
+_EXPONENT = re.compile(r"^(?P<sign>[-+]?)(?P<mantissa>\d+(?:\.\d*)?|\.\d+)[eE](?P<esign>[-+]?)(?P<exponent>\d+)$")
 
-    return bool(_NEEDS_QUOTES.search(text)) or resolve_plain(text) != text
+
+def _yaml11_float(text: str) -> str:
+    """`text`, a float in Python's or YAML 1.2's spelling, as YAML 1.1 reads it as a float."""
+    number = _EXPONENT.match(text)
+    if not number:
+        return text
+    mantissa = number["mantissa"] if "." in number["mantissa"] else number["mantissa"] + ".0"
+    mantissa = "0" + mantissa if mantissa.startswith(".") else mantissa
+    return f"{number['sign']}{mantissa}e{number['esign'] or '+'}{number['exponent']}"

@@ -95,15 +95,17 @@ class Located:
 class KeyTree:
     """Every key of a file as plain values (what the framework's loader reads), for schema rules;
     `locate` maps a key path back to the file. Built by the adapter; rules never see the parser's
-    nodes. (Plain classes: a dataclass costs about a millisecond at import, on every lint.)"""
+    nodes."""
 
-    __slots__ = ("_plain", "_value", "format", "locate")
+    __slots__ = ("_plain", "_value", "format", "locate", "spell")
 
-    def __init__(self, plain: "Callable[[], Any]", format: str, locate: "Callable[[tuple], Located | None]"):
+    def __init__(self, plain: "Callable[[], Any]", format: str, locate: "Callable[[tuple], Located | None]",
+                 spell: "Callable[[tuple, Any], str]"):
         self._plain = plain  # computed on first use: only schema rules need the whole tree
         self._value = None
         self.format = format  # "yaml" or "json": which literal spellings mean what
         self.locate = locate
+        self.spell = spell  # the literal that reads as a value at a key path, in the file's format
 
     @property
     def value(self) -> Any:

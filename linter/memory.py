@@ -14,10 +14,10 @@ absmax per 64 weights, 0.127 bits per weight with double quantization); what sta
 (embeddings, norms) is cast to fp32 by peft's prepare_model_for_kbit_training.
 
 The per-token coefficients below were measured, not derived: bench/memory_validation.md compares
-this estimator with torch.cuda.max_memory_reserved() for 47 Llama-3.2 1B/3B runs on an H100
-(LoRA, QLoRA and full fine-tuning; bf16 and fp16; micro batch 1 and 4; checkpointing on and off;
-SDPA attention; sequence length 2048) and checked on held-out shapes; bench/memory_validation.py
-produced it.
+this estimator with torch.cuda.max_memory_reserved() on an H100 (84 rows: Llama-3.2 1B/3B shapes
+plus held-out TinyLlama, Qwen2.5-1.5B and eager-attention rows; LoRA, QLoRA and full
+fine-tuning; bf16 and fp16; two batch sizes; checkpointing on and off; sequence 1024-4096);
+bench/memory_validation.py produced it.
 """
 
 from __future__ import annotations
@@ -39,8 +39,7 @@ _LOGIT_BYTES = 12.4
 
 
 class Estimate:
-    """A per-GPU estimate: (component, GiB) rows and what was assumed. A plain class: this module
-    loads on every lint (MEM001), and each dataclass costs about a millisecond to create."""
+    """A per-GPU estimate: (component, GiB) rows and what was assumed."""
 
     def __init__(self, model: str):
         self.model = model

@@ -1,7 +1,6 @@
 """Python configs and training scripts, read with `ast` only: never executed, never imported.
 
-A `PythonDocument` gives adapters the module tree, the literal value of an expression, and
-spans in the Source's character offsets.
+A `PythonDocument` gives adapters the module tree, literal values and spans in character offsets.
 
 Positions: `ast` numbers lines the way Python's tokenizer splits them (`\\n`, `\\r\\n` and a
 lone `\\r`) and reports columns as UTF-8 *byte* offsets within a line. Both are converted here,

@@ -1,4 +1,4 @@
-"""Reporters: text (the default) and json (SPEC §8)."""
+"""Reporters: text (the default), json (validated by schemas/report.schema.json), sarif and github."""
 
 from __future__ import annotations
 

@@ -26,9 +26,7 @@ NUMERIC = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 
 
 class SchemaError:
-    """One violation: the path of the offending key or value, and what the schema expected there.
-    (Plain classes here, not dataclasses: this module loads on every lint, and each dataclass
-    costs about a millisecond to create.)"""
+    """One violation: the path of the offending key or value, and what the schema expected there."""
 
     __slots__ = ("path", "kind", "message", "known_keys", "expected_types", "allowed")
 

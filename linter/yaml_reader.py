@@ -142,7 +142,7 @@ def parse_yaml(source: Source) -> Document:
         raise ParseError(f"invalid YAML: {error}".splitlines()[0], getattr(error, "position", 0) or 0) from None
     except RecursionError:
         raise ParseError("invalid YAML: nesting too deep", 0) from None
-    return Document(source=source, root=_convert(root, source.text), format="yaml")
+    return Document(source=source, root=_convert(root, source.text), format="yaml", resolve=resolve_plain)
 
 
 def _convert(root, text: str):

@@ -13,7 +13,7 @@ from linter.registry import ERROR, WARNING, Rule, register
 _YAML11_BOOLEANS = {spelling for word in ("yes", "no", "on", "off", "true", "false")
                     for spelling in (word, word.capitalize(), word.upper())}
 # A number PyYAML leaves a string: no dot in the mantissa, or an unsigned exponent (`2e-5`, `1.0e5`).
-_UNREAD_FLOAT = re.compile(r"^(?P<sign>[-+]?)(?P<mantissa>\d+(?:\.\d*)?|\.\d+)[eE](?P<esign>[-+]?)(?P<exponent>\d+)$")
+_UNREAD_FLOAT = re.compile(r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)[eE][-+]?\d+$")
 
 
 def _schema_errors(config):
@@ -50,16 +50,13 @@ def _misread(schema, tree, error):
     if located is None or not located.plain:
         return None
     text = located.text.strip()
-    number = _UNREAD_FLOAT.match(text)
-    if number and error.kind == "type" and not schema.coerces_numeric_strings and schema.expects_number_at(error.path):
-        mantissa = number["mantissa"] if "." in number["mantissa"] else number["mantissa"] + ".0"
-        mantissa = "0" + mantissa if mantissa.startswith(".") else mantissa
-        literal = f"{number['sign']}{mantissa}e{number['esign'] or '+'}{number['exponent']}"
-        return "number", float(text), literal
+    if (_UNREAD_FLOAT.match(text) and error.kind == "type" and not schema.coerces_numeric_strings
+            and schema.expects_number_at(error.path)):
+        return "number", float(text), tree.spell(error.path, float(text))
     strings_expected = "string" in error.expected_types or (
         error.kind == "enum" and error.allowed and all(isinstance(option, str) for option in error.allowed))
     if text in _YAML11_BOOLEANS and strings_expected:
-        return "string", text, f'"{text}"'
+        return "string", text, tree.spell(error.path, text)
     return None
 
 

@@ -68,7 +68,8 @@ class Adapter:
         """The file's keys as plain values, and where each sits (schema rules read this)."""
         if not isinstance(document, Document) or document.root is None:
             return None
-        return KeyTree(document.root.plain, document.format, lambda path: _locate(document, path))
+        return KeyTree(document.root.plain, document.format, lambda path: _locate(document, path),
+                       lambda path, value: document.spell(_node_at(document, path), value))
 
     def named_link(self, document: Document, config: ConfigIR, name: str) -> "Link | None":
         """A link for a config the framework ships under a name (XTuner's `deepspeed_zero2`)."""

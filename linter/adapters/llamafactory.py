@@ -117,7 +117,8 @@ class LlamaFactoryAdapter(Adapter):
             _read_omegaconf_floats(document.root, value, set())
             return value
 
-        return KeyTree(plain, document.format, super().key_tree(document).locate)
+        tree = super().key_tree(document)
+        return KeyTree(plain, document.format, tree.locate, tree.spell)
 
     def claims(self, document: Document) -> bool:
         root = document.root

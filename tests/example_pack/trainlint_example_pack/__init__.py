@@ -1,6 +1,6 @@
 """An example third-party pack: one rule, registered on import like the built-in pack."""
 
-from linter.registry import WARNING, Rule, register
+from linter.api import WARNING, Applicability, Rule, SetValue, register
 
 
 @register
@@ -19,7 +19,7 @@ class ZeroStageZero(Rule):
         {"zero_optimization": {"stage": 1}}
 
     ## Fix safety
-    No fix.
+    Unsafe: stage 1 adds communication; a team that wants stage 0 on one GPU should not use this pack.
 
     ## References
     - tests/example_pack (an example, not a real policy)
@@ -28,8 +28,10 @@ class ZeroStageZero(Rule):
     code = "EXT001"
     name = "zero-stage-zero"
     severity = WARNING
+    fix_applicability = Applicability.UNSAFE
 
     def check(self, run, context):
         for config in run.configs:
-            if config.framework == "deepspeed" and config.value("parallel.zero_stage") == 0:
-                yield self.finding(config, config.span("parallel.zero_stage"), "ZeRO is off (stage 0)")
+            if config.value("parallel.zero_stage") == 0:
+                yield self.finding(config, config.span("parallel.zero_stage"), "ZeRO is off (stage 0)",
+                                   fix=self.fix("Use ZeRO stage 1", SetValue(config, "parallel.zero_stage", 1)))
