@@ -29,7 +29,8 @@ def discover(paths: list[Path], settings_for: Callable[[Path], Settings]) -> lis
         if not path.exists():
             raise MissingPath(f"{path}: no such file or directory")
         if path.is_file():
-            if real_path(path) not in seen:
+            # Named files are excluded too (ruff's --force-exclude): pre-commit names every file.
+            if real_path(path) not in seen and not settings_for(path).excludes(path):
                 seen.add(real_path(path))
                 found.append((path, True))
             continue

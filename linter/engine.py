@@ -169,6 +169,8 @@ class Session:
         outcome.notes.extend(fixer.notes)
         outcome.diffs.extend(fixer.diffs)
         outcome.notes.extend(self.linter.notes)
+        if self.options.verbose:
+            outcome.notes.extend(self.loader.notes)
         return outcome
 
 

@@ -19,6 +19,11 @@ from .source import Source, SourceError, real_path
 from .yaml_reader import parse_yaml
 
 CONFIG_SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".py": "python"}
+# Read only when named or linked: DeepSpeed JSON saved as `ds_config.conf` (what
+# `--deepspeed_config_file` and `deepspeed: ...` accept: DeepSpeed opens any path as JSON).
+NAMED_SUFFIXES = {".conf": "json"}
+# The format a link's file is read in, whatever its name.
+LINK_FORMATS = {"deepspeed": "json"}
 
 
 def _parse_python(source: Source):
@@ -54,12 +59,23 @@ def syntax_finding(path: Path, message: str, line: int, column: int, offset: int
                    framework="")
 
 
+def _lossy_text(path: Path) -> str:
+    """The start of a file that is not valid UTF-8, decoded as far as it goes: enough to tell
+    whether it looks like a config of ours."""
+    try:
+        with open(path, "rb") as stream:
+            return stream.read(1 << 16).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
 class Loader:
     def __init__(self):
         self._adapters: dict[str, list[Adapter]] = {}
         self._records: dict[Path, FileRecord] = {}
         # config -> (document, adapter): what rendering and re-parsing a config's file need.
         self._documents: "weakref.WeakKeyDictionary[ConfigIR, tuple[Document, Adapter]]" = weakref.WeakKeyDictionary()
+        self.notes: list[str] = []  # files skipped as ambiguous (--verbose)
 
     def adapters(self, file_format: str) -> list[Adapter]:
         if file_format not in self._adapters:
@@ -81,7 +97,10 @@ class Loader:
         if cached is not None:
             return cached
         record = self._records[key] = FileRecord(path)
-        kind = CONFIG_SUFFIXES.get(path.suffix.lower())
+        suffix = path.suffix.lower()
+        kind = CONFIG_SUFFIXES.get(suffix) or (NAMED_SUFFIXES.get(suffix) if explicit else None)
+        if adapter_name is not None and kind not in ("yaml", "json"):
+            kind = LINK_FORMATS.get(adapter_name)
         if kind is None:
             return record
         try:
@@ -89,30 +108,52 @@ class Loader:
         except SourceError as error:
             if kind == "python" and not explicit:
                 return record  # a walked .py file that is not UTF-8 is not a config we could read
-            record.syntax = syntax_finding(path, error.message, error.line, error.column)
+            if adapter_name is not None or self._sniffed(kind, _lossy_text(path)):
+                record.syntax = syntax_finding(path, error.message, error.line, error.column)
             return record
         except OSError as error:
             raise UnreadableFile(f"{path}: cannot read: {error.strerror or error}") from None
         record.source = source
-        if kind == "python" and not any(adapter.sniffs(source.text) for adapter in self.adapters(kind)):
+        if kind == "python" and not self._sniffed(kind, source.text):
             return record  # most Python files are not configs: not worth parsing
         try:
             document = PARSERS[kind](source)
         except ParseError as error:
-            if (explicit and kind != "python") or any(adapter.sniffs(source.text) for adapter in self.adapters(kind)):
+            # A file that does not parse is a finding only where it is a config of ours: one a run
+            # links, or one that looks like a format we read (a JSONC editor setting, a Helm
+            # template or a conda recipe is not ours, named or not).
+            if adapter_name is not None or self._sniffed(kind, source.text):
                 position = source.position(min(error.offset, len(source.text)))
                 record.syntax = syntax_finding(path, error.message, position.line, position.column, error.offset)
             return record
         record.config = self.claim(document, adapter_name)
         return record
 
+    def _sniffed(self, file_format: str, text: str) -> bool:
+        return any(adapter.sniffs(text) for adapter in self.adapters(file_format))
+
     def claim(self, document: Document, adapter_name: str | None = None) -> ConfigIR | None:
-        for adapter in self.adapters(document.format):
-            if adapter.name == adapter_name or (adapter_name is None and adapter.claims(document)):
-                config = adapter.parse(document)
-                self._documents[config] = (document, adapter)
-                return config
-        return None
+        """The config `document` is, read by the adapter named (a link says which), else by the
+        adapter with the most evidence; None where none has any, or two have as much."""
+        adapters = self.adapters(document.format)
+        if adapter_name is not None:
+            chosen = next((adapter for adapter in adapters if adapter.name == adapter_name), None)
+        else:
+            scored = sorted(((adapter.evidence(document), index) for index, adapter in enumerate(adapters)),
+                            reverse=True)
+            best, index = scored[0] if scored else (0, 0)
+            if best <= 0:
+                return None
+            if len(scored) > 1 and scored[1][0] == best:
+                tied = " and ".join(adapters[i].name for score, i in scored if score == best)
+                self.notes.append(f"{document.source.path}: skipped: it reads as {tied} alike")
+                return None
+            chosen = adapters[index]
+        if chosen is None:
+            return None
+        config = chosen.parse(document)
+        self._documents[config] = (document, chosen)
+        return config
 
     def reparse(self, config: ConfigIR, text: str) -> ConfigIR:
         """`config`'s file as it would read with `text`; ParseError where it would not parse."""

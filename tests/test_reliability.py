@@ -36,7 +36,7 @@ def test_hostile_yaml_alias_bomb_is_cheap_and_constructs_nothing(tmp_path):
 
 def test_deep_nesting_is_syn001(tmp_path):
     deep_yaml = tmp_path / "deep.yaml"
-    deep_yaml.write_text("a: " + "[" * 10000 + "]" * 10000 + "\n")
+    deep_yaml.write_text("base_model: m\nmicro_batch_size: " + "[" * 10000 + "]" * 10000 + "\n")
     deep_json = tmp_path / "deep.json"
     deep_json.write_text('{"zero_optimization": ' + "[" * 10000 + "]" * 10000 + "}")
     for path in (deep_yaml, deep_json):
@@ -55,13 +55,16 @@ def test_invalid_utf8_and_nul_are_syn001_with_position(tmp_path):
 
 
 def test_latin1_python_file_found_by_walking_is_not_a_config(tmp_path):
-    """Most .py files are not configs: one that is not UTF-8 is skipped when walked, and only a
-    file named on the command line is reported as unreadable."""
+    """Most .py files are not configs: one that is not UTF-8 is skipped, walked or named (a
+    pre-commit hook names every staged file); one that looks like a config of ours is SYN001."""
     script = tmp_path / "legacy.py"
     script.write_bytes(b"# caf\xe9\nprint('hello')\n")
     walked = trainlint("check", tmp_path, "--no-detect", "--format", "json")
     assert walked.code == 0 and json.loads(walked.out) == []
-    named = json.loads(trainlint("check", script, "--no-detect", "--format", "json").out)
+    assert json.loads(trainlint("check", script, "--no-detect", "--format", "json").out) == []
+    config = tmp_path / "train.py"
+    config.write_bytes(b"# caf\xe9\nfrom unsloth import FastLanguageModel\nFastLanguageModel.from_pretrained('m')\n")
+    named = json.loads(trainlint("check", config, "--no-detect", "--format", "json").out)
     assert [f["code"] for f in named] == ["SYN001"]
 
 

@@ -46,8 +46,13 @@ class Adapter:
     name: str = ""
     bindings: tuple[Binding, ...] = ()
 
-    def claims(self, document: Document) -> bool:
+    def evidence(self, document: Document) -> int:
+        """How many keys only this adapter's formats have does `document` hold (0: not ours)?
+        The loader gives a file to the adapter with the most evidence; a tie is no claim."""
         raise NotImplementedError
+
+    def claims(self, document: Document) -> bool:
+        return self.evidence(document) > 0
 
     def sniffs(self, text: str) -> bool:
         """Does the text look like this format's config? Asked of a file that does not parse,

@@ -54,8 +54,13 @@ _LOADER = "axolotl/loaders/model.py"
 
 # Keys that an Axolotl config has next to `base_model`; Ludwig's LLM configs also have
 # base_model (and `adapter`), but with a Ludwig model_type.
+# Keys of an Axolotl config next to `base_model` (AxolotlInputConfig); the ones no other
+# supported format has count as evidence.
 _CLAIM_KEYS = ("datasets", "micro_batch_size", "adapter", "sequence_len", "val_set_size", "num_epochs",
                "load_in_4bit", "load_in_8bit", "sample_packing", "pretraining_dataset", "rl", "lora_r")
+_EXCLUSIVE_KEYS = ("base_model", "micro_batch_size", "sequence_len", "val_set_size", "num_epochs", "sample_packing",
+                   "pretraining_dataset", "lora_r", "lora_target_linear", "lora_target_modules", "wandb_project",
+                   "dataset_prepared_path", "eval_sample_packing", "pad_to_sequence_len", "special_tokens")
 _LUDWIG_MODEL_TYPES = ("llm", "ecd", "gbm")
 # For a file that does not parse: both lines at the start of a line, in any order.
 _SNIFF = (re.compile(r"^base_model:", re.M),
@@ -123,13 +128,15 @@ class AxolotlAdapter(Adapter):
         *_QLORA_BINDINGS,
     )
 
-    def claims(self, document: Document) -> bool:
+    def evidence(self, document: Document) -> int:
         root = document.root
         if not isinstance(root, Mapping) or root.get("base_model") is None:
-            return False
+            return 0
         if written(document, "model_type") in _LUDWIG_MODEL_TYPES:
-            return False  # axolotl's model_type is a transformers class name
-        return any(root.get(key) is not None for key in _CLAIM_KEYS)
+            return 0  # axolotl's model_type is a transformers class name
+        if not any(root.get(key) is not None for key in _CLAIM_KEYS):
+            return 0
+        return sum(root.get(key) is not None for key in _EXCLUSIVE_KEYS)
 
     def sniffs(self, text: str) -> bool:
         return all(pattern.search(text) for pattern in _SNIFF)

@@ -26,11 +26,17 @@ from . import Adapter, Binding, Reader, as_bool_or_auto, new_config, set_path
 _CONSTANTS = "deepspeed/runtime/constants.py"
 _ZERO_CONFIG = "deepspeed/runtime/zero/config.py"
 
-_CLAIM_KEYS = {
-    "zero_optimization", "fp16", "bf16", "bfloat16", "train_batch_size",
-    "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "zero_allow_untested_optimizer",
+# Top-level keys only a DeepSpeed config has (runtime/constants.py). `fp16` and `bf16` count only
+# as blocks: a TrainingArguments JSON has them as booleans; gradient_accumulation_steps both have.
+_EXCLUSIVE_KEYS = {
+    "zero_optimization", "train_batch_size", "train_micro_batch_size_per_gpu", "zero_allow_untested_optimizer",
+    "gradient_clipping", "steps_per_print", "wall_clock_breakdown", "zero_force_ds_cpu_optimizer",
+    "communication_data_type", "prescale_gradients", "gradient_predivide_factor", "sparse_gradients",
+    "flops_profiler", "activation_checkpointing", "aio", "comms_logger", "data_types", "amp",
 }
-_SNIFF = re.compile(r'"(?:zero_optimization|train_micro_batch_size_per_gpu|train_batch_size)"\s*:')
+_BLOCKS = ("fp16", "bf16", "bfloat16", "optimizer", "scheduler")
+_SNIFF = re.compile(r'"(?:zero_optimization|train_micro_batch_size_per_gpu|train_batch_size)"\s*:'
+                    r'|"(?:fp16|bf16|bfloat16)"\s*:\s*\{')
 
 
 def _offloaded(block) -> bool:
@@ -68,9 +74,15 @@ class DeepSpeedAdapter(Adapter):
         Binding("optimizer.betas", "optimizer.params.betas", convert=_betas),
     )
 
-    def claims(self, document: Document) -> bool:
+    def evidence(self, document: Document) -> int:
         root = document.root
-        return isinstance(root, Mapping) and any(root.get(key) for key in _CLAIM_KEYS)
+        if not isinstance(root, Mapping):
+            return 0
+        keys = sum(root.get(key) is not None for key in _EXCLUSIVE_KEYS)
+        blocks = sum(isinstance(root.value(key), Mapping) for key in _BLOCKS)
+        if not keys and not any(isinstance(root.value(key), Mapping) for key in ("fp16", "bf16", "bfloat16")):
+            return 0  # an optimizer or scheduler block alone says nothing
+        return keys + blocks
 
     def sniffs(self, text: str) -> bool:
         return bool(_SNIFF.search(text))

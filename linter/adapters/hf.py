@@ -67,12 +67,13 @@ import re
 from typing import Any
 
 from ..changes import PRECISION_MODES
-from ..document import Document, Mapping, RenderError, Scalar
+from ..document import Document, RenderError, Scalar
 from ..fixes import Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from ..versions import older_than
 from . import (Adapter, Binding, Reader, as_float, comma_list, deepspeed_link, new_config, set_path, span_of,
                templated, written)
+from .hf_kinds import classify, distributed_type_of
 
 _TRAINING_ARGS = "transformers/training_args.py (TrainingArguments)"
 _TRL_CONFIG = "trl/trainer/base_config.py (bf16 = not fp16 when unset, TRL >= 0.19; gradient_checkpointing True)"
@@ -82,42 +83,6 @@ _TRL_QUANTIZATION = ("trl/trainer/utils.py (get_quantization_config: compute dty
                      "float32, transformers/utils/quantization_config.py BitsAndBytesConfig)")
 _DEEPSPEED_PLUGIN = "accelerate/utils/dataclasses.py (DeepSpeedPlugin: zero_stage 2)"
 
-# Field names only TrainingArguments defines (common words such as output_dir, learning_rate,
-# max_steps or seed are left out: other formats use them too).
-_TRAINING_ARGUMENTS_KEYS = {
-    "per_device_train_batch_size", "per_device_eval_batch_size", "gradient_accumulation_steps",
-    "num_train_epochs", "lr_scheduler_type", "lr_scheduler_kwargs", "warmup_ratio", "logging_steps",
-    "logging_strategy", "save_steps", "save_strategy", "save_total_limit", "eval_strategy",
-    "evaluation_strategy", "eval_steps", "fp16", "bf16", "tf32", "deepspeed", "fsdp", "fsdp_config",
-    "gradient_checkpointing", "gradient_checkpointing_kwargs", "max_grad_norm", "adam_beta1", "adam_beta2",
-    "adam_epsilon", "optim", "report_to", "dataloader_num_workers", "ddp_find_unused_parameters",
-    "push_to_hub", "hub_model_id", "remove_unused_columns", "logging_first_step", "load_best_model_at_end",
-    "overwrite_output_dir", "torch_compile", "use_liger_kernel",
-}
-# Field names only TRL defines: SFTConfig (trl/trainer/sft_config.py), ModelConfig
-# (trl/trainer/model_config.py) and ScriptArguments (trl/scripts/utils.py), at v1.9, plus
-# `max_seq_length` of TRL < 0.20.
-_TRL_KEYS = {
-    "dataset_name", "dataset_config", "dataset_train_split", "dataset_test_split", "dataset_streaming",
-    "dataset_text_field", "dataset_num_proc", "dataset_kwargs", "packing", "packing_strategy", "padding_free",
-    "eval_packing", "completion_only_loss", "assistant_only_loss", "chat_template_path", "model_init_kwargs",
-    "max_seq_length", "use_peft", "lora_r", "lora_target_modules", "lora_target_parameters",
-    "lora_modules_to_save", "lora_task_type", "use_rslora", "use_bnb_nested_quant",
-}
-# Keys of the family that other formats use too (ModelConfig's, and common training words):
-# they count toward a TRL file, but do not mark one.
-_SHARED_KEYS = {
-    "model_name_or_path", "model_revision", "dtype", "torch_dtype", "attn_implementation", "load_in_4bit",
-    "load_in_8bit", "bnb_4bit_quant_type", "bnb_4bit_quant_storage", "lora_alpha", "lora_dropout", "use_dora",
-    "trust_remote_code", "max_length", "learning_rate", "output_dir",
-}
-# accelerate/utils/dataclasses.py: DistributedType and SageMakerDistributedType. YAML 1.1
-# reads an unquoted `NO` as False.
-_DISTRIBUTED_TYPES = {
-    "NO", "MULTI_CPU", "MULTI_GPU", "MULTI_NPU", "MULTI_MLU", "MULTI_SDAA", "MULTI_MUSA", "MULTI_XPU",
-    "DEEPSPEED", "FSDP", "XLA", "MEGATRON_LM", "MULTI_HPU", "MULTI_NEURON", "DATA_PARALLEL", "MODEL_PARALLEL",
-}
-_COMPUTE_ENVIRONMENTS = {"LOCAL_MACHINE", "AMAZON_SAGEMAKER"}
 # The accelerator of jobs on other devices (Intel XPU, Ascend NPU, TPU, ...) or CPUs.
 _DEVICES = {"MULTI_CPU": "cpu", "MULTI_NPU": "npu", "MULTI_MLU": "mlu", "MULTI_SDAA": "sdaa", "MULTI_MUSA": "musa",
             "MULTI_XPU": "xpu", "XLA": "tpu", "MULTI_HPU": "hpu", "MULTI_NEURON": "neuron"}
@@ -198,33 +163,6 @@ _PEFT_BINDINGS = (
 )
 
 
-def _kind(document: Document) -> str | None:
-    root = document.root
-    if not isinstance(root, Mapping):
-        return None
-    if document.format == "json":
-        peft_type = root.value("peft_type")
-        return "peft" if isinstance(peft_type, Scalar) and isinstance(peft_type.value, str) else None
-    if (_distributed_type(document) in _DISTRIBUTED_TYPES
-            or written(document, "compute_environment") in _COMPUTE_ENVIRONMENTS):
-        return "accelerate"
-    keys = {pair.key.value for pair in root.pairs if isinstance(pair.key.value, str)}
-    trainer_keys = keys & _TRAINING_ARGUMENTS_KEYS
-    trl_marks = keys & _TRL_KEYS | (keys & {"max_length"} if trainer_keys else set())
-    if trl_marks and len(keys & (_TRL_KEYS | _SHARED_KEYS | _TRAINING_ARGUMENTS_KEYS)) >= 2:
-        return "trl"
-    if len(trainer_keys) >= 2:
-        return "trainer"
-    return None
-
-
-def _distributed_type(document: Document) -> str | None:
-    value = written(document, "distributed_type")
-    if value is False:
-        return "NO"  # YAML 1.1 reads an unquoted NO as a boolean
-    return value.upper() if isinstance(value, str) else None
-
-
 class HFAdapter(Adapter):
     name = "hf"
     bindings = (*_TRAINER_BINDINGS, Binding(*_BF16), Binding(*_CHECKPOINTING), Binding(*_LEARNING_RATE, convert=as_float),
@@ -238,14 +176,14 @@ class HFAdapter(Adapter):
             return (*_ACCELERATE_BINDINGS, *_ACCELERATE_DEEPSPEED_BINDINGS)
         return self.bindings
 
-    def claims(self, document: Document) -> bool:
-        return _kind(document) is not None
+    def evidence(self, document: Document) -> int:
+        return classify(document)[1]
 
     def sniffs(self, text: str) -> bool:
         return bool(_SNIFF.search(text))
 
     def parse(self, document: Document) -> ConfigIR:
-        kind = _kind(document)
+        kind = classify(document)[0]
         config = new_config(self, document, kind)
         config.schema = "trl" if kind == "trainer" else kind  # TrainingArguments' keys are TRL's too
         read = Reader(config, document)
@@ -317,7 +255,7 @@ class HFAdapter(Adapter):
         config, document = read.config, read.document
         # accelerate's DeepSpeedPlugin.deepspeed_config_process fills "auto" and refuses mismatches.
         config.set("trainer.fills_deepspeed_auto", Field(True, Origin(config.file_span)))
-        distributed_type = _distributed_type(document) or ""
+        distributed_type = distributed_type_of(document) or ""
         device = "cpu" if _true(read.node("use_cpu")) else _DEVICES.get(distributed_type, "cuda")
         config.set("device.kind", Field(device, Origin(read.key_span("use_cpu" if device == "cpu" else
                                                                      "distributed_type") or config.file_span)))

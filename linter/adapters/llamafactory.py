@@ -57,7 +57,13 @@ _PATCHER = "llamafactory/model/patcher.py (infer_optim_dtype)"
 _CHECKPOINTING = "llamafactory/model/model_utils/checkpointing.py"
 _TRAINING_ARGS = "transformers/training_args.py (TrainingArguments)"
 
-_CLAIM_KEYS = ("stage", "finetuning_type", "do_train")
+# Keys only LLaMA-Factory's argument dataclasses define (hparams/*.py): `do_train` and the other
+# TrainingArguments fields are shared with every HfArgumentParser YAML, so they are no evidence.
+_EXCLUSIVE_KEYS = ("stage", "finetuning_type", "template", "cutoff_len", "lora_target", "lora_rank",
+                   "quantization_bit", "quantization_method", "dataset_dir", "pure_bf16", "flash_attn",
+                   "freeze_trainable_layers", "additional_target", "val_size", "plot_loss", "use_unsloth",
+                   "enable_liger_kernel", "neat_packing", "preprocessing_num_workers", "overwrite_cache",
+                   "infer_backend", "export_dir", "eval_dataset", "mix_strategy", "tokenized_path")
 # For a file that does not parse: both lines at the start of a line, in any order.
 _SNIFF = (re.compile(r"^model_name_or_path:", re.M), re.compile(r"^(?:stage|finetuning_type):", re.M))
 # Freeze tuning trains a slice of the original weights: no adapter, like full fine-tuning.
@@ -120,10 +126,13 @@ class LlamaFactoryAdapter(Adapter):
         tree = super().key_tree(document)
         return KeyTree(plain, document.format, tree.locate, tree.spell)
 
-    def claims(self, document: Document) -> bool:
+    def evidence(self, document: Document) -> int:
         root = document.root
-        return (isinstance(root, Mapping) and root.get("model_name_or_path") is not None
-                and any(root.get(key) is not None for key in _CLAIM_KEYS))
+        if not isinstance(root, Mapping) or root.get("model_name_or_path") is None:
+            return 0
+        if not any(root.get(key) is not None for key in ("stage", "finetuning_type", "do_train")):
+            return 0  # inference and export configs: nothing is trained
+        return sum(root.get(key) is not None for key in _EXCLUSIVE_KEYS)
 
     def sniffs(self, text: str) -> bool:
         return all(pattern.search(text) for pattern in _SNIFF)

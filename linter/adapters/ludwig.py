@@ -12,12 +12,16 @@ Key names and defaults from Ludwig's own schema (ludwig-ai/ludwig):
 
 from __future__ import annotations
 
+import re
+
 from ..document import Document, Mapping
 from ..fixes import Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from . import Adapter, Binding, Reader, new_config
 
 _QUANTIZATION = "ludwig/schema/llms/quantization.py"
+# For a file that does not parse: a top-level key only Ludwig configs have.
+_SNIFF = re.compile(r"^(?:input_features|output_features|model_type:\s*llm\b)", re.M)
 _LLM_UTILS = "ludwig/utils/llm_utils.py"
 
 # Read where a `quantization:` block exists (its defaults live in that block's schema).
@@ -52,14 +56,18 @@ class LudwigAdapter(Adapter):
         *_ADAPTER_BINDINGS,
     )
 
-    def claims(self, document: Document) -> bool:
+    def evidence(self, document: Document) -> int:
         root = document.root
         if not isinstance(root, Mapping):
-            return False
+            return 0
+        marks = sum(root.get(key) is not None for key in ("input_features", "output_features"))
         model_type = root.value("model_type")
         if model_type is not None and getattr(model_type, "value", None) in ("llm", "ecd", "gbm"):
-            return root.get("input_features") is not None or root.get("base_model") is not None
-        return root.get("input_features") is not None and root.get("output_features") is not None
+            return marks + 1 if root.get("input_features") is not None or root.get("base_model") is not None else 0
+        return marks if marks == 2 else 0
+
+    def sniffs(self, text: str) -> bool:
+        return bool(_SNIFF.search(text))
 
     def parse(self, document: Document) -> ConfigIR:
         config = new_config(self, document)

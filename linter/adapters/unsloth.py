@@ -97,9 +97,9 @@ class _Script:
 class UnslothAdapter(Adapter):
     name = "unsloth"
 
-    def claims(self, document) -> bool:
-        return isinstance(document, PythonDocument) and "unsloth" in document.imports() \
-            and _loader_call(document) is not None
+    def evidence(self, document) -> int:
+        return int(isinstance(document, PythonDocument) and "unsloth" in document.imports() \
+            and _loader_call(document) is not None)
 
     def sniffs(self, text: str) -> bool:
         return "unsloth" in text and "from_pretrained" in text and any(owner in text for owner in _LOADER_OWNERS)

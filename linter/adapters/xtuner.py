@@ -132,9 +132,9 @@ def _head(node: ast.expr) -> ast.expr:
 class XTunerAdapter(Adapter):
     name = "xtuner"
 
-    def claims(self, document) -> bool:
-        return isinstance(document, PythonDocument) and "xtuner" in document.imports() and any(
-            name in document.constants for name in ("model", "optim_wrapper", "training_args"))
+    def evidence(self, document) -> int:
+        return int(isinstance(document, PythonDocument) and "xtuner" in document.imports() and any(
+            name in document.constants for name in ("model", "optim_wrapper", "training_args")))
 
     def sniffs(self, text: str) -> bool:
         return "xtuner" in text and bool(_SNIFF.search(text))

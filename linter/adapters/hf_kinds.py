@@ -1,0 +1,83 @@
+"""How Hugging Face-family files are told apart: TrainingArguments and TRL argument files (YAML
+or JSON, what HfArgumentParser reads), accelerate configs (YAML or JSON) and PEFT adapter
+configs, each by keys only that kind has (see hf.py for the sources of each key list)."""
+
+from __future__ import annotations
+
+from ..document import Document, Mapping, Scalar
+from . import written
+
+# Field names only TrainingArguments defines (common words such as output_dir, learning_rate,
+# max_steps or seed are left out: other formats use them too).
+_TRAINING_ARGUMENTS_KEYS = {
+    "per_device_train_batch_size", "per_device_eval_batch_size", "gradient_accumulation_steps",
+    "num_train_epochs", "lr_scheduler_type", "lr_scheduler_kwargs", "warmup_ratio", "logging_steps",
+    "logging_strategy", "save_steps", "save_strategy", "save_total_limit", "eval_strategy",
+    "evaluation_strategy", "eval_steps", "fp16", "bf16", "tf32", "deepspeed", "fsdp", "fsdp_config",
+    "gradient_checkpointing", "gradient_checkpointing_kwargs", "max_grad_norm", "adam_beta1", "adam_beta2",
+    "adam_epsilon", "optim", "report_to", "dataloader_num_workers", "ddp_find_unused_parameters",
+    "push_to_hub", "hub_model_id", "remove_unused_columns", "logging_first_step", "load_best_model_at_end",
+    "overwrite_output_dir", "torch_compile", "use_liger_kernel",
+}
+# Field names only TRL defines: SFTConfig (trl/trainer/sft_config.py), ModelConfig
+# (trl/trainer/model_config.py) and ScriptArguments (trl/scripts/utils.py), at v1.9, plus
+# `max_seq_length` of TRL < 0.20.
+_TRL_KEYS = {
+    "dataset_name", "dataset_config", "dataset_train_split", "dataset_test_split", "dataset_streaming",
+    "dataset_text_field", "dataset_num_proc", "dataset_kwargs", "packing", "packing_strategy", "padding_free",
+    "eval_packing", "completion_only_loss", "assistant_only_loss", "chat_template_path", "model_init_kwargs",
+    "max_seq_length", "use_peft", "lora_r", "lora_target_modules", "lora_target_parameters",
+    "lora_modules_to_save", "lora_task_type", "use_rslora", "use_bnb_nested_quant",
+}
+# TrainingArguments names a DeepSpeed config uses too (as blocks or with the same meaning).
+_SHARED_WITH_DEEPSPEED = {"fp16", "bf16", "tf32", "gradient_accumulation_steps"}
+# Keys of the family that other formats use too (ModelConfig's, and common training words):
+# they count toward a TRL file, but do not mark one.
+_SHARED_KEYS = {
+    "model_name_or_path", "model_revision", "dtype", "torch_dtype", "attn_implementation", "load_in_4bit",
+    "load_in_8bit", "bnb_4bit_quant_type", "bnb_4bit_quant_storage", "lora_alpha", "lora_dropout", "use_dora",
+    "trust_remote_code", "max_length", "learning_rate", "output_dir",
+}
+# accelerate/utils/dataclasses.py: DistributedType and SageMakerDistributedType. YAML 1.1
+# reads an unquoted `NO` as False.
+_DISTRIBUTED_TYPES = {
+    "NO", "MULTI_CPU", "MULTI_GPU", "MULTI_NPU", "MULTI_MLU", "MULTI_SDAA", "MULTI_MUSA", "MULTI_XPU",
+    "DEEPSPEED", "FSDP", "XLA", "MEGATRON_LM", "MULTI_HPU", "MULTI_NEURON", "DATA_PARALLEL", "MODEL_PARALLEL",
+}
+_COMPUTE_ENVIRONMENTS = {"LOCAL_MACHINE", "AMAZON_SAGEMAKER"}
+
+def classify(document: Document) -> tuple[str | None, int]:
+    """(kind of file, evidence): peft, accelerate, trl or trainer, and how many keys only that
+    kind has. A TrainingArguments file has no key that LLaMA-Factory's YAML lacks, so a plain
+    trainer YAML is weak evidence (1); as JSON (HfArgumentParser.parse_json_file) its boolean
+    fp16/bf16 and keys such as output_dir tell it from a DeepSpeed config."""
+    root = document.root
+    if not isinstance(root, Mapping):
+        return None, 0
+    if (distributed_type_of(document) in _DISTRIBUTED_TYPES
+            or written(document, "compute_environment") in _COMPUTE_ENVIRONMENTS):
+        return "accelerate", 2  # accelerate loads YAML and JSON alike (config_args.py load_config_from_file)
+    keys = {pair.key.value for pair in root.pairs if isinstance(pair.key.value, str)}
+    if document.format == "json":
+        peft_type = root.value("peft_type")
+        if isinstance(peft_type, Scalar) and isinstance(peft_type.value, str):
+            return "peft", 2
+        booleans = {key for key in ("fp16", "bf16") if isinstance(written(document, key), bool)}
+        marks = (keys & _TRAINING_ARGUMENTS_KEYS) - _SHARED_WITH_DEEPSPEED | booleans | (keys & {"output_dir"})
+        if len(marks) >= 2:
+            return ("trl" if keys & _TRL_KEYS else "trainer"), len(marks)
+        return None, 0
+    trainer_keys = keys & _TRAINING_ARGUMENTS_KEYS
+    trl_marks = keys & _TRL_KEYS | (keys & {"max_length"} if trainer_keys else set())
+    if trl_marks and len(keys & (_TRL_KEYS | _SHARED_KEYS | _TRAINING_ARGUMENTS_KEYS)) >= 2:
+        return "trl", len(trl_marks)
+    if len(trainer_keys) >= 2:
+        return "trainer", 1
+    return None, 0
+
+
+def distributed_type_of(document: Document) -> str | None:
+    value = written(document, "distributed_type")
+    if value is False:
+        return "NO"  # YAML 1.1 reads an unquoted NO as a boolean
+    return value.upper() if isinstance(value, str) else None
