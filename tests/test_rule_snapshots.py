@@ -110,34 +110,31 @@ def render_snapshot(fixture: Path, workdir: Path, monkeypatch) -> tuple[str, lis
     options = fixture_options(fixture)
     arguments = _arguments(code, options)
     monkeypatch.setattr(versions, "installed", lambda package: None)
-    checked, fixed = workdir / "check", workdir / "fix"
-    for folder in (checked, fixed):
-        folder.mkdir()
-        _stage(fixture, options, folder)
-
-    monkeypatch.chdir(checked)
-    report = trainlint("check", fixture.name, "--format", "json", "--quiet", *arguments)
+    _stage(fixture, options, workdir)
+    # Side files are linted too: fixes are written only to linted files (engine: _writable).
+    paths = [fixture.name, *options.get("files", [])]
+    monkeypatch.chdir(workdir)
+    report = trainlint("check", *paths, "--format", "json", "--quiet", *arguments)
     assert report.code in (0, 1), report.err
-    findings = json.loads(_relative(report.out, checked))
-    shown = trainlint("check", fixture.name, "--diff", "--unsafe-fixes", *arguments)
+    findings = json.loads(_relative(report.out, workdir))
+    shown = trainlint("check", *paths, "--diff", "--unsafe-fixes", *arguments)
     assert shown.code in (0, 1), shown.err
-    diff = _relative(shown.out, checked)
+    diff = _relative(shown.out, workdir)
 
-    # --diff must show exactly what --fix --unsafe-fixes writes.
-    monkeypatch.chdir(fixed)
-    before = {path.relative_to(fixed).as_posix(): path.read_text("utf-8") for path in sorted(fixed.rglob("*"))
+    # --diff must show exactly what --fix --unsafe-fixes writes (--diff wrote nothing).
+    before = {path.relative_to(workdir).as_posix(): path.read_text("utf-8") for path in sorted(workdir.rglob("*"))
               if path.is_file()}
-    written = trainlint("check", fixture.name, "--fix", "--unsafe-fixes", "--exit-zero", *arguments)
+    written = trainlint("check", *paths, "--fix", "--unsafe-fixes", "--exit-zero", *arguments)
     assert written.code == 0, written.err
-    after = {name: (fixed / name).read_text("utf-8") for name in before}
-    wrote = "".join("".join(difflib.unified_diff(before[name].splitlines(keepends=True),
-                                                 after[name].splitlines(keepends=True),
-                                                 fromfile=f"a/{name}", tofile=f"b/{name}"))
-                    for name in before if after[name] != before[name])
-    assert sorted(_relative(diff, checked).split("--- ")) == sorted(wrote.split("--- ")), \
+    wrote = ""
+    for name, text in before.items():
+        now = (workdir / name).read_text("utf-8")
+        wrote += "".join(difflib.unified_diff(text.splitlines(keepends=True), now.splitlines(keepends=True),
+                                              fromfile=f"a/{name}", tofile=f"b/{name}"))
+    assert sorted(diff.split("--- a/")) == sorted(wrote.split("--- a/")), \
         f"--diff shows\n{diff}\nbut --fix --unsafe-fixes wrote\n{wrote}"
 
-    lines = [f"# trainlint check {fixture.name} {' '.join(arguments)}", "", "## findings"]
+    lines = [f"# trainlint check {' '.join(paths)} {' '.join(arguments)}", "", "## findings"]
     for finding in findings:
         where = "" if finding["file"] == fixture.name else f"{finding['file']}:"
         lines.append(f"{where}{finding['line']}:{finding['column']} {finding['code']} {finding['message']}")
