@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -98,10 +99,15 @@ def _stage(fixture: Path, options: dict, folder: Path) -> None:
 
 
 def _relative(text: str, folder: Path) -> str:
-    """Paths under the temporary folder, as the fixture folder would show them."""
+    """Paths under the temporary folder as the fixture folder would show them, and those above it
+    (a link's candidates: the folder and each one above it) as one machine-independent mention."""
     for prefix in {str(folder), str(folder.resolve())}:
         text = text.replace(prefix + os.sep, "")
-    return text
+    for base in {folder, folder.resolve()}:
+        for depth, ancestor in enumerate(base.parents, start=1):
+            if ancestor.parent != ancestor:  # not the root: "/" is in every path
+                text = text.replace(f"{ancestor}{os.sep}", "../" * depth)
+    return re.sub(r"(?:, (?:\.\./)+[^,)\s]+)+(?:, /[^,)\s]+)?", ", and the same name in each folder above", text)
 
 
 def render_snapshot(fixture: Path, workdir: Path, monkeypatch) -> tuple[str, list[dict]]:
