@@ -32,7 +32,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 RULES = ROOT / "tests" / "rules"
 UPDATE = os.environ.get("TRAINLINT_UPDATE_SNAPSHOTS") == "1"
-OPTION_KEYS = {"gpu", "world_size", "requirements", "files", "select"}
+OPTION_KEYS = {"gpu", "world_size", "requirements", "files", "select", "known_bug"}
 NOT_FIXTURES = {"options.toml", "README.md"}
 
 
@@ -139,16 +139,18 @@ def render_snapshot(fixture: Path, workdir: Path, monkeypatch) -> tuple[str, lis
                                               fromfile=f"a/{name}", tofile=f"b/{name}"))
     assert sorted(diff.split("--- a/")) == sorted(wrote.split("--- a/")), \
         f"--diff shows\n{diff}\nbut --fix --unsafe-fixes wrote\n{wrote}"
+    remaining = json.loads(_relative(trainlint("check", *paths, "--format", "json", "--quiet", *arguments).out,
+                                     workdir)) if diff else findings
 
-    lines = [f"# trainlint check {' '.join(paths)} {' '.join(arguments)}", "", "## findings"]
-    for finding in findings:
-        where = "" if finding["file"] == fixture.name else f"{finding['file']}:"
-        lines.append(f"{where}{finding['line']}:{finding['column']} {finding['code']} {finding['message']}")
-    if not findings:
-        lines.append("(none)")
-    lines += ["", "## diff (--diff --unsafe-fixes)"]
-    text = "\n".join(lines) + "\n" + (diff if diff else "(none)\n")
-    return text, findings
+    def listed(found: list[dict]) -> list[str]:
+        return [f"{'' if item['file'] == fixture.name else item['file'] + ':'}{item['line']}:{item['column']} "
+                f"{item['code']} {item['message']}" for item in found] or ["(none)"]
+
+    lines = [f"# trainlint check {' '.join(paths)} {' '.join(arguments)}", "", "## findings", *listed(findings),
+             "", "## diff (--diff --unsafe-fixes)", (diff if diff else "(none)\n").rstrip("\n")]
+    if diff:  # a fix that leaves its own finding behind shows here
+        lines += ["", "## findings after --fix --unsafe-fixes", *listed(remaining)]
+    return "\n".join(lines) + "\n", findings
 
 
 @pytest.mark.parametrize("fixture", all_fixtures(), ids=lambda path: f"{path.parent.name}/{path.name}")
@@ -160,6 +162,9 @@ def test_snapshot(fixture: Path, tmp_path, monkeypatch):
         assert not fired, f"{fixture.name} is a clean twin but {code} fires:\n{text}"
     else:
         assert fired, f"{fixture.name} should fire {code} but does not:\n{text}"
+    if "## findings after --fix" in text and "known_bug" not in fixture_options(fixture):
+        after = text.split("## findings after --fix --unsafe-fixes\n", 1)[1]
+        assert f" {code} " not in after, f"--fix --unsafe-fixes leaves {code} behind:\n{text}"
     snap = fixture.with_name(fixture.name + ".snap")
     if UPDATE:
         snap.write_text(text, "utf-8")
