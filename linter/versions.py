@@ -9,6 +9,7 @@ None, and version-bound rules stay silent on it.
 
 from __future__ import annotations
 
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -38,12 +39,17 @@ def _pins_in(path: Path) -> dict[str, str]:
 def pinned(package: str, near: Path) -> tuple[str, Path] | None:
     """The exact version pinned for `package` nearest to `near`, with the file that pins it."""
     wanted = _normalise(package)
+    # Absolute: a relative path's parents stop at "." (the folders above the working directory
+    # were never searched), and _pins_in caches by path.
+    relative = not Path(near).is_absolute()
+    near = Path(near).absolute()
     for folder in (near.parent, *near.parent.parents):
         candidates = sorted(folder.glob("requirements*.txt")) + [folder / "pyproject.toml"]
         for candidate in candidates:
             version = _pins_in(candidate).get(wanted) if candidate.is_file() else None
             if version:
-                return version, candidate
+                # Named as the config was: relative to the working directory for a relative path.
+                return version, Path(os.path.relpath(candidate)) if relative else candidate
     return None
 
 

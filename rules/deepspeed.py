@@ -25,6 +25,7 @@ class Zero2Fp16(Rule):
     1 or 3 did not (XTuner, Llama3-8B: loss 1.8 at step 10, NaN from step 20).
 
     ## Example
+    `ds_config.json`:
         {"fp16": {"enabled": true}, "zero_optimization": {"stage": 2}}
     Use instead:
         {"fp16": {"enabled": true}, "zero_optimization": {"stage": 1}}
@@ -72,8 +73,9 @@ class BatchArithmetic(Rule):
     loaded, and stops.
 
     ## Example
+    `ds_config.json`, on 2 GPUs (4 x 4 x 2 = 32):
         {"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 4}
-    on 2 GPUs (4 x 4 x 2 = 32). Use instead:
+    Use instead:
         {"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 4}
 
     ## Fix safety
@@ -132,6 +134,7 @@ class OffloadNeedsZero3(Rule):
     validation ("Partial offloading only supported for ZeRO Stage 3").
 
     ## Example
+    `ds_config.json`:
         {"zero_optimization": {"stage": 2, "offload_param": {"device": "cpu"}}}
     Use instead:
         {"zero_optimization": {"stage": 3, "offload_param": {"device": "cpu"}}}
@@ -204,12 +207,14 @@ class HfDeepSpeedMismatch(Rule):
     check, the two files silently disagree about what runs.
 
     ## Example
-        # sft.yaml
+    `sft.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-0.5B
+        dataset_name: trl-lib/Capybara
         per_device_train_batch_size: 2
-        deepspeed: ds.json
-        # ds.json
+        deepspeed: ds_config.json
+    `ds_config.json`:
         {"train_micro_batch_size_per_gpu": 4}
-    Use instead:
+    Use instead, in `ds_config.json`:
         {"train_micro_batch_size_per_gpu": "auto"}
 
     ## Fix safety

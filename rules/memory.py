@@ -30,10 +30,14 @@ class EstimatedOom(Rule):
     only at the first backward pass or the first long batch.
 
     ## Example
+    `axolotl.yaml`, a full fine-tune with AdamW on an A10G (24 GB):
         base_model: meta-llama/Llama-2-7b-hf
+        micro_batch_size: 1
         fp16: true
-        micro_batch_size: 1        # full fine-tune with AdamW on a 24 GB A10G
     Use instead:
+        base_model: meta-llama/Llama-2-7b-hf
+        micro_batch_size: 1
+        fp16: true
         adapter: qlora
         load_in_4bit: true
         optimizer: paged_adamw_8bit

@@ -34,11 +34,18 @@ class MistralFourBitFp16Batch(Rule):
     bf16 exists QNT001 moves the compute dtype to bfloat16 instead.
 
     ## Example
+    `ludwig.yaml`, on a V100:
+        model_type: llm
         base_model: mistralai/Mistral-7B-v0.1
+        adapter: {type: lora}
         quantization: {bits: 4}
-        trainer: {batch_size: auto}
-    Use instead (on a V100):
-        trainer: {batch_size: 1}
+        trainer: {type: finetune, batch_size: auto}
+    Use instead:
+        model_type: llm
+        base_model: mistralai/Mistral-7B-v0.1
+        adapter: {type: lora}
+        quantization: {bits: 4}
+        trainer: {type: finetune, batch_size: 1}
 
     ## Fix safety
     Unsafe: batch size 1 trains slower and changes the optimisation; or move to Ampere
@@ -88,9 +95,13 @@ class UntrainedSpecialTokensFp16(Rule):
     "Current loss scale already at minimum - cannot decrease scale anymore".
 
     ## Example
+    `sft.yaml`:
         model_name_or_path: 01-ai/Yi-6B
+        dataset_name: trl-lib/Capybara
         fp16: true
     Use instead (Ampere or newer):
+        model_name_or_path: 01-ai/Yi-6B
+        dataset_name: trl-lib/Capybara
         bf16: true
 
     ## Fix safety
@@ -135,10 +146,15 @@ class Fp16OverflowFamily(Rule):
     precision fix: watch the loss scale, clip gradients, lower the learning rate, or use fp32.
 
     ## Example
+    `sft.yaml`, on a T4:
         model_name_or_path: google/gemma-7b
-        fp16: true      # on a T4
-    Use instead:
-        a bf16-capable GPU, or fp32 training
+        dataset_name: trl-lib/Capybara
+        fp16: true
+    Use instead (fp32; or a bf16-capable GPU):
+        model_name_or_path: google/gemma-7b
+        dataset_name: trl-lib/Capybara
+        fp16: false
+        bf16: false
 
     ## Fix safety
     Display-only: every remedy trades memory, speed or hardware.
@@ -187,10 +203,15 @@ class LowPrecisionTrainableEmbeddings(Rule):
     overflow: Gemma-7B QLoRA with trainable embed_tokens/lm_head goes NaN after a few steps.
 
     ## Example
+    `axolotl.yaml`:
+        base_model: google/gemma-7b
+        adapter: qlora
+        load_in_4bit: true
         lora_target_modules: [q_proj, v_proj, embed_tokens, lm_head]
-        # requirements.txt: peft==0.11.1
-    Use instead:
-        # requirements.txt: peft>=0.12.0
+    `requirements.txt`:
+        peft==0.11.1
+    Use instead, in `requirements.txt`:
+        peft==0.12.0
 
     ## Fix safety
     Display-only: upgrade PEFT, load the model in float32, or cast the trainable parameters to
@@ -255,9 +276,15 @@ class Fp16WithoutClipping(Rule):
     advice in every incident above: clip gradients).
 
     ## Example
+    `sft.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-0.5B
+        dataset_name: trl-lib/Capybara
         fp16: true
         max_grad_norm: 0
     Use instead:
+        model_name_or_path: Qwen/Qwen2.5-0.5B
+        dataset_name: trl-lib/Capybara
+        fp16: true
         max_grad_norm: 1.0
 
     ## Fix safety

@@ -28,8 +28,9 @@ class Bf16Unsupported(Rule):
     emulation, so the run launches and then fails in a kernel or crawls.
 
     ## Example
+    `ds_config.json`, on a V100:
         {"bf16": {"enabled": true}}
-    Use instead (on a V100):
+    Use instead:
         {"bf16": {"enabled": false}, "fp16": {"enabled": true}}
 
     ## Fix safety
@@ -88,6 +89,7 @@ class Fp16WhereBf16(Rule):
     Ampere and newer, and needs no loss scaling.
 
     ## Example
+    `ds_config.json`, on an A100:
         {"fp16": {"enabled": true}, "zero_optimization": {"stage": 2}}
     Use instead:
         {"fp16": {"enabled": false}, "bf16": {"enabled": true}, "zero_optimization": {"stage": 2}}
@@ -146,6 +148,7 @@ class Fp16AndBf16(Rule):
     picks one, the file says something else than what runs.
 
     ## Example
+    `ds_config.json`:
         {"fp16": {"enabled": true}, "bf16": {"enabled": true}}
     Use instead (Ampere or newer):
         {"fp16": {"enabled": false}, "bf16": {"enabled": true}}
@@ -202,8 +205,13 @@ class Tf32Unsupported(Rule):
     queue wait.
 
     ## Example
-        tf32: true      # on a V100
+    `sft.yaml` (`trl sft --config sft.yaml`), on a V100:
+        model_name_or_path: Qwen/Qwen2.5-0.5B
+        dataset_name: trl-lib/Capybara
+        tf32: true
     Use instead:
+        model_name_or_path: Qwen/Qwen2.5-0.5B
+        dataset_name: trl-lib/Capybara
         tf32: false
 
     ## Fix safety
@@ -245,8 +253,11 @@ class Fp8Unsupported(Rule):
     fp8 kernels (Transformer Engine, torchao) refuse to run.
 
     ## Example
-        mixed_precision: fp8    # on an A100
+    `accelerate_config.yaml`, on an A100:
+        distributed_type: MULTI_GPU
+        mixed_precision: fp8
     Use instead:
+        distributed_type: MULTI_GPU
         mixed_precision: bf16
 
     ## Fix safety
@@ -291,10 +302,15 @@ class Fp16WeightsFullFinetune(Rule):
     "ValueError: Attempting to unscale FP16 gradients." — the first step fails.
 
     ## Example
-        torch_dtype: float16
+    `sft.yaml` (TRL, no `use_peft`: every weight trains):
+        model_name_or_path: Qwen/Qwen2.5-0.5B
+        dataset_name: trl-lib/Capybara
+        dtype: float16
         fp16: true
-    Use instead (Ampere or newer):
-        torch_dtype: bfloat16
+    Use instead:
+        model_name_or_path: Qwen/Qwen2.5-0.5B
+        dataset_name: trl-lib/Capybara
+        dtype: float32
         fp16: true
 
     ## Fix safety
@@ -347,8 +363,15 @@ class FlashAttentionUnsupported(Rule):
     Ampere GPUs or newer" / "only support torch.float16 and torch.bfloat16").
 
     ## Example
-        attn_implementation: flash_attention_2   # on a T4
+    `sft.yaml`, on a T4:
+        model_name_or_path: Qwen/Qwen2.5-0.5B
+        dataset_name: trl-lib/Capybara
+        fp16: true
+        attn_implementation: flash_attention_2
     Use instead:
+        model_name_or_path: Qwen/Qwen2.5-0.5B
+        dataset_name: trl-lib/Capybara
+        fp16: true
         attn_implementation: sdpa
 
     ## Fix safety

@@ -22,9 +22,18 @@ class FourBitComputeFp16(Rule):
     range at the same cost on Ampere and newer GPUs.
 
     ## Example
+    `ludwig.yaml`, on an A100:
+        model_type: llm
+        base_model: meta-llama/Meta-Llama-3-8B
+        adapter:
+          type: lora
         quantization:
           bits: 4
     Use instead:
+        model_type: llm
+        base_model: meta-llama/Meta-Llama-3-8B
+        adapter:
+          type: lora
         quantization:
           bits: 4
           bnb_4bit_compute_dtype: bfloat16
@@ -77,9 +86,14 @@ class QuantizedFullFinetune(Rule):
     perform fine-tuning on purely quantized models") or trains nothing.
 
     ## Example
+    `ludwig.yaml`:
+        model_type: llm
+        base_model: meta-llama/Llama-2-7b-hf
         quantization:
           bits: 4
     Use instead:
+        model_type: llm
+        base_model: meta-llama/Llama-2-7b-hf
         adapter:
           type: lora
         quantization:
@@ -133,10 +147,17 @@ class FourBitComputeFp32(Rule):
     over bf16.
 
     ## Example
+    `sft.yaml` (TRL computes 4-bit layers in the model dtype):
+        model_name_or_path: meta-llama/Meta-Llama-3-8B
+        dataset_name: trl-lib/Capybara
         load_in_4bit: true
+        use_peft: true
     Use instead (Ampere or newer):
+        model_name_or_path: meta-llama/Meta-Llama-3-8B
+        dataset_name: trl-lib/Capybara
         load_in_4bit: true
-        bnb_4bit_compute_dtype: bfloat16
+        use_peft: true
+        dtype: bfloat16
 
     ## Fix safety
     Safe: bfloat16 where every target supports it, else float16 — the dtype the rest of a
@@ -181,11 +202,20 @@ class ComputeDtypeMismatch(Rule):
     believed was bf16, and fp16 loss scaling meets bf16 gradients it was not tuned for.
 
     ## Example
+    `axolotl.yaml`:
+        base_model: meta-llama/Meta-Llama-3-8B
+        adapter: qlora
+        load_in_4bit: true
         bf16: true
-        bnb_4bit_compute_dtype: float16
+        bnb_config_kwargs:
+          bnb_4bit_compute_dtype: float16
     Use instead:
+        base_model: meta-llama/Meta-Llama-3-8B
+        adapter: qlora
+        load_in_4bit: true
         bf16: true
-        bnb_4bit_compute_dtype: bfloat16
+        bnb_config_kwargs:
+          bnb_4bit_compute_dtype: bfloat16
 
     ## Fix safety
     Safe: aligns the compute dtype with the precision the run already trains in. Where the
@@ -233,14 +263,21 @@ class QloraShardedQuantStorage(Rule):
     garbage or runs out of memory. Setting the storage dtype to the model dtype fixes it.
 
     ## Example
+    `sft.yaml`:
+        model_name_or_path: meta-llama/Meta-Llama-3-8B
+        dataset_name: trl-lib/Capybara
         load_in_4bit: true
-        torch_dtype: bfloat16
-        fsdp: full_shard
+        use_peft: true
+        dtype: bfloat16
+        fsdp: full_shard auto_wrap
     Use instead:
+        model_name_or_path: meta-llama/Meta-Llama-3-8B
+        dataset_name: trl-lib/Capybara
         load_in_4bit: true
-        torch_dtype: bfloat16
+        use_peft: true
+        dtype: bfloat16
         bnb_4bit_quant_storage: bfloat16
-        fsdp: full_shard
+        fsdp: full_shard auto_wrap
 
     ## Fix safety
     Safe: the storage dtype only changes how the packed 4-bit data is typed for sharding; the

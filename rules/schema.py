@@ -90,13 +90,10 @@ class UnknownKey(Rule):
     curve is the first sign.
 
     ## Example
-        zero_optimization:
-          stage: 2
-          overlap_com: true      # DeepSpeed ignores it
+    `ds_config.json` (DeepSpeed ignores the misspelled key):
+        {"zero_optimization": {"stage": 2, "overlap_com": true}}
     Use instead:
-        zero_optimization:
-          stage: 2
-          overlap_comm: true
+        {"zero_optimization": {"stage": 2, "overlap_comm": true}}
 
     ## Fix safety
     Unsafe: renames the key when exactly one known key is close to it (difflib ratio >= 0.8) and
@@ -150,11 +147,10 @@ class InvalidValue(Rule):
     behaves differently from what was written (a string where a number was meant).
 
     ## Example
-        zero_optimization:
-          stage: 4
+    `ds_config.json`:
+        {"zero_optimization": {"stage": 4}}
     Use instead:
-        zero_optimization:
-          stage: 3
+        {"zero_optimization": {"stage": 3}}
 
     ## Fix safety
     No fix: only the author knows the intended value.
@@ -198,9 +194,18 @@ class Yaml11Misread(Rule):
     has loaded; `distributed_type: NO` becomes `False`.
 
     ## Example
-        learning_rate: 2e-5
+    `ludwig.yaml`:
+        model_type: llm
+        base_model: meta-llama/Llama-2-7b-hf
+        trainer:
+          type: finetune
+          learning_rate: 2e-5
     Use instead:
-        learning_rate: 2.0e-5
+        model_type: llm
+        base_model: meta-llama/Llama-2-7b-hf
+        trainer:
+          type: finetune
+          learning_rate: 2.0e-5
 
     ## Fix safety
     Safe: writes the number in a spelling YAML 1.1 reads as that float (`2.0e-5`), or quotes the

@@ -17,6 +17,7 @@ class UnparseableConfig(Rule):
     is a common case.
 
     ## Example
+    `ds_config.json`:
         {"train_batch_size": CONFIG_BATCH_SIZE}
     Use instead:
         {"train_batch_size": 64}
@@ -51,8 +52,15 @@ class MissingLinkedFile(Rule):
     model has downloaded. A path written relative to the wrong folder is the usual cause.
 
     ## Example
-        deepspeed: configs/ds_zero2.json   # the file is deepspeed_configs/zero2.json
-    Use instead:
+    `axolotl.yaml`:
+        base_model: meta-llama/Llama-3.1-8B
+        micro_batch_size: 2
+        deepspeed: configs/ds_zero2.json
+    `deepspeed_configs/zero2.json` (the file that exists):
+        {"zero_optimization": {"stage": 2}}
+    Use instead, in `axolotl.yaml`:
+        base_model: meta-llama/Llama-3.1-8B
+        micro_batch_size: 2
         deepspeed: deepspeed_configs/zero2.json
 
     ## Fix safety

@@ -23,10 +23,18 @@ class UnslothFp16WithoutPacking(Rule):
     (no padding), bf16 or a model with its own pad token trained (unslothai/unsloth#911).
 
     ## Example
-        # requirements.txt: unsloth==2024.10.7
-        args=SFTConfig(fp16=True, packing=False, ...)
-    Use instead:
-        # requirements.txt: unsloth>=2024.11.2
+    `train.py`:
+        import torch
+        from trl import SFTConfig, SFTTrainer
+        from unsloth import FastLanguageModel
+
+        model, tokenizer = FastLanguageModel.from_pretrained("unsloth/tinyllama-bnb-4bit", dtype=torch.float16)
+        args = SFTConfig(fp16=True, packing=False, output_dir="outputs")
+        trainer = SFTTrainer(model=model, tokenizer=tokenizer, args=args)
+    `requirements.txt`:
+        unsloth==2024.10.7
+    Use instead, in `requirements.txt`:
+        unsloth==2024.11.2
 
     ## Fix safety
     Display-only: upgrading a dependency is outside the config; bf16 (on GPUs that have it) or

@@ -338,6 +338,7 @@ def _set_keyword(document: PythonDocument, call: ast.expr | None, arguments: dic
         return [document.replace(node, value)]
     if not insert or not isinstance(call, ast.Call) or call_name(call) != "dict":
         raise RenderError(f"no `{name}` in this XTuner config to change")
-    # A torch keyword gets a torch dtype where the file imports torch; mmengine's dtype a string.
-    spelled = f"torch.{value}" if name in _TORCH_KEYWORDS and "torch" in document.imports() else None
+    # A torch keyword gets a torch dtype where the name `torch` is bound (`import torch`; `from
+    # torch.optim import AdamW` binds only AdamW); mmengine's dtype, and the rest, a string.
+    spelled = f"torch.{value}" if name in _TORCH_KEYWORDS and "torch" in document.bound else None
     return document.insert_keyword(call, name, value, after=after if after in arguments else None, spelled=spelled)

@@ -14,6 +14,7 @@ class ZeroStageZero(Rule):
     A team policy in this example: every multi-GPU job shards at least optimizer states.
 
     ## Example
+    `ds_config.json`:
         {"zero_optimization": {"stage": 0}}
     Use instead:
         {"zero_optimization": {"stage": 1}}

@@ -1,0 +1,14 @@
+import torch
+from trl import SFTConfig, SFTTrainer
+from unsloth import FastLanguageModel
+
+model, tokenizer = FastLanguageModel.from_pretrained(
+    model_name="meta-llama/Llama-2-7b-hf", max_seq_length=2048, dtype=torch.bfloat16, load_in_4bit=True)
+model = FastLanguageModel.get_peft_model(model, r=16, lora_alpha=16)
+
+trainer = SFTTrainer(
+    model=model,
+    tokenizer=tokenizer,
+    args=SFTConfig(per_device_train_batch_size=1, bf16=True, output_dir="outputs"),
+)
+trainer.train()

@@ -1,0 +1,14 @@
+import torch
+from trl import SFTConfig, SFTTrainer
+from unsloth import FastLanguageModel
+
+model, tokenizer = FastLanguageModel.from_pretrained(
+    model_name="01-ai/Yi-6B", max_seq_length=2048, dtype=torch.bfloat16, load_in_4bit=True)
+model = FastLanguageModel.get_peft_model(model, r=16, lora_alpha=16)
+
+trainer = SFTTrainer(
+    model=model,
+    tokenizer=tokenizer,
+    args=SFTConfig(per_device_train_batch_size=2, fp16=False, bf16=True, output_dir="outputs"),
+)
+trainer.train()

@@ -1,0 +1,17 @@
+import torch
+from mmengine.optim import AmpOptimWrapper
+from torch.optim import AdamW
+from transformers import AutoModelForCausalLM
+
+from xtuner.model import SupervisedFinetune
+
+model = dict(
+    type=SupervisedFinetune,
+    llm=dict(type=AutoModelForCausalLM.from_pretrained,
+             pretrained_model_name_or_path='internlm/internlm2-1_8b',
+             torch_dtype=torch.float16))
+
+optim_wrapper = dict(
+    type=AmpOptimWrapper,
+    optimizer=dict(type=AdamW, lr=2e-5),
+    dtype='float16')

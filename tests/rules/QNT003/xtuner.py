@@ -1,0 +1,29 @@
+import torch
+from mmengine.optim import AmpOptimWrapper
+from peft import LoraConfig
+from torch.optim import AdamW
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+
+from xtuner.model import SupervisedFinetune
+
+batch_size = 4  # per device
+
+model = dict(
+    type=SupervisedFinetune,
+    llm=dict(
+        type=AutoModelForCausalLM.from_pretrained,
+        pretrained_model_name_or_path='meta-llama/Meta-Llama-3-8B',
+        torch_dtype=torch.bfloat16,
+        quantization_config=dict(
+            type=BitsAndBytesConfig,
+            load_in_4bit=True,
+            bnb_4bit_compute_dtype=torch.float16,
+            bnb_4bit_quant_type='nf4')),
+    lora=dict(type=LoraConfig, r=64, lora_alpha=16))
+
+train_dataloader = dict(batch_size=batch_size, num_workers=0)
+
+optim_wrapper = dict(
+    type=AmpOptimWrapper,
+    optimizer=dict(type=AdamW, lr=2e-4),
+    dtype='bfloat16')

@@ -1,0 +1,3 @@
+from xtuner.model import SupervisedFinetune
+
+model = dict(type=SupervisedFinetune)
