@@ -9,7 +9,7 @@ from linter.registry import ERROR, WARNING, Rule, register
 BF16_CAPABLE = "bf16 needs compute capability >= 8.0 (Ampere or newer)"
 
 
-def _names(targets) -> str:
+def target_names(targets) -> str:
     return ", ".join(target.name if target.source == "compute capability" else f"{target.name} (cc {target.cc})"
                      for target in targets)
 
@@ -68,7 +68,7 @@ class Bf16Unsupported(Rule):
             what, first = places[0]
             yield self.finding(
                 config, first.span,
-                f"{' and '.join(p[0] for p in places)} on {_names(lacking)}: {BF16_CAPABLE}",
+                f"{' and '.join(p[0] for p in places)} on {target_names(lacking)}: {BF16_CAPABLE}",
                 targets=lacking,
                 fix=self.fix("Train in fp16 instead (unsafe: narrower range)", *changes),
             )
@@ -128,7 +128,7 @@ class Fp16WhereBf16(Rule):
             yield self.finding(
                 config, places[0][1].span,
                 f"{' and '.join(p[0] for p in places)} while every target supports bf16 "
-                f"({_names(hardware.targets)}): use bf16",
+                f"({target_names(hardware.targets)}): use bf16",
                 targets=hardware.targets,
                 fix=self.fix("Use bf16", *changes),
             )
@@ -236,7 +236,7 @@ class Tf32Unsupported(Rule):
             if config.value("precision.tf32") is True:
                 yield self.finding(
                     config, config.span("precision.tf32"),
-                    f"tf32 is on but {_names(lacking)} has no TF32 tensor cores (needs compute capability >= 8.0)",
+                    f"tf32 is on but {target_names(lacking)} has no TF32 tensor cores (needs compute capability >= 8.0)",
                     targets=lacking, fix=self.fix("Turn tf32 off", SetValue(config, "precision.tf32", False)))
 
 
@@ -284,7 +284,7 @@ class Fp8Unsupported(Rule):
             if config.value("precision.fp8") is True:
                 yield self.finding(
                     config, config.span("precision.fp8"),
-                    f"fp8 training on {_names(lacking)}: fp8 needs compute capability >= 8.9 (Ada or Hopper)",
+                    f"fp8 training on {target_names(lacking)}: fp8 needs compute capability >= 8.9 (Ada or Hopper)",
                     targets=lacking,
                     fix=self.fix(f"Train in {fallback} instead", SetPrecision(config, fallback)))
 
@@ -344,63 +344,3 @@ class Fp16WeightsFullFinetune(Rule):
                 "full fine-tuning of float16 weights with fp16 mixed precision fails with "
                 "\"Attempting to unscale FP16 gradients\": load the model in float32 (or bfloat16)",
                 fix=fix)
-
-
-_FLASH = {"flash_attention_2": "flash_attention_2", "flash_attention_3": "flash_attention_3"}
-
-
-@register
-class FlashAttentionUnsupported(Rule):
-    """PRE007 flash-attention-unsupported
-
-    ## What it does
-    Flags FlashAttention-2 on GPUs below compute capability 8.0, FlashAttention-3 below 9.0
-    (Hopper), and FlashAttention with a float32 model and no mixed precision.
-
-    ## Why is this bad?
-    The flash-attn kernels are compiled for Ampere+ (FA2) and Hopper (FA3) only, and accept
-    only fp16/bf16 inputs: transformers raises at model load ("FlashAttention only supports
-    Ampere GPUs or newer" / "only support torch.float16 and torch.bfloat16").
-
-    ## Example
-    `sft.yaml`, on a T4:
-        model_name_or_path: Qwen/Qwen2.5-0.5B
-        dataset_name: trl-lib/Capybara
-        fp16: true
-        attn_implementation: flash_attention_2
-    Use instead:
-        model_name_or_path: Qwen/Qwen2.5-0.5B
-        dataset_name: trl-lib/Capybara
-        fp16: true
-        attn_implementation: sdpa
-
-    ## Fix safety
-    Safe: PyTorch's SDPA computes the same attention on every GPU, with its own memory-efficient
-    kernels; results agree to numerical precision.
-
-    ## References
-    - transformers/modeling_utils.py: _check_and_enable_flash_attn_2 / _flash_attn_3 checks
-    - Dao-AILab/flash-attention README (Ampere, Ada, Hopper; fp16 and bf16 only)
-    """
-
-    code = "PRE007"
-    name = "flash-attention-unsupported"
-    severity = ERROR
-    fix_applicability = Applicability.SAFE
-
-    def check(self, run, context):
-        hardware = context.hardware
-        for config in run.configs:
-            implementation = config.get("attention.implementation")
-            if implementation is None or implementation.value not in _FLASH:
-                continue
-            lacking = hardware.lacking(_FLASH[implementation.value])
-            if lacking:
-                need = "8.0 (Ampere)" if implementation.value == "flash_attention_2" else "9.0 (Hopper)"
-                why = f"{implementation.value} on {_names(lacking)}: needs compute capability >= {need}"
-            elif {c.mode() for c in run.configs} - {None} == {"fp32"} and config.value("model.load_dtype") in (None, "float32"):
-                why = f"{implementation.value} with a float32 model and no mixed precision: FlashAttention takes only fp16/bf16"
-            else:
-                continue
-            yield self.finding(config, implementation.span, why + "; use sdpa", targets=lacking,
-                               fix=self.fix("Use SDPA attention", SetValue(config, "attention.implementation", "sdpa")))
