@@ -53,6 +53,7 @@ class DeepSpeedAdapter(Adapter):
         "optimizer.weight_decay": ("optimizer", "params", "weight_decay"),
         "scheduler.warmup_max_lr": ("scheduler", "params", "warmup_max_lr"),
         "loss_scale.loss_scale": ("fp16", "loss_scale"),
+        "parallel.overlap_comm": ("zero_optimization", "overlap_comm"),
     }
 
     def claims(self, document: Document) -> bool:
@@ -95,6 +96,8 @@ class DeepSpeedAdapter(Adapter):
                         read.set(key, _offloaded(node.plain()), "zero_optimization", name)
                         break
             read.take("parallel.offload_ratio", "zero_optimization", "offload_optimizer", "ratio")
+            # Written value only: unset means stage == 3 (zero/config.py, overlap_comm_valid).
+            read.take("parallel.overlap_comm", "zero_optimization", "overlap_comm")
         read.take("batch.global", "train_batch_size", convert=as_bool_or_auto)
         read.take("batch.micro", "train_micro_batch_size_per_gpu", convert=as_bool_or_auto)
         read.take("batch.grad_accum", "gradient_accumulation_steps", convert=as_bool_or_auto)

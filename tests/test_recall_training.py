@@ -1,0 +1,151 @@
+"""Issue 16, trainer / DeepSpeed / accelerate / FSDP classes: each rule fires where the hazard is
+written, in every framework that can write it, and stays silent on the clean twin and on the
+version where the bug is fixed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import FIXTURES, trainlint
+from linter import versions
+
+
+def findings(path, *args: str) -> list[dict]:
+    return json.loads(trainlint("check", path, "--no-detect", "--format", "json", *args).out)
+
+
+def codes(path, *args: str) -> list[str]:
+    return [finding["code"] for finding in findings(path, *args)]
+
+
+@pytest.fixture(autouse=True)
+def nothing_installed(monkeypatch):
+    """Versions come from the pins each test writes, never from this machine's packages."""
+    monkeypatch.setattr(versions, "installed", lambda package: None)
+    versions._pins_in.cache_clear()
+    yield
+    versions._pins_in.cache_clear()
+
+
+@pytest.fixture
+def write(tmp_path):
+    def write(name: str, data: str | bytes):
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data.encode() if isinstance(data, str) else data)
+        return path
+
+    return write
+
+
+# ---- DS002: one of the three batch numbers left out (class 13) -------------------------------
+
+def test_ds002_missing_accumulation_no_gpu_count_fits(write):
+    path = write("ds.json", '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 3}')
+    found = findings(path)
+    assert [f["code"] for f in found] == ["DS002"]
+    assert "no gradient_accumulation_steps" in found[0]["message"] and "any number of GPUs" in found[0]["message"]
+    assert found[0]["fix"] is None
+    fits = write("fits.json", '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4}')
+    assert codes(fits) == []
+    # 64 / (4 x 3 GPUs) leaves a remainder: DeepSpeed derives 5 and asserts 60 != 64.
+    assert codes(fits, "--world-size", "3") == ["DS002"]
+    assert codes(fits, "--world-size", "4") == []
+
+
+def test_ds002_missing_micro_batch(write):
+    path = write("ds.json", '{"train_batch_size": 30, "gradient_accumulation_steps": 4}')
+    assert codes(path) == ["DS002"]
+    assert codes(write("ok.json", '{"train_batch_size": 32, "gradient_accumulation_steps": 4}')) == []
+
+
+def test_ds002_only_the_global_batch_needs_the_world_size(write):
+    path = write("ds.json", '{"train_batch_size": 30, "zero_optimization": {"stage": 1}}')
+    assert codes(path) == []
+    assert codes(path, "--world-size", "4") == ["DS002"]
+    assert codes(path, "--world-size", "3") == []
+
+
+def test_ds002_silent_with_auto_or_without_a_global_batch(write):
+    assert codes(write("a.json", '{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": 3}')) == []
+    assert codes(write("b.json", '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": "auto"}')) == []
+    assert codes(write("c.json", '{"train_micro_batch_size_per_gpu": 3, "gradient_accumulation_steps": 5}')) == []
+
+
+def test_ds002_derived_number_through_an_hf_family_link(write):
+    write("ds.json", '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 3}')
+    primary = write("sft.yaml", "model_name_or_path: m\nstage: sft\nfinetuning_type: lora\n"
+                    "per_device_train_batch_size: 3\ndeepspeed: ds.json\n")
+    assert "DS002" in codes(primary, "--gpu", "A100")
+
+
+# ---- DS005: ZeRO-2 overlap_comm on DeepSpeed before 0.19.0 (class 4) -------------------------
+
+def test_ds005_fires_on_a_pinned_affected_release_and_fixes_unsafely(write):
+    path = write("ds.json", (FIXTURES / "deepspeed" / "zero2_overlap_comm.json").read_bytes())
+    write("requirements.txt", "torch==2.3.1\ndeepspeed==0.15.4\n")
+    found = findings(path)
+    assert [f["code"] for f in found] == ["DS005"]
+    assert "0.15.4" in found[0]["message"] and (found[0]["line"], found[0]["column"]) == (9, 21)
+    assert found[0]["fix"]["applicability"] == "unsafe"
+    trainlint("check", path, "--no-detect", "--fix")
+    assert path.read_bytes() == (FIXTURES / "deepspeed" / "zero2_overlap_comm.json").read_bytes()
+    trainlint("check", path, "--no-detect", "--fix", "--unsafe-fixes")
+    assert path.read_bytes() == (FIXTURES / "deepspeed" / "zero2_overlap_comm.json").read_bytes().replace(
+        b'"overlap_comm": true', b'"overlap_comm": false')
+    assert codes(path) == []
+
+
+def test_ds005_silent_on_the_fixed_release_unknown_version_and_other_stages(write):
+    data = (FIXTURES / "deepspeed" / "zero2_overlap_comm.json").read_bytes()
+    fixed = write("fixed/ds.json", data)
+    write("fixed/requirements.txt", "deepspeed==0.19.0\n")
+    assert codes(fixed) == []
+    unknown = write("unknown/ds.json", data)
+    assert codes(unknown) == []
+    stage3 = write("stage3/ds.json", data.replace(b'"stage": 2', b'"stage": 3'))
+    write("stage3/requirements.txt", "deepspeed==0.15.4\n")
+    assert codes(stage3) == []
+    unset = write("unset/ds.json", data.replace(b'    "overlap_comm": true,\n', b""))
+    write("unset/requirements.txt", "deepspeed==0.15.4\n")
+    assert codes(unset) == []
+
+
+@pytest.mark.parametrize("primary_name, primary_text", [
+    ("sft.yaml", "model_name_or_path: m\nstage: sft\nfinetuning_type: lora\nbf16: true\ndeepspeed: ds.json\n"),
+    ("axolotl.yaml", "base_model: m\nmicro_batch_size: 2\nbf16: true\ndeepspeed: ds.json\n"),
+    ("trl.yaml", "model_name_or_path: m\ndataset_name: d\nbf16: true\ndeepspeed: ds.json\n"),
+    ("accelerate.yaml", "distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n"),
+])
+def test_ds005_through_each_launcher(write, primary_name, primary_text):
+    write("ds.json", (FIXTURES / "deepspeed" / "zero2_overlap_comm.json").read_bytes())
+    write("requirements.txt", "deepspeed==0.14.0\n")
+    primary = write(primary_name, primary_text)
+    found = [f for f in findings(primary, "--gpu", "A100") if f["code"] == "DS005"]
+    assert len(found) == 1 and found[0]["file"].endswith("ds.json")
+
+
+# ---- DS006: accelerate DeepSpeed keys beside deepspeed_config_file (class 12) ----------------
+
+def test_ds006_accelerate_keys_beside_a_config_file(write):
+    path = write("accelerate.yaml", (FIXTURES / "hf" / "accelerate_ds_file_conflict.yaml").read_bytes())
+    write("ds.json", '{"zero_optimization": {"stage": 2}, "gradient_accumulation_steps": "auto"}')
+    found = [f for f in findings(path, "--gpu", "A100") if f["code"] == "DS006"]
+    assert [(f["line"], f["column"]) for f in found] == [(5, 3), (7, 1)]
+    assert "gradient_accumulation_steps" in found[0]["message"] and found[0]["fix"] is None
+    assert "--mixed_precision" in found[1]["message"]
+
+
+def test_ds006_silent_on_the_clean_twin_and_inline_settings(write):
+    clean = write("clean.yaml", "compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\n"
+                  "deepspeed_config:\n  deepspeed_config_file: ds.json\n  zero3_init_flag: true\nnum_processes: 8\n")
+    write("ds.json", '{"zero_optimization": {"stage": 3}}')
+    assert "DS006" not in codes(clean, "--gpu", "A100")
+    inline = write("inline.yaml", "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\n"
+                   "  gradient_accumulation_steps: 4\nmixed_precision: bf16\n")
+    assert "DS006" not in codes(inline, "--gpu", "A100")
+    old = write("old/accelerate.yaml", (FIXTURES / "hf" / "accelerate_ds_file_conflict.yaml").read_bytes())
+    write("old/requirements.txt", "accelerate==0.15.0\n")
+    assert "DS006" not in codes(old, "--gpu", "A100")
