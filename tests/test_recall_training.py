@@ -149,3 +149,102 @@ def test_ds006_silent_on_the_clean_twin_and_inline_settings(write):
     old = write("old/accelerate.yaml", (FIXTURES / "hf" / "accelerate_ds_file_conflict.yaml").read_bytes())
     write("old/requirements.txt", "accelerate==0.15.0\n")
     assert "DS006" not in codes(old, "--gpu", "A100")
+
+
+# ---- TRN001: packed / padding-free batches without FlashAttention (class 11) -----------------
+
+TRL_PACKING = (FIXTURES / "hf" / "trl_packing_sdpa.yaml").read_text()
+
+
+def test_trn001_trl_packing_on_old_transformers(write):
+    path = write("sft.yaml", TRL_PACKING)
+    write("requirements.txt", "trl==0.19.1\ntransformers==4.52.4\n")
+    found = [f for f in findings(path, "--gpu", "A100") if f["code"] == "TRN001"]
+    assert len(found) == 1 and (found[0]["line"], found[0]["column"]) == (3, 10)
+    assert "4.52.4" in found[0]["message"] and found[0]["fix"] is None
+
+
+def test_trn001_trl_padding_free_with_attention_unset(write):
+    path = write("sft.yaml", TRL_PACKING.replace("packing: true\nattn_implementation: sdpa\n", "padding_free: true\n"))
+    write("requirements.txt", "trl==0.17.0\ntransformers==4.51.3\n")
+    found = [f for f in findings(path, "--gpu", "A100") if f["code"] == "TRN001"]
+    assert len(found) == 1 and "unset" in found[0]["message"] and found[0]["line"] == 3
+
+
+def test_trn001_trl_old_torch_on_new_transformers(write):
+    path = write("sft.yaml", TRL_PACKING)
+    write("requirements.txt", "trl==0.21.0\ntransformers==4.55.0\ntorch==2.5.1\n")
+    assert "TRN001" in codes(path, "--gpu", "A100")
+
+
+@pytest.mark.parametrize("change, pins", [
+    (("sdpa", "flash_attention_2"), "trl==0.19.1\ntransformers==4.52.4\n"),   # FlashAttention reads the boundaries
+    (("sdpa", "sdpa"), "trl==0.19.1\ntransformers==4.53.1\ntorch==2.6.0\n"),  # transformers builds the mask
+    (("sdpa", "sdpa"), "trl==0.18.2\ntransformers==4.52.4\n"),                # packing was wrapped before TRL 0.19
+    (("packing: true", "packing: true\npacking_strategy: wrapped"), "trl==0.20.0\ntransformers==4.52.4\n"),
+    (("sdpa", "sdpa"), "trl==0.19.1\n"),                                      # transformers unknown: silent
+])
+def test_trn001_trl_silent(write, change, pins):
+    path = write("sft.yaml", TRL_PACKING.replace(*change))
+    write("requirements.txt", pins)
+    assert "TRN001" not in codes(path, "--gpu", "A100")
+
+
+def test_trn001_axolotl_sample_packing_without_attention(write):
+    data = (FIXTURES / "axolotl" / "sample_packing_no_attention.yaml").read_text()
+    path = write("packed.yaml", data)
+    found = [f for f in findings(path, "--gpu", "A100") if f["code"] == "TRN001"]
+    assert len(found) == 1 and found[0]["line"] == 8
+    for backend in ("attn_implementation: sdpa", "flash_attention: true", "sdp_attention: true",
+                    "attn_implementation: flex_attention"):
+        twin = write(f"twin_{backend.split(':')[0]}.yaml", data + backend + "\n")
+        assert "TRN001" not in codes(twin, "--gpu", "A100"), backend
+    unpacked = write("unpacked.yaml", data.replace("sample_packing: true", "sample_packing: false"))
+    assert "TRN001" not in codes(unpacked, "--gpu", "A100")
+
+
+def test_trn001_reviewed_corpus_findings(corpus):
+    """Both axolotl examples pack samples with no attention backend; axolotl's own validator
+    (check_sample_packing_without_attention) warns that this cross-contaminates samples."""
+    found = {f["file"].split("corpus/", 1)[1] for f in json.loads(
+        trainlint("check", corpus, "--gpu", "A100", "--format", "json").out) if f["code"] == "TRN001"}
+    assert found == {"axolotl-ai-cloud__axolotl/examples/archived/tiny-llama/lora-mps.yml",
+                     "axolotl-ai-cloud__axolotl/examples/gemma3n/gemma-3n-e2b-qlora.yml"}
+
+
+# ---- TRN002: pad_token = eos_token with a collator that masks padding (class 14) -------------
+
+PAD_IS_EOS = (FIXTURES / "unsloth" / "pad_is_eos.py").read_text()
+
+
+def test_trn002_fires_on_the_assignment(write):
+    path = write("train.py", PAD_IS_EOS)
+    found = [f for f in findings(path, "--gpu", "A100") if f["code"] == "TRN002"]
+    assert len(found) == 1 and (found[0]["line"], found[0]["column"]) == (8, 1)
+    assert "DataCollatorForLanguageModeling (line 13)" in found[0]["message"] and found[0]["fix"] is None
+
+
+def test_trn002_completion_only_collator_and_module_attribute(write):
+    completion = PAD_IS_EOS.replace("from trl import SFTTrainer", "from trl import DataCollatorForCompletionOnlyLM, SFTTrainer")
+    completion = completion.replace("DataCollatorForLanguageModeling(tokenizer=tokenizer, mlm=False)",
+                                    'DataCollatorForCompletionOnlyLM("### Response:", tokenizer=tokenizer)')
+    assert "TRN002" in codes(write("completion.py", completion), "--gpu", "A100")
+    attribute = PAD_IS_EOS.replace("from transformers import DataCollatorForLanguageModeling, TrainingArguments",
+                                   "import transformers\nfrom transformers import TrainingArguments")
+    attribute = attribute.replace("data_collator=DataCollatorForLanguageModeling(",
+                                  "data_collator=transformers.DataCollatorForLanguageModeling(")
+    assert "TRN002" in codes(write("attribute.py", attribute), "--gpu", "A100")
+
+
+@pytest.mark.parametrize("old, new", [
+    ("tokenizer.pad_token = tokenizer.eos_token\n", ""),                           # the tokenizer's own pad token
+    ("tokenizer.pad_token = tokenizer.eos_token", 'tokenizer.pad_token = "<|reserved_special_token_0|>"'),
+    ("mlm=False", "mlm=True"),                                                       # a masked-LM collator
+    ("DataCollatorForLanguageModeling(tokenizer=tokenizer, mlm=False)",
+     "DataCollatorForSeq2Seq(tokenizer=tokenizer)"),                                 # pads labels with -100 only
+    ("from transformers import DataCollatorForLanguageModeling, TrainingArguments",  # TRL's own collator
+     "from transformers import TrainingArguments\nfrom trl import DataCollatorForLanguageModeling"),
+])
+def test_trn002_silent_on_the_clean_twins(write, old, new):
+    assert old in PAD_IS_EOS
+    assert "TRN002" not in codes(write("train.py", PAD_IS_EOS.replace(old, new)), "--gpu", "A100")

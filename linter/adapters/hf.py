@@ -227,6 +227,10 @@ class HFAdapter(Adapter):
         read.take("scheduler.warmup_steps", "warmup_steps")
         self._betas(read)
         read.take("sequence.packing", "packing")
+        # TRL SFTConfig (trl/trainer/sft_config.py): padding_free (TRL >= 0.16) and packing_strategy
+        # (TRL >= 0.19; "bfd"/"ffd" packing is padding-free, sft_trainer.py self.padding_free).
+        read.take("sequence.padding_free", "padding_free")
+        read.take("sequence.packing_strategy", "packing_strategy")
         read.take("sequence.max_length", "max_length" if document.find("max_length") is not None else "max_seq_length")
         # TrainingArguments.fsdp: "" (off), a string of options ("full_shard auto_wrap"), a list,
         # or a boolean in recent transformers.

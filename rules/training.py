@@ -1,0 +1,178 @@
+"""Trainer-level settings: how batches are built and labelled (issue 16 recall classes)."""
+
+from __future__ import annotations
+
+from linter.registry import WARNING, Rule, register
+from linter.versions import older_than
+
+# trl/trainer/sft_trainer.py FLASH_ATTENTION_VARIANTS (TRL 1.9): the implementations TRL knows to
+# read padding-free (flattened) batches correctly.
+_FLASH_VARIANTS = {"flash_attention_2", "flash_attention_3", "kernels-community/flash-attn2",
+                   "kernels-community/flash-attn3", "kernels-community/vllm-flash-attn3"}
+# transformers/masking_utils.py find_packed_sequence_indices (PR #39194, released in 4.53.1):
+# without a 2D attention mask, sdpa/eager/flex masks are built block-diagonal from the
+# position_ids of packed sequences, on torch >= 2.6 (_is_torch_greater_or_equal_than_2_6).
+_PACKED_MASKS_TRANSFORMERS = "4.53.1"
+_PACKED_MASKS_TORCH = "2.6.0"
+# trl/trainer/sft_trainer.py: packing is padding-free with the default best-fit strategy
+# ("ffd" in 0.19, renamed "bfd" in 0.20, "bfd_split" later); "wrapped" is not.
+_PADDING_FREE_STRATEGIES = {None, "ffd", "bfd", "bfd_split", "bfd-requeue"}
+_TRL_BFD_PACKING = "0.19.0"
+
+
+@register
+class PackedWithoutFlashAttention(Rule):
+    """TRN001 packing-without-flash-attention
+
+    ## What it does
+    Flags packed or padding-free batches that the attention in use reads as one long
+    sequence:
+    - TRL (`trl sft --config`): `padding_free: true`, or `packing: true` with the
+      best-fit packing strategy (padding-free since TRL 0.19), with `attn_implementation`
+      not a FlashAttention variant, where the transformers in use is older than 4.53.1 or
+      torch older than 2.6 (versions from pins near the file or the installed packages;
+      silent when unknown).
+    - Axolotl: `sample_packing: true` with no attention backend set (`attn_implementation`
+      or one of the legacy `*_attention` flags).
+
+    ## Why is this bad?
+    A padding-free batch is every example concatenated into one row, told apart only by
+    `position_ids` restarting at 0; there is no attention mask. FlashAttention's varlen
+    kernels read the boundaries from the position ids. sdpa and eager apply a plain causal
+    mask, so every token attends to the examples packed before it — training on
+    cross-contaminated context, with no error (trl#2834; TRL warns "Padding-free training is
+    enabled, but the attention implementation is not set to a supported Flash Attention
+    variant"). transformers 4.53.1 builds a block-diagonal mask from the position ids for
+    sdpa/eager (on torch 2.6 or later); older releases do not. Axolotl passes its packed
+    attention mask (sequence ids 1, 2, 3, ...) to the model's attention unchanged when no
+    backend is chosen, and every non-zero id attends: "`sample_packing` without an attention
+    backend does not handle cross-sample decontamination".
+
+    ## Example
+        # TRL, transformers==4.51.3
+        packing: true
+        attn_implementation: sdpa
+    Use instead:
+        packing: true
+        attn_implementation: flash_attention_2
+
+    ## Fix safety
+    No fix: FlashAttention needs the flash-attn package and a supported GPU; upgrading
+    transformers or choosing `sdpa` in Axolotl are the alternatives, and the choice is the
+    author's.
+
+    ## References
+    - trl/trainer/sft_trainer.py: SFTTrainer.__init__ (padding_free, packing_strategy,
+      FLASH_ATTENTION_VARIANTS warning), DataCollatorForLanguageModeling(padding_free)
+    - transformers/masking_utils.py: find_packed_sequence_indices, _preprocess_mask_arguments
+      (huggingface/transformers#39194)
+    - axolotl/utils/schemas/validation.py: check_sample_packing_without_attention;
+      schemas/config.py attn_decontaminates_packing; core/builders/causal.py
+      (sample_packing_drop_attention_mask)
+    - huggingface/trl#2834; issue 16 class 11
+    """
+
+    code = "TRN001"
+    name = "packing-without-flash-attention"
+    severity = WARNING
+
+    def check(self, run, context):
+        for config in run.configs:
+            if config.framework == "hf" and config.schema == "trl":
+                finding = self._trl(config, context)
+            elif config.framework == "axolotl":
+                finding = self._axolotl(config)
+            else:
+                finding = None
+            if finding is not None:
+                yield finding
+
+    def _trl(self, config, context):
+        attention = config.value("attention.implementation")
+        if attention in _FLASH_VARIANTS:
+            return None
+        if config.value("sequence.padding_free") is True:
+            key, what = "sequence.padding_free", "padding_free"
+        elif (config.value("sequence.packing") is True
+              and config.value("sequence.packing_strategy") in _PADDING_FREE_STRATEGIES):
+            trl = context.version("trl", config.path)
+            if trl is None or older_than(trl[0], _TRL_BFD_PACKING) is not False:
+                return None  # before TRL 0.19 packing was wrapped, cross-attending by design
+            key, what = "sequence.packing", f"packing (padding-free with best-fit packing on TRL {trl[0]})"
+        else:
+            return None
+        reason = None
+        old = context.version_before("transformers", _PACKED_MASKS_TRANSFORMERS, config.path, self.code)
+        if old is not None:
+            reason = f"transformers {old[0]} ({old[1]}) builds no per-sequence mask (4.53.1 does)"
+        else:
+            old_torch = context.version_before("torch", _PACKED_MASKS_TORCH, config.path, self.code)
+            if old_torch is not None and context.version("transformers", config.path) is not None:
+                reason = f"torch {old_torch[0]} ({old_torch[1]}) is too old for transformers' packed-sequence mask (2.6)"
+        if reason is None:
+            return None
+        return self.finding(
+            config, config.span(key),
+            f"{what} with attn_implementation {attention or 'unset (the model default, sdpa)'}: packed "
+            f"sequences attend to each other, since {reason}; use flash_attention_2",
+        )
+
+    def _axolotl(self, config):
+        if config.value("sequence.packing") is not True or config.get("attention.implementation") is not None:
+            return None
+        return self.finding(
+            config, config.span("sequence.packing"),
+            "sample_packing with no attention backend: axolotl passes its packed mask to the model's default "
+            "attention, and packed samples attend to each other; set attn_implementation "
+            "(flash_attention_2, flex_attention, sdpa or eager)",
+        )
+
+
+@register
+class PadTokenIsEos(Rule):
+    """TRN002 pad-token-is-eos
+
+    ## What it does
+    Flags a training script (read with `ast`, never run) that sets
+    `tokenizer.pad_token = tokenizer.eos_token` and builds a collator that labels every pad
+    token -100: transformers' `DataCollatorForLanguageModeling(..., mlm=False)` or TRL's
+    `DataCollatorForCompletionOnlyLM`. Both must be visible in the script.
+
+    ## Why is this bad?
+    The collator finds padding by token id: `labels[labels == tokenizer.pad_token_id] = -100`.
+    With the pad token set to EOS, every EOS in the data is masked out of the loss too, so
+    the model is never taught to stop and generates until max_new_tokens after training
+    (unslothai/unsloth#416, huggingface/trl#976).
+
+    ## Example
+        tokenizer.pad_token = tokenizer.eos_token
+        collator = DataCollatorForLanguageModeling(tokenizer=tokenizer, mlm=False)
+    Use instead a pad token that is not EOS (the tokenizer's own, a reserved special token,
+    or one added with `tokenizer.add_special_tokens`), or a collator that pads labels with
+    -100 without matching ids (`DataCollatorForSeq2Seq`, TRL's own SFT collator).
+
+    ## Fix safety
+    No fix: which token to pad with depends on the tokenizer's vocabulary.
+
+    ## References
+    - transformers/data/data_collator.py: DataCollatorForLanguageModeling.torch_call (mlm=False)
+    - trl/trainer/utils.py: DataCollatorForCompletionOnlyLM (subclass, TRL < 0.20)
+    - unslothai/unsloth#416; huggingface/trl#976; issue 16 class 14
+    """
+
+    code = "TRN002"
+    name = "pad-token-is-eos"
+    severity = WARNING
+
+    def check(self, run, context):
+        for config in run.configs:
+            pad_is_eos = config.get("tokenizer.pad_is_eos")
+            collator = config.get("data.collator_masks_padding")
+            if pad_is_eos is None or pad_is_eos.value is not True or collator is None:
+                continue
+            line = collator.span.line if collator.span is not None else "?"
+            yield self.finding(
+                config, pad_is_eos.span,
+                f"pad_token is set to eos_token and {collator.value} (line {line}) labels every pad token -100: "
+                "EOS is masked from the loss and the model never learns to stop; pad with a token that is not EOS",
+            )
