@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from linter.registry import WARNING, Rule, register
+from linter.registry import ERROR, WARNING, Rule, register
 from linter.versions import older_than
 
 # trl/trainer/sft_trainer.py FLASH_ATTENTION_VARIANTS (TRL 1.9): the implementations TRL knows to
@@ -175,4 +175,72 @@ class PadTokenIsEos(Rule):
                 config, pad_is_eos.span,
                 f"pad_token is set to eos_token and {collator.value} (line {line}) labels every pad token -100: "
                 "EOS is masked from the loss and the model never learns to stop; pad with a token that is not EOS",
+            )
+
+
+# transformers/trainer.py, Trainer._fsdp_qlora_plugin_updates (transformers 4.39.0, PR #29587):
+# a LoRA model under FSDP gets PEFT's fsdp_auto_wrap_policy, which wraps trainable and frozen
+# parameters in separate FSDP units.
+_PEFT_WRAP_POLICY = "4.39.0"
+_LORA_KINDS = {"lora", "qlora"}
+
+
+@register
+class FsdpFlatParamsWithLora(Rule):
+    """TRN003 fsdp-flat-params-with-lora
+
+    ## What it does
+    Flags a TRL config (`trl sft --config`) with FSDP, `fsdp_config.use_orig_params: false`
+    and a LoRA adapter (`use_peft: true`) where the transformers in use is older than 4.39.0
+    (a pin near the file or the installed package; silent when unknown). Axolotl is left
+    out: from March 2024 (axolotl#1378, on transformers 4.38.2) it wraps QLoRA models for
+    FSDP with its own policy.
+
+    ## Why is this bad?
+    With `use_orig_params=False`, FSDP flattens every parameter of a wrapped unit into one
+    FlatParameter, which has a single `requires_grad`. A LoRA decoder layer mixes frozen base
+    weights and trainable adapters, so FSDP refuses it at wrap time: "Must flatten tensors
+    with uniform requires_grad when use_orig_params=False" (huggingface/peft#1702,
+    transformers#27542). PEFT's `fsdp_auto_wrap_policy` wraps the trainable modules in units
+    of their own; the HF Trainer applies it to LoRA models from transformers 4.39.0 on
+    (`_fsdp_qlora_plugin_updates`), which is why PEFT's own FSDP examples can keep
+    `use_orig_params: false` to save memory. Before 4.39.0 nothing applies it.
+
+    ## Example
+        # sft.yaml, transformers==4.38.2
+        use_peft: true
+        fsdp: full_shard auto_wrap
+        fsdp_config:
+          use_orig_params: false
+    Use instead transformers 4.39.0 or later, or `use_orig_params: true`.
+
+    ## Fix safety
+    No fix: `use_orig_params: true` works but keeps more memory per GPU, and upgrading
+    transformers is the other choice; the author picks.
+
+    ## References
+    - transformers/trainer.py: Trainer._fsdp_qlora_plugin_updates (4.39.0)
+    - peft/utils/other.py: fsdp_auto_wrap_policy; peft docs accelerate/fsdp.md
+    - torch/distributed/fsdp/_flat_param.py: _validate_tensors_to_flatten
+    - huggingface/peft#1702; huggingface/transformers#27542; issue 16 class 9
+    """
+
+    code = "TRN003"
+    name = "fsdp-flat-params-with-lora"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            if (config.framework != "hf" or config.value("parallel.fsdp") is not True
+                    or config.value("parallel.fsdp_use_orig_params") is not False
+                    or config.value("adapter.kind") not in _LORA_KINDS):
+                continue
+            old = context.version_before("transformers", _PEFT_WRAP_POLICY, config.path, self.code)
+            if old is None:
+                continue
+            yield self.finding(
+                config, config.span("parallel.fsdp_use_orig_params"),
+                f"FSDP use_orig_params false with a LoRA adapter on transformers {old[0]} ({old[1]}): FSDP refuses to "
+                "flatten frozen and trainable parameters together, and the Trainer applies PEFT's wrap policy only "
+                "from 4.39.0; upgrade transformers or set use_orig_params true",
             )

@@ -248,3 +248,40 @@ def test_trn002_completion_only_collator_and_module_attribute(write):
 def test_trn002_silent_on_the_clean_twins(write, old, new):
     assert old in PAD_IS_EOS
     assert "TRN002" not in codes(write("train.py", PAD_IS_EOS.replace(old, new)), "--gpu", "A100")
+
+
+# ---- TRN003: FSDP use_orig_params false with LoRA before transformers 4.39 (class 9) ---------
+
+FSDP_LORA = (FIXTURES / "hf" / "trl_lora_fsdp_flat.yaml").read_text()
+
+
+def test_trn003_fires_before_transformers_4_39(write):
+    path = write("sft.yaml", FSDP_LORA)
+    write("requirements.txt", "trl==0.8.1\ntransformers==4.38.2\n")
+    found = [f for f in findings(path, "--gpu", "A100") if f["code"] == "TRN003"]
+    assert len(found) == 1 and (found[0]["line"], found[0]["column"]) == (7, 20)
+    assert found[0]["severity"] == "error" and found[0]["fix"] is None
+    older_spelling = write("old/sft.yaml", FSDP_LORA.replace("  use_orig_params", "  fsdp_use_orig_params"))
+    write("old/requirements.txt", "transformers==4.36.2\n")
+    assert "TRN003" in codes(older_spelling, "--gpu", "A100")
+
+
+@pytest.mark.parametrize("old, new, pins", [
+    ("", "", "transformers==4.39.0\n"),                                    # the Trainer applies PEFT's policy
+    ("", "", "trl==0.8.1\n"),                                              # transformers unknown
+    ("use_orig_params: false", "use_orig_params: true", "transformers==4.38.2\n"),
+    ("use_peft: true\n", "", "transformers==4.38.2\n"),                    # full fine-tune: uniform requires_grad
+    ("fsdp: full_shard auto_wrap\n", "", "transformers==4.38.2\n"),        # no FSDP
+])
+def test_trn003_silent(write, old, new, pins):
+    path = write("sft.yaml", FSDP_LORA.replace(old, new) if old else FSDP_LORA)
+    write("requirements.txt", pins)
+    assert "TRN003" not in codes(path, "--gpu", "A100")
+
+
+def test_trn003_not_for_axolotl_which_wraps_lora_itself(write):
+    path = write("axolotl.yaml", "base_model: NousResearch/Llama-2-7b-hf\nadapter: qlora\nload_in_4bit: true\n"
+                 "micro_batch_size: 1\nfsdp:\n  - full_shard\n  - auto_wrap\nfsdp_config:\n"
+                 "  fsdp_use_orig_params: false\nbf16: true\nflash_attention: true\n")
+    write("requirements.txt", "transformers==4.38.2\n")
+    assert "TRN003" not in codes(path, "--gpu", "A100")

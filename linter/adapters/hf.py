@@ -235,6 +235,10 @@ class HFAdapter(Adapter):
         # TrainingArguments.fsdp: "" (off), a string of options ("full_shard auto_wrap"), a list,
         # or a boolean in recent transformers.
         read.take("parallel.fsdp", "fsdp", convert=lambda value: bool(value) and str(value).strip().lower() != "false")
+        # fsdp_config keys lose a leading "fsdp_" (training_args.py __post_init__); written value only.
+        for name in ("use_orig_params", "fsdp_use_orig_params"):
+            if read.take("parallel.fsdp_use_orig_params", "fsdp_config", name) is not None:
+                break
         if is_trl:
             self._trl_model(read, load_dtype)
         # An inline mapping or JSON string is the DeepSpeed config itself: no file to link.
