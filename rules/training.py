@@ -244,3 +244,78 @@ class FsdpFlatParamsWithLora(Rule):
                 "flatten frozen and trainable parameters together, and the Trainer applies PEFT's wrap policy only "
                 "from 4.39.0; upgrade transformers or set use_orig_params true",
             )
+
+
+# trl/trainer/grpo_trainer.py: GRPOTrainer arrived in TRL 0.14.0 calling get_peft_model on a model
+# without gradient checkpointing yet, and nothing made the inputs require grad; 0.16.0 added
+# _enable_gradient_checkpointing (PR #2848), which calls enable_input_require_grads when reentrant.
+_GRPO_FIRST = "0.14.0"
+_GRPO_INPUT_GRADS = "0.16.0"
+
+
+@register
+class ReentrantCheckpointingPeft(Rule):
+    """TRN004 reentrant-checkpointing-peft
+
+    ## What it does
+    Flags a `trl grpo` config (GRPOConfig's `num_generations` marks it) that trains a PEFT
+    adapter (`use_peft: true`) with gradient checkpointing on and reentrant (no
+    `gradient_checkpointing_kwargs: {use_reentrant: false}`), where the TRL in use is 0.14 or
+    0.15 (a pin near the file or the installed package; silent when unknown).
+
+    ## Why is this bad?
+    Reentrant checkpointing (`torch.utils.checkpoint` with use_reentrant=True, what
+    transformers' `gradient_checkpointing_enable` uses when no kwargs are given) rebuilds the
+    graph of a checkpointed block only if one of its inputs requires grad. With a PEFT
+    adapter the embeddings are frozen, so the hidden states entering the first block do not,
+    unless `model.enable_input_require_grads()` hooks the embedding output. PEFT installs that
+    hook only when checkpointing is already on at `get_peft_model` time, and the SFT and DPO
+    trainers call it themselves; GRPOTrainer in TRL 0.14 and 0.15 did neither, so the
+    first backward fails with "element 0 of tensors does not require grad and does not have
+    a grad_fn" (huggingface/trl#3089; transformers#26221 for the same mechanism). TRL
+    0.16.0 enables input gradients for reentrant checkpointing.
+
+    ## Example
+        # grpo.yaml, trl==0.15.2
+        use_peft: true
+        num_generations: 8
+        gradient_checkpointing: true
+    Use instead TRL 0.16 or later, or
+        gradient_checkpointing_kwargs:
+          use_reentrant: false
+
+    ## Fix safety
+    No fix: non-reentrant checkpointing has had its own DDP issues (trl#835), and upgrading
+    TRL is the other choice.
+
+    ## References
+    - trl/trainer/grpo_trainer.py: GRPOTrainer.__init__ (get_peft_model, TRL 0.14-0.15),
+      _enable_gradient_checkpointing (TRL 0.16.0, PR #2848)
+    - transformers/modeling_utils.py: gradient_checkpointing_enable (use_reentrant default),
+      enable_input_require_grads
+    - peft/peft_model.py: _prepare_model_for_gradient_checkpointing
+    - huggingface/trl#3089; huggingface/transformers#26221; issue 16 class 6
+    """
+
+    code = "TRN004"
+    name = "reentrant-checkpointing-peft"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            if (config.framework != "hf" or config.value("training.trainer") != "grpo"
+                    or config.value("adapter.kind") != "lora" or config.value("memory.gradient_checkpointing") is not True
+                    or config.value("memory.checkpointing_reentrant") is False):
+                continue
+            found = context.version("trl", config.path)
+            if found is None:
+                context.notes.append(f"{config.path}: {self.code} skipped: the trl version is unknown")
+                continue
+            if older_than(found[0], _GRPO_FIRST) is not False or older_than(found[0], _GRPO_INPUT_GRADS) is not True:
+                continue
+            yield self.finding(
+                config, config.span("memory.checkpointing_reentrant", "memory.gradient_checkpointing"),
+                f"reentrant gradient checkpointing with a PEFT adapter under GRPOTrainer of TRL {found[0]} ({found[1]}): "
+                "nothing makes the frozen embeddings' output require grad, and backward fails (\"element 0 of tensors "
+                "does not require grad\"); set gradient_checkpointing_kwargs.use_reentrant false or use TRL >= 0.16",
+            )

@@ -285,3 +285,35 @@ def test_trn003_not_for_axolotl_which_wraps_lora_itself(write):
                  "  fsdp_use_orig_params: false\nbf16: true\nflash_attention: true\n")
     write("requirements.txt", "transformers==4.38.2\n")
     assert "TRN003" not in codes(path, "--gpu", "A100")
+
+
+# ---- TRN004: reentrant checkpointing + PEFT under GRPOTrainer of TRL 0.14-0.15 (class 6) ------
+
+GRPO_PEFT = (FIXTURES / "hf" / "trl_grpo_peft_checkpointing.yaml").read_text()
+
+
+def test_trn004_fires_on_trl_0_15(write):
+    path = write("grpo.yaml", GRPO_PEFT)
+    write("requirements.txt", "trl==0.15.2\ntransformers==4.49.0\n")
+    found = [f for f in findings(path, "--gpu", "A100") if f["code"] == "TRN004"]
+    assert len(found) == 1 and (found[0]["line"], found[0]["column"]) == (7, 25)
+    assert "0.15.2" in found[0]["message"] and found[0]["fix"] is None
+    explicit = write("explicit/grpo.yaml", GRPO_PEFT + "gradient_checkpointing_kwargs:\n  use_reentrant: true\n")
+    write("explicit/requirements.txt", "trl==0.14.0\n")
+    found = [f for f in findings(explicit, "--gpu", "A100") if f["code"] == "TRN004"]
+    assert len(found) == 1 and found[0]["line"] == 10
+
+
+@pytest.mark.parametrize("old, new, pins", [
+    ("", "", "trl==0.16.0\n"),                                   # GRPOTrainer enables input grads
+    ("", "", "trl==0.13.0\n"),                                   # no GRPOTrainer yet
+    ("", "", "transformers==4.49.0\n"),                          # TRL unknown
+    ("bf16: true\n", "bf16: true\ngradient_checkpointing_kwargs:\n  use_reentrant: false\n", "trl==0.15.2\n"),
+    ("use_peft: true\n", "", "trl==0.15.2\n"),                   # full fine-tune: the embeddings train
+    ("gradient_checkpointing: true\n", "", "trl==0.15.2\n"),     # TRL < 0.22: checkpointing off by default
+    ("num_generations: 8\n", "", "trl==0.15.2\n"),               # an SFT config: SFTTrainer hooks the inputs
+])
+def test_trn004_silent(write, old, new, pins):
+    path = write("grpo.yaml", GRPO_PEFT.replace(old, new) if old else GRPO_PEFT)
+    write("requirements.txt", pins)
+    assert "TRN004" not in codes(path, "--gpu", "A100")

@@ -231,6 +231,12 @@ class HFAdapter(Adapter):
         # (TRL >= 0.19; "bfd"/"ffd" packing is padding-free, sft_trainer.py self.padding_free).
         read.take("sequence.padding_free", "padding_free")
         read.take("sequence.packing_strategy", "packing_strategy")
+        # trl/trainer/grpo_config.py (GRPOConfig, TRL >= 0.14): num_generations marks a `trl grpo`
+        # config. gradient_checkpointing_kwargs.use_reentrant: written value only (transformers
+        # modeling_utils.gradient_checkpointing_enable uses {"use_reentrant": True} when unset).
+        if is_trl and document.find("num_generations") is not None:
+            read.set("training.trainer", "grpo", "num_generations")
+        read.take("memory.checkpointing_reentrant", "gradient_checkpointing_kwargs", "use_reentrant")
         read.take("sequence.max_length", "max_length" if document.find("max_length") is not None else "max_seq_length")
         # TrainingArguments.fsdp: "" (off), a string of options ("full_shard auto_wrap"), a list,
         # or a boolean in recent transformers.
