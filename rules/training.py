@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from linter.registry import ERROR, WARNING, Rule, register
 from linter.versions import older_than
 
@@ -319,3 +321,85 @@ class ReentrantCheckpointingPeft(Rule):
                 "nothing makes the frozen embeddings' output require grad, and backward fails (\"element 0 of tensors "
                 "does not require grad\"); set gradient_checkpointing_kwargs.use_reentrant false or use TRL >= 0.16",
             )
+
+
+# deepspeed/runtime/zero/leaf_module_config.py DEFAULT_LEAF_MODULE_CLASSES (DeepSpeed 0.18.0, PR
+# #7604): the MoE blocks DeepSpeed makes ZeRO-3 leaves by default. Hub names of their checkpoints
+# (model_type mixtral, qwen2_moe, qwen3_moe in each config.json).
+_DEFAULT_LEAVES = "0.18.0"
+# transformers 5.0.0 holds each layer's experts in one module with stacked parameters
+# (models/mixtral/modeling_mixtral.py MixtralExperts.gate_up_proj; likewise qwen2_moe, qwen3_moe):
+# every rank runs it, so ZeRO-3 gathers the same parameters everywhere.
+_STACKED_EXPERTS = "5.0.0"
+_MOE_NAMES = (
+    ("mixtral", "MixtralSparseMoeBlock", re.compile(r"mixtral", re.I)),
+    ("qwen2_moe", "Qwen2MoeSparseMoeBlock", re.compile(r"qwen1\.5-moe|qwen2-57b-a14b", re.I)),
+    ("qwen3_moe", "Qwen3MoeSparseMoeBlock", re.compile(r"qwen3-(?:coder-)?(?:30b-a3b|235b-a22b)", re.I)),
+)
+
+
+@register
+class MoeZero3WithoutLeafModules(Rule):
+    """TRN005 moe-zero3-without-leaf-modules
+
+    ## What it does
+    Flags a TRL / TrainingArguments config that trains a Mixtral, Qwen-MoE or Qwen3-MoE
+    checkpoint (recognised by its Hub name) under a linked ZeRO stage 3 DeepSpeed config,
+    where DeepSpeed is older than 0.18.0 and transformers older than 5.0.0 (both from pins
+    near the file or the installed packages; silent when either is unknown). Axolotl and
+    LLaMA-Factory mark the MoE blocks as ZeRO-3 leaves themselves and are left out.
+
+    ## Why is this bad?
+    transformers 4.x runs only the experts that received tokens (`expert_hit` loop in
+    MixtralSparseMoeBlock.forward). ZeRO-3 gathers each submodule's parameters in a
+    collective when the submodule runs, so ranks whose tokens were routed to different
+    experts wait in different all-gathers and the job hangs until the NCCL timeout
+    (DeepSpeed#4808, LLaMA-Factory#1998). The remedy is `deepspeed.utils.set_z3_leaf_modules`
+    on the MoE block, which neither the HF Trainer nor TRL calls; DeepSpeed 0.18.0 applies it
+    to these three blocks by default (`zero_optimization.leaf_module`), and transformers 5
+    stores the experts as one module that every rank runs.
+
+    ## Example
+        # sft.yaml, deepspeed==0.15.4, transformers==4.46.3
+        model_name_or_path: mistralai/Mixtral-8x7B-v0.1
+        deepspeed: ds_z3.json
+    Use instead DeepSpeed 0.18.0 or later, or ZeRO stage 2, or a launcher that sets the leaf
+    modules (LLaMA-Factory, Axolotl, accelerate's `deepspeed_moe_layer_cls_names`).
+
+    ## Fix safety
+    No fix: the remedy is a DeepSpeed upgrade or a code change.
+
+    ## References
+    - deepspeed/utils/z3_leaf_module.py: set_z3_leaf_modules (DeepSpeed 0.13.0, PR #4966)
+    - deepspeed/runtime/zero/leaf_module_config.py: DEFAULT_LEAF_MODULE_CLASSES (0.18.0, PR #7604)
+    - transformers/models/mixtral/modeling_mixtral.py: MixtralSparseMoeBlock (4.x),
+      MixtralExperts (5.0.0)
+    - axolotl/loaders/model.py _set_z3_leaf_modules; llamafactory/model/model_utils/moe.py
+      add_z3_leaf_module; accelerate/utils/dataclasses.py DeepSpeedPlugin.set_moe_leaf_modules
+    - deepspeedai/DeepSpeed#4808; hiyouga/LLaMA-Factory#1998; issue 16 class 7
+    """
+
+    code = "TRN005"
+    name = "moe-zero3-without-leaf-modules"
+    severity = ERROR
+
+    def check(self, run, context):
+        primary = run.primary
+        name = primary.value("model.name")
+        if primary.framework != "hf" or not isinstance(name, str):
+            return
+        moe = next((entry for entry in _MOE_NAMES if entry[2].search(name)), None)
+        zero3 = next((config for config in run.linked if config.value("parallel.zero_stage") == 3), None)
+        if moe is None or zero3 is None:
+            return
+        deepspeed = context.version_before("deepspeed", _DEFAULT_LEAVES, zero3.path, self.code)
+        transformers = context.version_before("transformers", _STACKED_EXPERTS, primary.path, self.code)
+        if deepspeed is None or transformers is None:
+            return
+        model_type, block, _ = moe
+        yield self.finding(
+            primary, primary.span("model.name"),
+            f"{name} ({model_type}) under ZeRO-3 ({zero3.path.name}) with DeepSpeed {deepspeed[0]} and transformers "
+            f"{transformers[0]}: nothing marks {block} as a ZeRO-3 leaf, ranks gather different experts and the job "
+            f"hangs; upgrade DeepSpeed to {_DEFAULT_LEAVES}, or use ZeRO-2",
+        )

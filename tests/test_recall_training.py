@@ -317,3 +317,46 @@ def test_trn004_silent(write, old, new, pins):
     path = write("grpo.yaml", GRPO_PEFT.replace(old, new) if old else GRPO_PEFT)
     write("requirements.txt", pins)
     assert "TRN004" not in codes(path, "--gpu", "A100")
+
+
+# ---- TRN005: MoE under ZeRO-3 without leaf modules (class 7) ---------------------------------
+
+MOE_ZERO3 = (FIXTURES / "hf" / "trl_mixtral_zero3.yaml").read_text()
+ZERO3 = '{"zero_optimization": {"stage": 3}, "bf16": {"enabled": "auto"}}'
+
+
+@pytest.mark.parametrize("model", ["mistralai/Mixtral-8x7B-v0.1", "Qwen/Qwen1.5-MoE-A2.7B", "Qwen/Qwen3-30B-A3B"])
+def test_trn005_fires_on_old_deepspeed_and_transformers(write, model):
+    path = write("sft.yaml", MOE_ZERO3.replace("mistralai/Mixtral-8x7B-v0.1", model))
+    write("ds_z3.json", ZERO3)
+    write("requirements.txt", "deepspeed==0.15.4\ntransformers==4.46.3\n")
+    found = [f for f in findings(path, "--gpu", "A100") if f["code"] == "TRN005"]
+    assert len(found) == 1 and (found[0]["line"], found[0]["column"]) == (1, 21)
+    assert found[0]["file"].endswith("sft.yaml") and found[0]["fix"] is None
+
+
+@pytest.mark.parametrize("model, stage, pins", [
+    ("mistralai/Mixtral-8x7B-v0.1", 3, "deepspeed==0.18.0\ntransformers==4.46.3\n"),  # DeepSpeed sets the leaves
+    ("mistralai/Mixtral-8x7B-v0.1", 3, "deepspeed==0.15.4\ntransformers==5.0.0\n"),   # stacked experts
+    ("mistralai/Mixtral-8x7B-v0.1", 3, "transformers==4.46.3\n"),                     # DeepSpeed unknown
+    ("mistralai/Mixtral-8x7B-v0.1", 2, "deepspeed==0.15.4\ntransformers==4.46.3\n"),  # ZeRO-2 gathers nothing
+    ("mistralai/Mistral-7B-v0.1", 3, "deepspeed==0.15.4\ntransformers==4.46.3\n"),    # dense model
+])
+def test_trn005_silent(write, model, stage, pins):
+    path = write("sft.yaml", MOE_ZERO3.replace("mistralai/Mixtral-8x7B-v0.1", model))
+    write("ds_z3.json", ZERO3.replace('"stage": 3', f'"stage": {stage}'))
+    write("requirements.txt", pins)
+    assert "TRN005" not in codes(path, "--gpu", "A100")
+
+
+@pytest.mark.parametrize("name, text", [
+    ("lf.yaml", "model_name_or_path: mistralai/Mixtral-8x7B-v0.1\nstage: sft\nfinetuning_type: lora\n"
+                "deepspeed: ds_z3.json\n"),
+    ("axolotl.yaml", "base_model: mistralai/Mixtral-8x7B-v0.1\nadapter: lora\nmicro_batch_size: 1\n"
+                     "deepspeed: ds_z3.json\n"),
+])
+def test_trn005_not_for_launchers_that_set_leaf_modules(write, name, text):
+    path = write(name, text)
+    write("ds_z3.json", ZERO3)
+    write("requirements.txt", "deepspeed==0.15.4\ntransformers==4.46.3\n")
+    assert "TRN005" not in codes(path, "--gpu", "A100")
