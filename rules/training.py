@@ -20,6 +20,7 @@ _PACKED_MASKS_TORCH = "2.6.0"
 # ("ffd" in 0.19, renamed "bfd" in 0.20, "bfd_split" later); "wrapped" is not.
 _PADDING_FREE_STRATEGIES = {None, "ffd", "bfd", "bfd_split", "bfd-requeue"}
 _TRL_BFD_PACKING = "0.19.0"
+_TRL_PADDING_FREE = "0.16.0"  # SFTConfig.padding_free (PR #3076)
 
 
 @register
@@ -94,6 +95,9 @@ class PackedWithoutFlashAttention(Rule):
         if attention in _FLASH_VARIANTS:
             return None
         if config.value("sequence.padding_free") is True:
+            trl = context.version("trl", config.path)
+            if trl is not None and older_than(trl[0], _TRL_PADDING_FREE) is not False:
+                return None  # SFTConfig has no padding_free before TRL 0.16: the CLI refuses the key
             key, what = "sequence.padding_free", "padding_free"
         elif (config.value("sequence.packing") is True
               and config.value("sequence.packing_strategy") in _PADDING_FREE_STRATEGIES):

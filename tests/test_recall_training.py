@@ -183,6 +183,7 @@ def test_trn001_trl_old_torch_on_new_transformers(write):
     (("sdpa", "sdpa"), "trl==0.18.2\ntransformers==4.52.4\n"),                # packing was wrapped before TRL 0.19
     (("packing: true", "packing: true\npacking_strategy: wrapped"), "trl==0.20.0\ntransformers==4.52.4\n"),
     (("sdpa", "sdpa"), "trl==0.19.1\n"),                                      # transformers unknown: silent
+    (("packing: true", "padding_free: true"), "trl==0.15.2\ntransformers==4.48.0\n"),  # no padding_free yet
 ])
 def test_trn001_trl_silent(write, change, pins):
     path = write("sft.yaml", TRL_PACKING.replace(*change))
