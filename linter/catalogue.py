@@ -70,6 +70,8 @@ _KEYS = (
     ("parallel.offload_param", "bool", "parameters offloaded to CPU/NVMe"),
     ("parallel.offload_ratio", "num", "ZeRO-Offload++ share of the optimizer kept on CPU"),
     ("parallel.fsdp", "bool", "PyTorch FSDP on"),
+    ("parallel.fsdp_use_orig_params", "bool", "FSDP use_orig_params (written value only)"),
+    ("parallel.overlap_comm", "bool", "ZeRO overlap_comm (written value only; DeepSpeed's default depends on the stage)"),
     # Batch
     ("batch.micro", "int|auto", "per-GPU micro batch"),
     ("batch.grad_accum", "int|auto", "gradient accumulation steps"),
@@ -78,10 +80,16 @@ _KEYS = (
     # Sequence, attention, memory savers
     ("sequence.max_length", "int", "longest training sequence in tokens"),
     ("sequence.packing", "bool", "samples packed into full-length sequences"),
+    ("sequence.padding_free", "bool", "batches flattened without padding (TRL padding_free)"),
+    ("sequence.packing_strategy", "str", "TRL's packing strategy (bfd, ffd, wrapped)"),
     ("attention.implementation", "str", "eager, sdpa, flash_attention_2, ..."),
     ("memory.gradient_checkpointing", "bool", "activations recomputed in the backward pass"),
+    ("memory.checkpointing_reentrant", "bool", "gradient_checkpointing_kwargs.use_reentrant as written"),
     ("memory.fused_cross_entropy", "bool", "liger / cut-cross-entropy: the logits are never materialised"),
     ("training.enabled", "bool", "False: the config predicts or evaluates only"),
+    ("training.trainer", "str", "which trainer runs the config where one framework has several (TRL: grpo, ...)"),
+    ("tokenizer.pad_is_eos", "bool", "a training script sets the pad token to the EOS token"),
+    ("data.collator_masks_padding", "str", "the collator (by name) that labels every pad id -100"),
 )
 
 KEYS: dict[str, Key] = {name: Key(name, type_, meaning) for name, type_, meaning in _KEYS}

@@ -1,4 +1,7 @@
 """trainlint's built-in rule pack, one module per topic. Importing it registers every rule;
 it is named in the `trainlint.rules` entry-point group like any third-party pack."""
 
-from . import attention, deepspeed, memory, numerics, precision, quantization, schema, syntax, versions  # noqa: F401
+from . import (  # noqa: F401
+    attention, batches, data, deepspeed, launchers, memory, numerics, precision, quantization, schema, syntax, training,
+    versions,
+)

@@ -7,11 +7,6 @@ from linter.fixes import Applicability
 from linter.registry import ERROR, WARNING, Rule, register
 
 
-def _fills_auto(config) -> bool:
-    """Does the trainer that reads `config` fill a linked DeepSpeed config's "auto" values?"""
-    return config.value("trainer.fills_deepspeed_auto") is True
-
-
 @register
 class Zero2Fp16(Rule):
     """DS001 zero2-fp16
@@ -56,66 +51,6 @@ class Zero2Fp16(Rule):
                     fix=self.fix("Use ZeRO stage 1 (unsafe: more gradient memory per GPU)",
                                  SetValue(config, "parallel.zero_stage", 1)),
                 )
-
-
-@register
-class BatchArithmetic(Rule):
-    """DS002 batch-arithmetic
-
-    ## What it does
-    Checks DeepSpeed's batch identity: `train_batch_size` = `train_micro_batch_size_per_gpu`
-    x `gradient_accumulation_steps` x world size. With the world size known (`--world-size`,
-    or `world-size` in settings) it checks the equation; without it, that some whole number
-    of GPUs can satisfy it.
-
-    ## Why is this bad?
-    DeepSpeed asserts the identity at start-up, after the job has queued and the model has
-    loaded, and stops.
-
-    ## Example
-    `ds_config.json`, on 2 GPUs (4 x 4 x 2 = 32):
-        {"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 4}
-    Use instead:
-        {"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 4}
-
-    ## Fix safety
-    Unsafe, and offered only where an HF-family launcher fills the value: `train_batch_size`
-    becomes "auto". A standalone DeepSpeed config has no fix: which of the three numbers is
-    wrong is the author's call.
-
-    ## References
-    - deepspeed/runtime/config.py: DeepSpeedConfig._batch_assertion
-    - transformers/integrations/deepspeed.py: HfTrainerDeepSpeedConfig.trainer_config_process ("auto")
-    """
-
-    code = "DS002"
-    name = "batch-arithmetic"
-    severity = ERROR
-    fix_applicability = Applicability.UNSAFE
-
-    def check(self, run, context):
-        for config in run.configs:
-            values = [config.value(key) for key in ("batch.global", "batch.micro", "batch.grad_accum")]
-            if not all(isinstance(value, int) and not isinstance(value, bool) and value > 0 for value in values):
-                continue
-            total, micro, accumulation = values
-            per_rank = micro * accumulation
-            world = context.world_size
-            if world is not None:
-                if total == per_rank * world:
-                    continue
-                message = (f"train_batch_size {total} != micro batch {micro} x gradient accumulation "
-                           f"{accumulation} x world size {world} = {per_rank * world}")
-            elif total % per_rank:
-                message = (f"train_batch_size {total} is not a multiple of micro batch {micro} x "
-                           f"gradient accumulation {accumulation} = {per_rank}: no number of GPUs satisfies it")
-            else:
-                continue
-            fix = None
-            if run.primary is not config and _fills_auto(run.primary):
-                fix = self.fix('Let the HF Trainer fill train_batch_size ("auto")',
-                               SetValue(config, "batch.global", "auto"))
-            yield self.finding(config, config.span("batch.global"), message, fix=fix)
 
 
 @register
@@ -172,84 +107,68 @@ class OffloadNeedsZero3(Rule):
                 )
 
 
-# The DeepSpeed value (IR key) and the trainer value it must equal, for every value the HF
-# Trainer compares (transformers/integrations/deepspeed.py, HfTrainerDeepSpeedConfig.trainer_config_process).
-_HF_COMPARED = (
-    ("batch.micro", "batch.micro"), ("batch.grad_accum", "batch.grad_accum"),
-    ("optimizer.grad_clip", "optimizer.grad_clip"), ("optimizer.lr", "optimizer.lr"),
-    ("optimizer.betas", "optimizer.betas"), ("optimizer.eps", "optimizer.eps"),
-    ("optimizer.weight_decay", "optimizer.weight_decay"), ("precision.fp16", "precision.fp16"),
-    ("precision.bf16", "precision.bf16"), ("scheduler.warmup_max_lr", "optimizer.lr"),
-)
-
-
-def _same(ds_value, hf_value) -> bool:
-    if isinstance(ds_value, (list, tuple)) and isinstance(hf_value, (list, tuple)):
-        return list(ds_value) == list(hf_value)
-    return ds_value == hf_value
+# DeepSpeed 0.19.0 carries the last of the ZeRO-1/2 overlap_comm correctness fixes (PR #7965,
+# commit dac1525b3, "Fix overlap-comm buffer lifetimes": record_stream on the reduction buffers,
+# loss NaN with ZeRO-2 only). Earlier ones: #5606 (0.14.3, the reduction stream did not wait for
+# the stream filling the IPG bucket), #7805 (0.18.5, the ping-pong buffer index reset that #6993
+# introduced in 0.17.2). Reports of NaN grad_norm with ZeRO-2 + overlap_comm run from 0.12.3 to
+# 0.16.4 (DeepSpeed#5347) and were answered with overlap_comm false.
+_OVERLAP_COMM_FIXED = "0.19.0"
 
 
 @register
-class HfDeepSpeedMismatch(Rule):
-    """DS003 hf-deepspeed-mismatch
+class Zero2OverlapComm(Rule):
+    """DS005 zero2-overlap-comm
 
     ## What it does
-    Compares a DeepSpeed JSON with the HF-family config that links it (TRL / TrainingArguments
-    YAML, Axolotl, LLaMA-Factory, accelerate) on every value the HF Trainer checks: fp16 and
-    bf16 enabled, micro batch size, gradient accumulation, gradient clipping, and the
-    optimizer's lr, betas, eps and weight decay (and the scheduler's warmup_max_lr against
-    the learning rate).
+    Flags `zero_optimization.overlap_comm: true` at ZeRO stage 2 where the DeepSpeed in use
+    (an exact pin in requirements*.txt / pyproject.toml near the config, else the installed
+    package) is older than 0.19.0. Silent when the version is unknown.
 
     ## Why is this bad?
-    The Trainer fills "auto" values from its own arguments and refuses any explicit value
-    that disagrees: "Please correct the following DeepSpeed config values that mismatch
-    TrainingArguments values" — raised after the model is loaded. Where a launcher does not
-    check, the two files silently disagree about what runs.
+    With overlap_comm, ZeRO-2 reduces gradient buckets on a side CUDA stream while backward
+    keeps filling them. Until 0.19.0 that overlap had races: the reduction stream waited only
+    for the default stream (fixed in 0.14.3, PR #5606), a bucket index reset reused a buffer
+    still in flight (introduced in 0.17.2, fixed in 0.18.5, PR #7805), and the reduction
+    buffers could be freed and reused by the caching allocator before the queued
+    communication finished (fixed in 0.19.0, PR #7965: "only ZeRO2 shows nan as a loss").
+    Users see grad_norm turn NaN and loss 0 after thousands of steps, on 0.12 to 0.16
+    (DeepSpeed#5347, #5294); the maintainers' workaround is overlap_comm false.
 
     ## Example
-    `sft.yaml`:
-        model_name_or_path: Qwen/Qwen2.5-0.5B
-        dataset_name: trl-lib/Capybara
-        per_device_train_batch_size: 2
-        deepspeed: ds_config.json
-    `ds_config.json`:
-        {"train_micro_batch_size_per_gpu": 4}
-    Use instead, in `ds_config.json`:
-        {"train_micro_batch_size_per_gpu": "auto"}
+        {"zero_optimization": {"stage": 2, "overlap_comm": true}}   # deepspeed==0.15.4
+    Use instead:
+        {"zero_optimization": {"stage": 2, "overlap_comm": false}}
+    or DeepSpeed 0.19.0 or later.
 
     ## Fix safety
-    Safe: "auto" makes the Trainer use the value of its own config, which is what runs anyway
-    once the mismatch error is resolved; the DeepSpeed file stops duplicating it.
+    Unsafe: overlap_comm false gives the same gradients but no longer hides communication
+    behind backward, so steps are slower; upgrading DeepSpeed keeps the overlap.
 
     ## References
-    - transformers/integrations/deepspeed.py: HfTrainerDeepSpeedConfig.trainer_config_process / fill_match
-    - accelerate/utils/dataclasses.py: DeepSpeedPlugin.deepspeed_config_process
+    - deepspeed/runtime/zero/stage_1_and_2.py: average_tensor, allreduce_and_copy (overlap_comm)
+    - deepspeed/runtime/zero/config.py: overlap_comm_valid (unset: on only at stage 3)
+    - deepspeedai/DeepSpeed#5347, #5294 (NaN grad_norm, workaround overlap_comm false);
+      fixes #5606 (v0.14.3), #7805 (v0.18.5), #7965 (v0.19.0)
     """
 
-    code = "DS003"
-    name = "hf-deepspeed-mismatch"
-    severity = ERROR
-    fix_applicability = Applicability.SAFE
+    code = "DS005"
+    name = "zero2-overlap-comm"
+    severity = WARNING
+    fix_applicability = Applicability.UNSAFE
 
     def check(self, run, context):
-        primary = run.primary
-        if not _fills_auto(primary):
-            return
-        for config in run.linked:
-            if config.value("file.kind") != "deepspeed":
+        for config in run.configs:
+            if config.value("parallel.overlap_comm") is not True or config.value("parallel.zero_stage") != 2:
                 continue
-            for key, trainer_key in _HF_COMPARED:
-                ds_field, hf_field = config.get(key), primary.get(trainer_key)
-                if ds_field is None or hf_field is None or ds_field.origin.is_default:
-                    continue
-                if "auto" in (ds_field.value, hf_field.value) or _same(ds_field.value, hf_field.value):
-                    continue
-                ds_key = config.written_as(key)
-                # A value the trainer config does not write is its framework's default.
-                says = "defaults" if hf_field.origin.is_default else "sets"
-                where = f"{primary.framework} config {primary.path.name} {says} {primary.written_as(trainer_key)}"
-                yield self.finding(
-                    config, ds_field.span,
-                    f"DeepSpeed {ds_key} = {ds_field.value!r} but the {where} = {hf_field.value!r}: "
-                    "the HF Trainer refuses mismatched values; use \"auto\"",
-                    fix=self.fix(f'Set {ds_key} to "auto"', SetValue(config, key, "auto")))
+            old = context.version_before("deepspeed", _OVERLAP_COMM_FIXED, config, self.code)
+            if old is None:
+                continue
+            version, where = old
+            yield self.finding(
+                config, config.span("parallel.overlap_comm"),
+                f"ZeRO-2 with overlap_comm on DeepSpeed {version} ({where}) can corrupt gradients "
+                f"(NaN grad_norm, loss 0; fixed in {_OVERLAP_COMM_FIXED}): set overlap_comm false or upgrade",
+                fix=self.fix("Set overlap_comm to false (unsafe: slower steps)",
+                             SetValue(config, "parallel.overlap_comm", False)),
+            )

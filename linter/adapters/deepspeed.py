@@ -62,6 +62,8 @@ class DeepSpeedAdapter(Adapter):
         Binding("loss_scale.min_loss_scale", "fp16.min_loss_scale"),
         Binding("parallel.zero_stage", "zero_optimization.stage", default=0, source=_ZERO_CONFIG),
         Binding("parallel.offload_ratio", "zero_optimization.offload_optimizer.ratio"),
+        # Written value only: unset means stage == 3 (zero/config.py, overlap_comm_valid).
+        Binding("parallel.overlap_comm", "zero_optimization.overlap_comm"),
         Binding("batch.global", "train_batch_size", convert=as_bool_or_auto),
         Binding("batch.micro", "train_micro_batch_size_per_gpu", convert=as_bool_or_auto),
         Binding("batch.grad_accum", "gradient_accumulation_steps", convert=as_bool_or_auto),

@@ -125,6 +125,15 @@ _TRAINER_BINDINGS = (
     Binding("sequence.packing", "packing"),
     Binding("sequence.max_length", "max_length", "max_seq_length"),
     Binding("parallel.fsdp", "fsdp", convert=_fsdp_on),
+    # TRL SFTConfig (trl/trainer/sft_config.py): padding_free (TRL >= 0.16) and packing_strategy
+    # (TRL >= 0.19; "bfd"/"ffd" packing is padding-free, sft_trainer.py self.padding_free).
+    Binding("sequence.padding_free", "padding_free"),
+    Binding("sequence.packing_strategy", "packing_strategy"),
+    # Written value only: transformers' gradient_checkpointing_enable uses {"use_reentrant": True}
+    # when unset (modeling_utils.py).
+    Binding("memory.checkpointing_reentrant", "gradient_checkpointing_kwargs.use_reentrant"),
+    # fsdp_config keys lose a leading "fsdp_" (training_args.py __post_init__); written value only.
+    Binding("parallel.fsdp_use_orig_params", "fsdp_config.use_orig_params", "fsdp_config.fsdp_use_orig_params"),
 )
 # Their defaults depend on the TRL version (see _trainer): stated once here, defaults added there.
 _BF16 = ("precision.bf16", "bf16")
@@ -216,6 +225,9 @@ class HFAdapter(Adapter):
         read.take(*_LEARNING_RATE, convert=as_float,
                   default=2e-5 if is_trl else 5e-5, default_source=_SFT_CONFIG if is_trl else _TRAINING_ARGS)
         self._betas(read)
+        # trl/trainer/grpo_config.py (GRPOConfig, TRL >= 0.14): num_generations marks a `trl grpo` config.
+        if is_trl and document.find("num_generations") is not None:
+            read.set("training.trainer", "grpo", "num_generations")
         if is_trl:
             self._trl_model(read, config.get("model.load_dtype"))
         # An inline mapping or JSON string is the DeepSpeed config itself: no file to link.

@@ -1,0 +1,179 @@
+"""A trainer or launcher against the DeepSpeed config it hands over: the values it fills and checks."""
+
+from __future__ import annotations
+
+from linter.changes import SetValue
+from linter.fixes import Applicability
+from linter.registry import ERROR, Rule, register
+from linter.versions import older_than
+
+
+def fills_deepspeed_auto(config) -> bool:
+    """Does the trainer that reads `config` fill a linked DeepSpeed config's "auto" values?"""
+    return config.value("trainer.fills_deepspeed_auto") is True
+
+
+# The DeepSpeed value (IR key) and the trainer value it must equal, for every value the HF
+# Trainer compares (transformers/integrations/deepspeed.py, HfTrainerDeepSpeedConfig.trainer_config_process).
+_HF_COMPARED = (
+    ("batch.micro", "batch.micro"), ("batch.grad_accum", "batch.grad_accum"),
+    ("optimizer.grad_clip", "optimizer.grad_clip"), ("optimizer.lr", "optimizer.lr"),
+    ("optimizer.betas", "optimizer.betas"), ("optimizer.eps", "optimizer.eps"),
+    ("optimizer.weight_decay", "optimizer.weight_decay"), ("precision.fp16", "precision.fp16"),
+    ("precision.bf16", "precision.bf16"), ("scheduler.warmup_max_lr", "optimizer.lr"),
+)
+
+
+def _same(ds_value, hf_value) -> bool:
+    if isinstance(ds_value, (list, tuple)) and isinstance(hf_value, (list, tuple)):
+        return list(ds_value) == list(hf_value)
+    return ds_value == hf_value
+
+
+@register
+class HfDeepSpeedMismatch(Rule):
+    """DS003 hf-deepspeed-mismatch
+
+    ## What it does
+    Compares a DeepSpeed JSON with the HF-family config that links it (TRL / TrainingArguments
+    YAML, Axolotl, LLaMA-Factory, accelerate) on every value the HF Trainer checks: fp16 and
+    bf16 enabled, micro batch size, gradient accumulation, gradient clipping, and the
+    optimizer's lr, betas, eps and weight decay (and the scheduler's warmup_max_lr against
+    the learning rate).
+
+    ## Why is this bad?
+    The Trainer fills "auto" values from its own arguments and refuses any explicit value
+    that disagrees: "Please correct the following DeepSpeed config values that mismatch
+    TrainingArguments values" — raised after the model is loaded. Where a launcher does not
+    check, the two files silently disagree about what runs.
+
+    ## Example
+    `sft.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-0.5B
+        dataset_name: trl-lib/Capybara
+        per_device_train_batch_size: 2
+        deepspeed: ds_config.json
+    `ds_config.json`:
+        {"train_micro_batch_size_per_gpu": 4}
+    Use instead, in `ds_config.json`:
+        {"train_micro_batch_size_per_gpu": "auto"}
+
+    ## Fix safety
+    Safe: "auto" makes the Trainer use the value of its own config, which is what runs anyway
+    once the mismatch error is resolved; the DeepSpeed file stops duplicating it.
+
+    ## References
+    - transformers/integrations/deepspeed.py: HfTrainerDeepSpeedConfig.trainer_config_process / fill_match
+    - accelerate/utils/dataclasses.py: DeepSpeedPlugin.deepspeed_config_process
+    """
+
+    code = "DS003"
+    name = "hf-deepspeed-mismatch"
+    severity = ERROR
+    fix_applicability = Applicability.SAFE
+
+    def check(self, run, context):
+        primary = run.primary
+        if not fills_deepspeed_auto(primary):
+            return
+        for config in run.linked:
+            if config.value("file.kind") != "deepspeed":
+                continue
+            for key, trainer_key in _HF_COMPARED:
+                ds_field, hf_field = config.get(key), primary.get(trainer_key)
+                if ds_field is None or hf_field is None or ds_field.origin.is_default:
+                    continue
+                if "auto" in (ds_field.value, hf_field.value) or _same(ds_field.value, hf_field.value):
+                    continue
+                ds_key = config.written_as(key)
+                # A value the trainer config does not write is its framework's default.
+                says = "defaults" if hf_field.origin.is_default else "sets"
+                where = f"{primary.framework} config {primary.path.name} {says} {primary.written_as(trainer_key)}"
+                yield self.finding(
+                    config, ds_field.span,
+                    f"DeepSpeed {ds_key} = {ds_field.value!r} but the {where} = {hf_field.value!r}: "
+                    "the HF Trainer refuses mismatched values; use \"auto\"",
+                    fix=self.fix(f'Set {ds_key} to "auto"', SetValue(config, key, "auto")))
+
+
+# accelerate/utils/dataclasses.py, DeepSpeedPlugin._deepspeed_config_checks: the accelerate
+# config keys (under deepspeed_config, plus top-level mixed_precision) that a
+# deepspeed_config_file must hold instead (accelerate >= 0.16.0, PR #941).
+_ACCELERATE_DS_KEYS = (
+    "gradient_accumulation_steps", "gradient_clipping", "zero_stage", "offload_optimizer_device",
+    "offload_param_device", "offload_param_nvme_path", "offload_optimizer_nvme_path", "zero3_save_16bit_model",
+)
+
+
+@register
+class AccelerateDeepSpeedFileConflict(Rule):
+    """DS006 accelerate-deepspeed-file-conflict
+
+    ## What it does
+    Flags an accelerate config (`distributed_type: DEEPSPEED`) that names a
+    `deepspeed_config_file` and also sets, in its `deepspeed_config`, one of the DeepSpeed
+    settings the file must hold (`gradient_accumulation_steps`, `gradient_clipping`,
+    `zero_stage`, `offload_optimizer_device`, `offload_param_device`, the two
+    `*_nvme_path`s, `zero3_save_16bit_model`), or sets `mixed_precision`.
+
+    ## Why is this bad?
+    With a DeepSpeed config file, accelerate takes those settings from the file only.
+    `accelerate launch` passes the names of the YAML's DeepSpeed keys to the training process
+    (ACCELERATE_CONFIG_DS_FIELDS), and DeepSpeedPlugin refuses the run: "When using
+    `deepspeed_config_file`, the following accelerate config variables will be ignored ...".
+    `mixed_precision` from the YAML counts too (not when `accelerate launch --mixed_precision`
+    is given on the command line; `accelerate config` leaves it out for this reason).
+
+    ## Example
+        distributed_type: DEEPSPEED
+        deepspeed_config:
+          deepspeed_config_file: ds_z2.json
+          zero_stage: 2
+    Use instead:
+        distributed_type: DEEPSPEED
+        deepspeed_config:
+          deepspeed_config_file: ds_z2.json
+    with `"zero_optimization": {"stage": 2}` in ds_z2.json.
+
+    ## Fix safety
+    No fix: the value may need to move into the DeepSpeed file, which is the author's call.
+
+    ## References
+    - accelerate/utils/dataclasses.py: DeepSpeedPlugin._deepspeed_config_checks
+    - accelerate/commands/launch.py: launch_command (deepspeed_fields_from_accelerate_config,
+      mp_from_config_flag); commands/config/cluster.py (no mixed_precision with a config file)
+    - huggingface/accelerate#941 (v0.16.0); hiyouga/LLaMA-Factory#201
+    """
+
+    code = "DS006"
+    name = "accelerate-deepspeed-file-conflict"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            if config.schema != "accelerate":
+                continue
+            tree = config.key_tree
+            root = tree.value if tree is not None else None
+            if not isinstance(root, dict) or str(root.get("distributed_type", "")).upper() != "DEEPSPEED":
+                continue
+            section = root.get("deepspeed_config")
+            if not isinstance(section, dict) or section.get("deepspeed_config_file") in (None, "", "none"):
+                continue
+            found = config.version("accelerate")
+            if found is not None and older_than(found[0], "0.16.0"):
+                continue  # older accelerate ignored these keys without a word
+            paths = [("deepspeed_config", key) for key in _ACCELERATE_DS_KEYS if key in section]
+            if root.get("mixed_precision") is not None:
+                paths.append(("mixed_precision",))
+            for path in paths:
+                located = tree.locate(path)
+                span = located.key_span if located is not None else None
+                name = path[-1]
+                note = (" (unless `accelerate launch --mixed_precision` overrides it)"
+                        if name == "mixed_precision" else "")
+                yield self.finding(
+                    config, span,
+                    f"{name} is set beside deepspeed_config_file: accelerate refuses the run at launch{note}; "
+                    "set it in the DeepSpeed config file and remove it here",
+                )
