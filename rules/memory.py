@@ -58,25 +58,33 @@ class EstimatedOom(Rule):
 
     def check(self, run, context):
         from linter.memory import estimate
+        from linter.models import why_unknown
 
         if run.value("training.enabled") is False:
             return  # a prediction or evaluation config
+        config = run.primary
         result = estimate(run, context.world_size)
-        if result is None or result.sharded_unknown or result.unmodeled:
+        reason = why_unknown(run.value("model.name")) if result is None else result.unknown_reason
+        if result is not None and result.unknown_reason is None and result.remote:
+            reason = result.remote
+        if reason is not None:
+            context.notes.append(f"{config.path}: MEM001 skipped: {reason}")
             return  # no per-GPU figure to judge: `trainlint estimate --world-size N` gives one
-        # Unpacked batches are as long as their longest sample: only what every batch needs is certain.
-        total = result.certain_gib if result.tokens_upper_bound else result.total_gib
+        # Unpacked batches are as long as their longest sample: only what every batch needs is
+        # certain. Paged optimizer states are never counted: bitsandbytes pages them out.
+        total, parts = result.judged()
         over = [t for t in context.targets if t.memory_gib and total > t.memory_gib]
         near = [t for t in context.targets if t.memory_gib and t not in over and total > 0.9 * t.memory_gib]
-        config = run.primary
-        biggest = max(result.components, key=lambda component: component[1])
+        biggest = max(parts, key=lambda component: component[1])
+        what = ("weights, gradients, optimizer states and buffers alone need" if result.tokens_upper_bound
+                else "estimated peak")
         for targets, severity, verdict in ((over, ERROR, "does not fit"), (near, "warning", "is above 90% of")):
             if not targets:
                 continue
             finding = self.finding(
                 config, config.span("model.name"),
-                f"{'weights, gradients and optimizer states alone need' if result.tokens_upper_bound else 'estimated peak'} "
-                f"{total:.1f} GiB per GPU, which {verdict} {', '.join(f'{t.name} ({t.memory_gib:g} GiB)' for t in targets)}; "
+                f"{what} {total:.1f} GiB per GPU, which {verdict} "
+                f"{', '.join(f'{t.name} ({t.memory_gib:g} GiB)' for t in targets)}; "
                 f"largest part: {biggest[0]} {biggest[1]:.1f} GiB (`trainlint estimate {config.path.name}` for the breakdown)",
                 targets=targets, fix=self.fix("Reduce memory: QLoRA, ZeRO/offload, a smaller batch or checkpointing"))
             finding.severity = severity

@@ -231,6 +231,14 @@ class HFAdapter(Adapter):
         # TrainingArguments.fsdp: "" (off), a string of options ("full_shard auto_wrap"), a list,
         # or a boolean in recent transformers.
         read.take("parallel.fsdp", "fsdp", convert=lambda value: bool(value) and str(value).strip().lower() != "false")
+        # transformers training_args.py FSDPOption: full_shard, shard_grad_op, no_shard,
+        # hybrid_shard, hybrid_shard_zero2, offload, auto_wrap (space-separated or a list).
+        read.take("parallel.fsdp_sharding", "fsdp", convert=_fsdp_sharding)
+        if "offload" in str(written(document, "fsdp") or "").lower():
+            read.take("parallel.offload_param", "fsdp", convert=lambda _: True)
+        # TRL SFTConfig.activation_offloading (trl/models/activation_offloading.py): saved
+        # activations move to CPU RAM.
+        read.take("memory.activation_offload", "activation_offloading")
         if is_trl:
             self._trl_model(read, load_dtype)
         # An inline mapping or JSON string is the DeepSpeed config itself: no file to link.
@@ -294,6 +302,13 @@ class HFAdapter(Adapter):
         if distributed_type == "FSDP":
             read.set("parallel.fsdp", True, "distributed_type")
             read.take("parallel.offload_param", "fsdp_config", "fsdp_offload_params")
+            # accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin: fsdp_sharding_strategy
+            # (FSDP1; FULL_SHARD default), fsdp_reshard_after_forward (FSDP2: True = full shard,
+            # False = shard grad op).
+            read.take("parallel.fsdp_sharding", "fsdp_config", "fsdp_sharding_strategy", convert=_fsdp_sharding)
+            if config.get("parallel.fsdp_sharding") is None:
+                read.take("parallel.fsdp_sharding", "fsdp_config", "fsdp_reshard_after_forward",
+                          convert=lambda on: "SHARD_GRAD_OP" if on is False else "FULL_SHARD")
         if distributed_type != "DEEPSPEED":
             return
         config_file = document.find("deepspeed_config", "deepspeed_config_file")
@@ -361,6 +376,19 @@ def _merge_insertions(edits: list[Edit]) -> list[Edit]:
         else:
             merged.append(edit)
     return merged
+
+
+def _fsdp_sharding(value: Any) -> str | None:
+    """The sharding strategy named by an FSDP option string or list, or an accelerate strategy
+    (a name or its number: torch ShardingStrategy FULL_SHARD=1 ... _HYBRID_SHARD_ZERO2=5)."""
+    words = value if isinstance(value, list) else str(value).replace(",", " ").split()
+    names = {"1": "FULL_SHARD", "2": "SHARD_GRAD_OP", "3": "NO_SHARD", "4": "HYBRID_SHARD", "5": "HYBRID_SHARD"}
+    for word in (str(w).strip().upper() for w in words):
+        if word in names:
+            return names[word]
+        if word in ("FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD", "HYBRID_SHARD", "HYBRID_SHARD_ZERO2"):
+            return "HYBRID_SHARD" if word.startswith("HYBRID") else word
+    return None
 
 
 def _offloaded(device: Any) -> bool:
