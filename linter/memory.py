@@ -233,6 +233,8 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
         # get_peft_config returns None unless use_peft).
         full = True
         result.assumptions.append("no adapter configured: a full fine-tune (every parameter trains)")
+    elif full and framework == "hf":
+        result.assumptions.append("no adapter configured (use_peft not set): a full fine-tune")
     method = "full" if full else "qlora" if bits == 4 else "lora"
     sharded = (deepspeed and stage >= 1) or fsdp not in (None, "NO_SHARD")
     if launcher and not sharded:

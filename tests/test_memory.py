@@ -318,3 +318,137 @@ def test_estimate_on_files_without_a_model_says_what_to_do(tmp_path):
     adapter.write_text('{"peft_type": "LORA", "r": 8, "base_model_name_or_path": null}')
     result = trainlint("estimate", adapter, "--no-detect")
     assert result.code == 2 and "names no model" in result.err
+
+
+def mem001(path, gpu):
+    findings = json.loads(trainlint("check", path, "--gpu", gpu, "--select", "MEM001", "--format", "json").out)
+    return [f for f in findings if f["code"] == "MEM001"]
+
+
+def test_mixtral_qlora_on_24gb_is_mem001_error(tmp_path):
+    """axolotl#998: Mixtral-8x7B QLoRA runs out of memory on a 24 GB GPU. All 46.7B parameters are
+    resident (4-bit: ~22 GiB), though a token runs through 12.9B of them."""
+    config = tmp_path / "mixtral.yaml"
+    config.write_text("base_model: mistralai/Mixtral-8x7B-v0.1\nadapter: qlora\nload_in_4bit: true\nlora_r: 16\n"
+                      "lora_target_linear: true\ndatasets:\n  - path: d\n    type: alpaca\nsequence_len: 4096\n"
+                      "micro_batch_size: 1\noptimizer: paged_adamw_8bit\nbf16: true\ngradient_checkpointing: true\n")
+    data, parts = estimate_json(config, "--no-detect")
+    assert parts["weights"] > 20
+    [finding] = mem001(config, "A10G")
+    assert finding["severity"] == "error" and "does not fit A10G" in finding["message"]
+    assert "largest part: weights (4-bit" in finding["message"]
+    assert mem001(config, "A100-80GB") == []
+
+
+def test_moe_activations_scale_with_active_experts():
+    from linter.models import Dimensions
+
+    dense = Dimensions(7.0, 4096, 32, 32, 8, 14336, 32000, "-")
+    moe = Dimensions(46.7, 4096, 32, 32, 8, 14336, 32000, "-", experts=8, active_experts=2)
+    assert moe.mlp_width == 2 * dense.mlp_width
+    assert moe.active_params_b == pytest.approx(12.88, abs=0.01)
+    assert dense.active_params_b == 7.0
+
+
+def test_trl_yaml_without_adapter_is_a_full_finetune_and_fires_on_80gb(tmp_path):
+    """stanford_alpaca#221: a full fine-tune of a 7B model at batch 4 on one 80 GB GPU runs out of
+    memory. `trl sft` wraps the model in PEFT only with use_peft (trl/scripts/sft.py)."""
+    config = tmp_path / "sft.yaml"
+    config.write_text("model_name_or_path: meta-llama/Llama-2-7b-hf\ndataset_name: tatsu-lab/alpaca\n"
+                      "per_device_train_batch_size: 4\nmax_length: 2048\npacking: true\nbf16: true\n"
+                      "gradient_checkpointing: false\n")
+    data, parts = estimate_json(config, "--no-detect")
+    assert any("full fine-tune" in assumption for assumption in data["assumptions"])
+    assert "adapter weights" not in parts
+    [finding] = mem001(config, "A100-80GB")
+    assert finding["severity"] == "error"
+    config.write_text(config.read_text() + "use_peft: true\n")
+    assert estimate_json(config, "--no-detect")[1]["adapter weights"] > 0
+
+
+def test_llamafactory_full_amp_upcasts_trainable_weights(tmp_path):
+    """LLaMA-Factory's README: full AMP fine-tuning of a 7B model needs 120 GB (trainable
+    parameters are cast to fp32 unless pure_bf16: model/adapter.py cast_trainable_params_to_fp32)."""
+    config = tmp_path / "full.yaml"
+    config.write_text("model_name_or_path: meta-llama/Llama-2-7b-hf\nstage: sft\ndo_train: true\n"
+                      "finetuning_type: full\ndataset: alpaca_en_demo\ntemplate: llama2\ncutoff_len: 1024\n"
+                      "per_device_train_batch_size: 1\nbf16: true\n")
+    data, parts = estimate_json(config, "--no-detect")
+    assert data["total_gib"] >= 95
+    assert parts["weights"] == pytest.approx(LLAMA2_7B * 4 / GIB, rel=1e-3)
+    config.write_text(config.read_text() + "pure_bf16: true\n")
+    data, parts = estimate_json(config, "--no-detect")
+    assert parts["weights"] == pytest.approx(LLAMA2_7B * 2 / GIB, rel=1e-3) and data["total_gib"] < 70
+
+
+def test_qlora_paper_65b_on_48gb_is_not_an_error(tmp_path):
+    """Dettmers et al. 2023 (QLoRA): LLaMA-65B fine-tuned on one 48 GB GPU with NF4, double
+    quantization, paged AdamW, r=64 on every linear layer, checkpointing."""
+    config = tmp_path / "guanaco.yaml"
+    config.write_text("base_model: huggyllama/llama-65b\nadapter: qlora\nload_in_4bit: true\nlora_r: 64\n"
+                      "lora_alpha: 16\nlora_target_linear: true\ndatasets:\n  - path: d\n    type: alpaca\n"
+                      "sequence_len: 512\nsample_packing: true\nmicro_batch_size: 1\n"
+                      "optimizer: paged_adamw_32bit\nbf16: true\ngradient_checkpointing: true\n")
+    data, parts = estimate_json(config, "--no-detect")
+    assert any("paged optimizer" in a for a in data["assumptions"])
+    errors = [f for f in mem001(config, "RTX-A6000") if f["severity"] == "error"]
+    assert errors == []
+    # the same with a resident (unpaged) 32-bit AdamW is counted in full
+    config.write_text(config.read_text().replace("paged_adamw_32bit", "adamw_torch"))
+    assert estimate_json(config, "--no-detect")[0]["total_gib"] > data["total_gib"] - 0.01
+
+
+def test_hatchery_remote_training_is_not_judged(tmp_path):
+    """Axolotl's hatchery plugin with backend tinker trains on the Tinker service: this GPU's memory
+    does not bound the run."""
+    config = tmp_path / "tinker.yaml"
+    config.write_text("base_model: meta-llama/Llama-2-7b-hf\nplugins:\n  - axolotl.integrations.hatchery.HatcheryPlugin\n"
+                      "hatchery:\n  backend: tinker\n  lora_rank: 16\ndatasets:\n  - path: d\n    type: alpaca\n"
+                      "sequence_len: 2048\nmicro_batch_size: 2\noptimizer: adamw_torch\n")
+    result = trainlint("check", config, "--gpu", "T4", "--select", "MEM001", "--format", "json", "--verbose")
+    assert json.loads(result.out) == [] and "training runs on the tinker service" in result.err
+    config.write_text(config.read_text().replace("hatchery:\n  backend: tinker\n  lora_rank: 16\n", ""))
+    assert mem001(config, "T4")
+
+
+def test_a_commented_sharding_launch_makes_mem001_silent(tmp_path):
+    """LLaMA-Factory's examples/ascend/*_fsdp2.yaml open with the accelerate command that shards them."""
+    config = tmp_path / "full.yaml"
+    body = ("model_name_or_path: meta-llama/Llama-2-7b-hf\nstage: sft\ndo_train: true\nfinetuning_type: full\n"
+            "dataset: d\ntemplate: llama2\nbf16: true\n")
+    config.write_text("# accelerate launch \\\n#     --config_file examples/accelerate/fsdp2_config.yaml \\\n"
+                      "#     src/train.py full.yaml\n" + body)
+    result = trainlint("check", config, "--gpu", "A100", "--select", "MEM001", "--format", "json", "--verbose")
+    assert json.loads(result.out) == [] and "fsdp2_config.yaml" in result.err
+    config.write_text(body)
+    assert mem001(config, "A100")
+
+
+def test_unknown_model_says_why_under_verbose(tmp_path):
+    config = tmp_path / "sft.yaml"
+    config.write_text("model_name_or_path: someone/unknown-model\ndataset_name: d\n")
+    result = trainlint("check", config, "--gpu", "A10G", "--format", "json", "--verbose")
+    assert "MEM001 skipped: the dimensions of someone/unknown-model are unknown" in result.err
+
+
+def test_config_json_in_the_hugging_face_cache_is_read(tmp_path, monkeypatch):
+    snapshot = tmp_path / "hub" / "models--acme--moe-1" / "snapshots" / "abc"
+    snapshot.mkdir(parents=True)
+    (tmp_path / "hub" / "models--acme--moe-1" / "refs").mkdir()
+    (tmp_path / "hub" / "models--acme--moe-1" / "refs" / "main").write_text("abc")
+    (snapshot / "config.json").write_text(json.dumps({
+        "hidden_size": 2048, "num_hidden_layers": 24, "num_attention_heads": 16, "num_key_value_heads": 16,
+        "intermediate_size": 5632, "moe_intermediate_size": 1408, "num_experts": 60,
+        "num_experts_per_tok": 4, "shared_expert_intermediate_size": 5632, "vocab_size": 151936,
+        "tie_word_embeddings": False}))
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    from linter.models import dimensions_of
+
+    dims = dimensions_of("acme/moe-1")
+    assert dims.experts == 60 and dims.active_experts == 4 and dims.head_dim == 128  # 2048 / 16
+    assert dims.mlp_width == 4 * 1408 + 5632
+    # Qwen1.5-MoE-A2.7B has this shape: 14.3B parameters, 2.7B active
+    assert dims.params_b == pytest.approx(14.3, abs=0.1)
+    assert dims.active_params_b == pytest.approx(2.7, abs=0.1)
+    assert dimensions_of("acme/other") is None
