@@ -23,6 +23,10 @@ IR keys (value types in brackets; "auto" is a value the launcher resolves later)
   memory.fused_cross_entropy [bool] (liger / cut-cross-entropy: the logits are never materialised)
   optimizer.memory_efficient [str] (GaLore, APOLLO, BAdam, LISA, Adam-mini, Muon: states not modelled)
   training.enabled [bool] (False: the config predicts or evaluates only)
+  Memory facts (issue 17): adapter.target_linear [bool] (every linear layer adapted)
+  parallel.fsdp_sharding [FULL_SHARD|SHARD_GRAD_OP|HYBRID_SHARD|NO_SHARD]
+  memory.activation_offload [bool]  memory.chunked_loss [int] (chunks of the fp32 loss terms)
+  training.remote_backend [str] (training runs on a remote service: Axolotl hatchery backend)
 A rule may ask for the pseudo-key `precision.mode` ("bf16", "fp16", "fp32"): each adapter renders
 it in its own keys. `ConfigIR.mode()` derives it.
 """

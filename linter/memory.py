@@ -418,8 +418,12 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
     if run.value("memory.fused_cross_entropy") is True:
         result.assumptions.append("fused linear cross entropy: the logits are never materialised")
     elif isinstance(chunked, int) and not isinstance(chunked, bool) and chunked > 1:
-        result.assumptions.append(f"chunked loss: the logits are computed {chunked} chunks at a time")
-        backward_start.append((f"logits and loss (1/{chunked} at a time)", tokens * dims.vocab * _LOGIT_BYTES / chunked))
+        # Axolotl's chunked cross entropy (monkeypatch/loss/chunked.py) skips the fp32 upcast of the
+        # whole logits: the 16-bit logits and their gradient stay whole (4 bytes), the fp32 upcast,
+        # log-softmax and gradient go one chunk at a time.
+        result.assumptions.append(f"chunked loss: the fp32 loss terms are computed in {chunked} chunks")
+        backward_start.append((f"logits and loss (16-bit logits whole, fp32 terms in {chunked} chunks)",
+                               tokens * dims.vocab * (4 + (_LOGIT_BYTES - 4) / chunked)))
     else:
         backward_start.append(("logits and loss (16-bit logits, fp32 log-softmax and gradient)",
                                tokens * dims.vocab * _LOGIT_BYTES))
@@ -430,11 +434,6 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
         backward_start.append(("16-bit weight copies (autocast cache)", trainable * 2))
     elif method == "qlora":
         backward_start.append(("16-bit copy of the fp32 lm_head (autocast cache)", dims.vocab * dims.hidden * 2))
-    if run.value("optimizer.in_backward") is True and full:
-        # The optimizer steps each parameter as its gradient arrives and frees it
-        # (torchtune optimizer_in_bwd): no step with every gradient alive.
-        result.assumptions.append("optimizer step in backward: gradients are freed as they are applied")
-        gradients = min(gradients, 2 * dims.largest_module_params * (gradients / trainable if trainable else 0))
     grad_bytes_each = gradients / trainable if trainable else 0.0
     if full:
         backward_start.append(("first gradients (lm_head)", dims.vocab * dims.hidden * grad_bytes_each))

@@ -452,3 +452,38 @@ def test_config_json_in_the_hugging_face_cache_is_read(tmp_path, monkeypatch):
     assert dims.params_b == pytest.approx(14.3, abs=0.1)
     assert dims.active_params_b == pytest.approx(2.7, abs=0.1)
     assert dimensions_of("acme/other") is None
+
+
+def test_chunked_cross_entropy_keeps_only_the_16bit_logits_whole(tmp_path):
+    config = tmp_path / "c.yaml"
+    qlora = (FIXTURES / "memory" / "llama2_qlora.yaml").read_text()
+    config.write_text(qlora)
+    _, whole = estimate_json(config, "--no-detect")
+    config.write_text(qlora + "chunked_cross_entropy: true\n")
+    _, chunked = estimate_json(config, "--no-detect")
+    tokens = 2048
+    assert chunked["logits and loss"] == pytest.approx(tokens * LLAMA2_VOCAB * (4 + 8.4 / 8) / GIB, abs=1e-3)
+    assert chunked["logits and loss"] < whole["logits and loss"]
+
+
+def test_activation_offloading_keeps_one_layer_on_the_gpu(tmp_path):
+    config = tmp_path / "c.yaml"
+    qlora = (FIXTURES / "memory" / "llama2_qlora.yaml").read_text()
+    config.write_text(qlora)
+    _, kept = estimate_json(config, "--no-detect")
+    config.write_text(qlora + "activation_offloading: true\n")
+    _, offloaded = estimate_json(config, "--no-detect")
+    one_layer = 2048 * (15.5 * 11008 + 31.1 * LLAMA2_HIDDEN)  # QLoRA coefficients, linter/memory.py
+    assert offloaded["activations"] == pytest.approx(one_layer / GIB, abs=1e-3)
+    assert offloaded["activations"] < kept["activations"]
+
+
+def test_estimate_draws_a_plain_bar_per_target_without_colour():
+    result = trainlint("estimate", FIXTURES / "memory" / "llama2_full_fp16.yaml", "--gpu", "A10G,A100-80GB")
+    assert result.code == 0
+    bars = [line for line in result.out.splitlines() if "[" in line and "GiB" in line and "/" in line]
+    assert len(bars) == 2 and "\x1b[" not in result.out
+    a10g, a100 = bars
+    assert "|" in a10g and a10g.rstrip().endswith("/ 24 GiB")  # over capacity: the limit is marked
+    assert "|" not in a100.split("[")[1].split("]")[0] and a100.rstrip().endswith("/ 80 GiB")
+    assert "key: W=weights" in result.out

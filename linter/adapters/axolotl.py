@@ -157,7 +157,8 @@ class AxolotlAdapter(Adapter):
         if written(read.document, "chunked_cross_entropy") is True:
             _take(read, "memory.chunked_loss", "chunked_cross_entropy_num_chunks")
             if read.config.get("memory.chunked_loss") is None:
-                read.set("memory.chunked_loss", 0, "chunked_cross_entropy")  # patch_chunked_ce_loss_fn's default count
+                # monkeypatch/loss/chunked.py patch_chunked_ce_loss_fn(num_output_chunks=8)
+                read.set("memory.chunked_loss", 8, "chunked_cross_entropy")
         _take(read, "training.remote_backend", "hatchery", "backend")
         deepspeed_link(config, read.node("deepspeed"))
         return config
