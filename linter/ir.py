@@ -27,6 +27,8 @@ IR keys (value types in brackets; "auto" is a value the launcher resolves later)
   parallel.fsdp_sharding [FULL_SHARD|SHARD_GRAD_OP|HYBRID_SHARD|NO_SHARD]
   memory.activation_offload [bool]  memory.chunked_loss [int] (chunks of the fp32 loss terms)
   training.remote_backend [str] (training runs on a remote service: Axolotl hatchery backend)
+  model.default_dtype [dtype] (the weights' dtype when the config names none: TRL ModelConfig "float32")
+  parallel.unmodeled [str] (expert/tensor/context/Megatron parallelism, KTransformers: not estimated)
 A rule may ask for the pseudo-key `precision.mode` ("bf16", "fp16", "fp32"): each adapter renders
 it in its own keys. `ConfigIR.mode()` derives it.
 """

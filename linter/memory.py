@@ -55,6 +55,7 @@ _ACTIVATIONS = {"full": (22.7, 7.4), "lora": (31.1, 9.1), "qlora": (31.1, 15.5)}
 # Logits: 16-bit logits, their fp32 upcast, log-softmax and its gradient: bytes per token per
 # vocabulary entry (measured 12.4-13.4 with checkpointing).
 _LOGIT_BYTES = 12.4
+TOKEN_ERROR = 0.20  # the validated error band of the measured per-token rows (bench/memory_validation.md)
 # Component kinds: "state" lives all step long, allocated once (no allocator overhead);
 # "tokens" scales with the batch's tokens (uncertain without packing); "step" is transient;
 # "paged" lives in unified memory that bitsandbytes pages out to CPU RAM when the GPU is full.
@@ -99,6 +100,15 @@ class Estimate:
         skip = {_PAGED} | ({_TOKENS} if self.tokens_upper_bound else set())
         parts = [row for row, kind in zip(self.components, self.kinds) if kind not in skip]
         return (self.certain_resident_gib if self.tokens_upper_bound else self.resident_gib), parts
+
+    def lower_bound_gib(self) -> float:
+        """The judged figure with the measured (token-dependent) rows at the low end of their
+        validated error band: bench/memory_validation.md finds the per-token coefficients within
+        +-20 %; weights, gradients and optimizer states are arithmetic."""
+        total, parts = self.judged()
+        measured = sum(gib for (name, gib), kind in zip(self.components, self.kinds)
+                       if kind == _TOKENS and (name, gib) in parts)
+        return total - TOKEN_ERROR * measured
 
     def add(self, name: str, bytes_: float, kind: str = _STATE) -> None:
         self.components.append((name, bytes_ / GIB))
@@ -197,6 +207,10 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
         # Axolotl's hatchery plugin hands training to a remote service (backend: tinker).
         result.remote = f"training runs on the {backend} service, not on this GPU"
         result.assumptions.append(result.remote)
+    unmodeled = run.value("parallel.unmodeled")
+    if isinstance(unmodeled, str) and unmodeled:
+        result.unknown_reason = f"{unmodeled} places the model in a way the estimate does not model"
+        result.assumptions.append(result.unknown_reason + ": computed as if on one GPU")
     world = _world(run, world_size)
     launcher = _launcher_comment(run) if world is None else None
     result.world_size = world or 1
@@ -207,7 +221,7 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
     bits = run.value("quantization.bits")
     modes = {config.mode() for config in run.configs} - {None, "fp32"}
     automatic = any("auto" in (config.value("precision.fp16"), config.value("precision.bf16")) for config in run.configs)
-    load_dtype = run.value("model.load_dtype")
+    load_dtype = run.value("model.load_dtype") or run.value("model.default_dtype")
     if load_dtype == "float32":
         weight_bytes = 4  # mixed precision over fp32 weights: autocast computes in 16-bit
     elif modes or automatic or load_dtype in ("float16", "bfloat16", "auto"):

@@ -27,12 +27,12 @@ class Family(Value):
 class Dimensions(Value):
     __slots__ = ("params_b", "hidden", "layers", "heads", "kv_heads", "intermediate", "vocab", "source",
                  "tied_embeddings", "head_dim", "experts", "active_experts", "expert_intermediate",
-                 "shared_intermediate", "dense_layers")
+                 "shared_intermediate", "dense_layers", "gated_mlp")
 
     def __init__(self, params_b: float, hidden: int, layers: int, heads: int, kv_heads: int, intermediate: int,
                  vocab: int, source: str, tied_embeddings: bool = False, head_dim: int | None = None,
                  experts: int = 0, active_experts: int = 0, expert_intermediate: int | None = None,
-                 shared_intermediate: int = 0, dense_layers: int = 0):
+                 shared_intermediate: int = 0, dense_layers: int = 0, gated_mlp: bool = True):
         self.params_b = params_b  # parameters, billions
         self.hidden = hidden
         self.layers = layers
@@ -54,13 +54,16 @@ class Dimensions(Value):
         self.expert_intermediate = expert_intermediate or intermediate
         self.shared_intermediate = shared_intermediate
         self.dense_layers = dense_layers
+        # SwiGLU/GeGLU MLPs have three matrices (gate, up, down); GPT-NeoX, Falcon and Phi-2 two.
+        self.gated_mlp = gated_mlp
 
     def layer_params(self, moe: bool = True) -> int:
         """Parameters of one decoder layer (attention + MLP; norms are negligible)."""
         attention = self.hidden * self.head_dim * (2 * self.heads + 2 * self.kv_heads)
+        matrices = 3 if self.gated_mlp else 2
         if not (moe and self.experts):
-            return attention + 3 * self.hidden * self.intermediate
-        return (attention + 3 * self.hidden * (self.experts * self.expert_intermediate + self.shared_intermediate)
+            return attention + matrices * self.hidden * self.intermediate
+        return (attention + matrices * self.hidden * (self.experts * self.expert_intermediate + self.shared_intermediate)
                 + self.hidden * self.experts)
 
     @property
@@ -68,7 +71,7 @@ class Dimensions(Value):
         """Parameters a token runs through (the total for a dense model), billions."""
         if not self.experts:
             return self.params_b
-        idle = (self.experts - self.active_experts) * 3 * self.hidden * self.expert_intermediate
+        idle = (self.experts - self.active_experts) * (3 if self.gated_mlp else 2) * self.hidden * self.expert_intermediate
         return self.params_b - (self.layers - self.dense_layers) * idle / 1e9
 
     @property
@@ -106,7 +109,7 @@ def family_of(model_name: str) -> Family | None:
     return None
 
 
-_VARIANT_SUFFIXES = ("-bnb-4bit", "-instruct", "-chat", "-it", "-hf", "-base")
+_VARIANT_SUFFIXES = ("-bnb-4bit", "-instruct", "-chat", "-it", "-pt", "-hf", "-base")
 
 
 def _checkpoint_key(name: str) -> str:

@@ -487,3 +487,26 @@ def test_estimate_draws_a_plain_bar_per_target_without_colour():
     assert "|" in a10g and a10g.rstrip().endswith("/ 24 GiB")  # over capacity: the limit is marked
     assert "|" not in a100.split("[")[1].split("]")[0] and a100.rstrip().endswith("/ 80 GiB")
     assert "key: W=weights" in result.out
+
+
+def test_popular_checkpoints_resolve():
+    """At least 90 % of bench/popular_checkpoints.txt (150 checkpoints of the families issue 17
+    names; how the list was made is in its header) resolve to dimensions from the shipped table."""
+    from linter.models import dimensions_of
+
+    ids = [line.strip() for line in (BENCH / "popular_checkpoints.txt").read_text().splitlines()
+           if line.strip() and not line.startswith("#")]
+    assert len(ids) == len(set(ids)) == 150
+    unresolved = [name for name in ids if dimensions_of(name) is None]
+    assert len(unresolved) <= 15, unresolved
+    # the shipped rows agree with the parameter counts their vendors publish (a typo in a
+    # dimension shows up here): dims-derived count within 3 % of params_b for every gated row
+    from linter.models import _data, Dimensions
+
+    for name, entry in _data()["checkpoints"].items():
+        dims = Dimensions(**{key: value for key, value in entry.items() if key != "aliases"})
+        if not dims.gated_mlp or "model card" in entry["source"]:
+            continue
+        layers = (dims.layers - dims.dense_layers) * dims.layer_params() + dims.dense_layers * dims.layer_params(moe=False)
+        computed = (layers + dims.vocab * dims.hidden * (1 if dims.tied_embeddings else 2)) / 1e9
+        assert computed == pytest.approx(dims.params_b, rel=0.03, abs=0.006), name  # 2-decimal rounding

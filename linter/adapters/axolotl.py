@@ -160,6 +160,14 @@ class AxolotlAdapter(Adapter):
                 # monkeypatch/loss/chunked.py patch_chunked_ce_loss_fn(num_output_chunks=8)
                 read.set("memory.chunked_loss", 8, "chunked_cross_entropy")
         _take(read, "training.remote_backend", "hatchery", "backend")
+        # Expert, tensor and context parallelism split experts, weights or sequences across GPUs
+        # (utils/schemas/config.py expert_parallel_size, tensor_parallel_size, context_parallel_size).
+        for key, what in (("expert_parallel_size", "expert parallelism"), ("tensor_parallel_size", "tensor parallelism"),
+                          ("context_parallel_size", "context parallelism")):
+            size = written(read.document, key)
+            if isinstance(size, int) and not isinstance(size, bool) and size > 1:
+                read.set("parallel.unmodeled", what, key)
+                break
         deepspeed_link(config, read.node("deepspeed"))
         return config
 

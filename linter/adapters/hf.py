@@ -277,6 +277,10 @@ class HFAdapter(Adapter):
             read.take("quantization.double_quant", "use_bnb_nested_quant", default=False,
                       default_source=_TRL_MODEL, anchor=("load_in_4bit",))
             read.take("quantization.quant_storage", "bnb_4bit_quant_storage", convert=canonical_dtype)
+        if load_dtype is None:
+            # trl/trainer/model_config.py ModelConfig.dtype: default "float32" (the weights the
+            # `trl` CLI loads when the config names no dtype); for the memory estimate only.
+            config.fields["model.default_dtype"] = Field("float32", Origin(config.file_span, _TRL_MODEL))
         use_peft = read.take("adapter.kind", "use_peft", convert=lambda on: "lora" if on is True else None,
                              default=None, default_source=_TRL_MODEL)
         if use_peft is not None and use_peft.value == "lora":

@@ -132,6 +132,16 @@ class LlamaFactoryAdapter(Adapter):
         fsdp = read.node("fsdp")
         if fsdp is not None and fsdp.plain() not in (None, "", []):
             read.set("parallel.fsdp", True, "fsdp")
+        # Engines that place the model where the memory estimate cannot follow: KTransformers runs
+        # MoE experts on the CPU (hparams/model_args.py use_kt), Megatron-Core splits layers and
+        # experts across GPUs (examples/megatron: *_model_parallel_size, mcore_adapter).
+        if written(read.document, "use_kt") is True:
+            read.take("parallel.unmodeled", "use_kt", convert=lambda _: "KTransformers (experts on the CPU)")
+        for key in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "expert_model_parallel_size"):
+            size = written(read.document, key)
+            if isinstance(size, int) and not isinstance(size, bool) and size > 1:
+                read.take("parallel.unmodeled", key, convert=lambda _: "Megatron model parallelism")
+                break
         deepspeed_link(config, read.node("deepspeed"))
         return config
 
