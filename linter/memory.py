@@ -233,6 +233,13 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
         result.assumptions.append("LLaMA-Factory loads the model in bf16 or fp16 (infer_optim_dtype)")
     else:
         weight_bytes = 4
+    if run.value("model.load_dtype"):
+        result.assumptions.append(f"weights loaded as {run.value('model.load_dtype')} (the config's own setting)")
+    elif run.value("model.default_dtype"):
+        result.assumptions.append(f"weights loaded as {run.value('model.default_dtype')} (the launcher's default: the config names no dtype)")
+    elif framework != "llamafactory":
+        result.assumptions.append(f"weights loaded in {8 * weight_bytes}-bit (no load dtype given: "
+                                  + ("16-bit with mixed precision on)" if weight_bytes == 2 else "fp32, from_pretrained's default)"))
     stage = run.value("parallel.zero_stage")
     deepspeed = isinstance(stage, int) and not isinstance(stage, bool)
     stage = stage if deepspeed else 0
@@ -299,6 +306,16 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
         trainable = rank * width * dims.layers
         frozen = params
 
+    # peft's prepare_model_for_kbit_training casts every unquantized weight (embeddings, lm_head,
+    # norms) to fp32. Axolotl calls it for quantized adapters (src/axolotl/utils/models.py imports
+    # and applies it); TRL's SFTTrainer no longer does (trl/trainer/sft_trainer.py casts only the
+    # trainable parameters to bf16) and LLaMA-Factory never did (it upcasts norms only with
+    # upcast_layernorm); for Ludwig, XTuner and Unsloth it is not verified here, so the smaller
+    # 16-bit figure is used.
+    kbit_fp32 = bits in (4, 8) and framework == "axolotl"
+    if bits == 4 and not kbit_fp32:
+        result.assumptions.append("embeddings and norms stay 16-bit (no prepare_model_for_kbit_training known for "
+                                  f"{framework})")
     # Frozen weights: quantized, or in the load dtype; partitioned by ZeRO-3 and FSDP.
     frozen_share = gpus if (deepspeed and stage == 3) or fsdp in ("FULL_SHARD", "HYBRID_SHARD") else 1
     split = f" / {gpus} GPUs" if frozen_share > 1 else ""
@@ -311,7 +328,8 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
             double_quant = run.value("quantization.double_quant") is not False
             constants = quantized * (0.127 if double_quant else 0.5) / 8
             frozen_rows = [(f"weights (4-bit NF4 + block constants{split})", quantized * 0.5 + constants),
-                           (f"embeddings and lm_head (fp32, prepare_model_for_kbit_training{split})", embedding_params * 4)]
+                           (f"embeddings and lm_head (fp32, prepare_model_for_kbit_training{split})", embedding_params * 4)
+                           if kbit_fp32 else (f"embeddings and lm_head (16-bit{split})", embedding_params * 2)]
         elif bits == 8:
             frozen_rows = [(f"weights (8-bit{split})", (frozen - embedding_params) * 1 + embedding_params * 2)]
         else:
@@ -418,7 +436,7 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
         result.assumptions.append("gradient checkpointing not given: assumed on")
     # The residual stream is fp32 over fp32 weights, and in QLoRA (prepare_model_for_kbit_training
     # casts the norms to fp32).
-    residual_bytes = 4 if weight_bytes == 4 or method == "qlora" else 2
+    residual_bytes = 4 if weight_bytes == 4 or (method == "qlora" and kbit_fp32) else 2
     if run.value("memory.activation_offload") is True:
         result.assumptions.append("activation offloading: checkpointed layer inputs live in CPU RAM")
         activations = ("activations (offloaded checkpoints: one layer on the GPU)", per_layer)
@@ -446,7 +464,7 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
         backward_start.append(("16-bit weight copies (autocast cache)", params * 2 / frozen_share))
     elif llamafactory_upcast and full and not deepspeed and not fsdp:
         backward_start.append(("16-bit weight copies (autocast cache)", trainable * 2))
-    elif method == "qlora":
+    elif method == "qlora" and kbit_fp32:
         backward_start.append(("16-bit copy of the fp32 lm_head (autocast cache)", dims.vocab * dims.hidden * 2))
     grad_bytes_each = gradients / trainable if trainable else 0.0
     if full:

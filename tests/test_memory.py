@@ -510,3 +510,17 @@ def test_popular_checkpoints_resolve():
         layers = (dims.layers - dims.dense_layers) * dims.layer_params() + dims.dense_layers * dims.layer_params(moe=False)
         computed = (layers + dims.vocab * dims.hidden * (1 if dims.tied_embeddings else 2)) / 1e9
         assert computed == pytest.approx(dims.params_b, rel=0.03, abs=0.006), name  # 2-decimal rounding
+
+
+def test_fp32_embeddings_only_where_the_framework_casts_them(tmp_path):
+    """Axolotl runs peft's prepare_model_for_kbit_training (embeddings to fp32); TRL's SFTTrainer
+    does not (it casts only the trainable parameters)."""
+    axolotl = estimate_json(FIXTURES / "memory" / "llama2_qlora.yaml", "--no-detect")[1]
+    assert axolotl["embeddings and lm_head"] == pytest.approx(2 * LLAMA2_VOCAB * LLAMA2_HIDDEN * 4 / GIB, abs=1e-3)
+    trl = tmp_path / "sft.yaml"
+    trl.write_text("model_name_or_path: meta-llama/Llama-2-7b-hf\ndataset_name: d\nload_in_4bit: true\n"
+                   "use_peft: true\ndtype: bfloat16\nper_device_train_batch_size: 1\nmax_length: 2048\n")
+    data, parts = estimate_json(trl, "--no-detect")
+    assert parts["embeddings and lm_head"] == pytest.approx(2 * LLAMA2_VOCAB * LLAMA2_HIDDEN * 2 / GIB, abs=1e-3)
+    assert any("no prepare_model_for_kbit_training known for hf" in a for a in data["assumptions"])
+    assert any("weights loaded as bfloat16" in a for a in data["assumptions"])
