@@ -274,6 +274,9 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
                                   + (", parameters offloaded" if offload_param else ""))
     elif fsdp:
         result.assumptions.append(f"FSDP {fsdp.lower()} on {gpus} GPU(s)" + (", CPU offload" if offload_param else ""))
+        if fsdp == "HYBRID_SHARD":
+            result.assumptions.append("hybrid shard splits the model within a node only: computed as if over every GPU "
+                                      "(a lower bound)")
     # LLaMA-Factory casts trainable parameters to fp32 unless pure_bf16, BAdam, or (unquantized)
     # ZeRO-3 (src/llamafactory/model/adapter.py init_adapter: cast_trainable_params_to_fp32).
     llamafactory_upcast = (framework == "llamafactory" and load_dtype != "bfloat16"

@@ -529,3 +529,40 @@ def test_fp32_embeddings_only_where_the_framework_casts_them(tmp_path):
     assert parts["embeddings and lm_head"] == pytest.approx(2 * LLAMA2_VOCAB * LLAMA2_HIDDEN * 2 / GIB, abs=1e-3)
     assert any("no prepare_model_for_kbit_training known for hf" in a for a in data["assumptions"])
     assert any("weights loaded as bfloat16" in a for a in data["assumptions"])
+
+
+@pytest.mark.parametrize("option, sharded", [("full_shard auto_wrap", True), ("shard_grad_op auto_wrap", False),
+                                             ("hybrid_shard auto_wrap", True), ("no_shard", False)])
+def test_trainingarguments_fsdp_options_pick_the_sharding(tmp_path, option, sharded):
+    """transformers' FSDPOption string decides what each GPU keeps: full and hybrid shard split
+    the weights, shard-grad-op keeps the gathered 16-bit weights, no-shard is DDP."""
+    config = tmp_path / "sft.yaml"
+    config.write_text("model_name_or_path: meta-llama/Llama-2-7b-hf\ndataset_name: d\ndtype: bfloat16\n"
+                      f"per_device_train_batch_size: 1\nmax_length: 2048\nbf16: true\nfsdp: {option}\n")
+    data, parts = estimate_json(config, "--world-size", "8", "--no-detect")
+    per_gpu = 16 * LLAMA2_7B / (8 if option != "no_shard" else 1)
+    extra = 2 * LLAMA2_7B if option.startswith("shard_grad_op") else 0
+    gathered = 0 if option == "no_shard" else 2 * 2 * 202375168
+    assert data["model_states_gib"] == pytest.approx((per_gpu + extra + gathered) / GIB, rel=1e-3)
+    assert (data["model_states_gib"] < 25) is sharded
+    config.write_text(config.read_text().replace(option, option + " offload"))
+    if option != "no_shard":
+        assert estimate_json(config, "--world-size", "8", "--no-detect")[0]["model_states_gib"] == \
+            pytest.approx(gathered / GIB, rel=1e-3)
+
+
+def test_llamafactory_fsdp_string_is_read(tmp_path):
+    config = tmp_path / "lf.yaml"
+    config.write_text("model_name_or_path: meta-llama/Llama-2-7b-hf\nstage: sft\ndo_train: true\nfinetuning_type: full\n"
+                      "dataset: d\ntemplate: llama2\nbf16: true\nfsdp: full_shard auto_wrap offload\n")
+    data, _ = estimate_json(config, "--world-size", "4", "--no-detect")
+    assert data["model_states_gib"] == pytest.approx(2 * 2 * 202375168 / GIB, rel=1e-3)  # all but the gathered units on CPU
+
+
+def test_bars_in_colour_use_ansi_and_mark_the_capacity():
+    from linter.memory import memory_bars
+
+    [bar] = memory_bars([("weights (16-bit)", 30.0), ("activations", 20.0)], [("A100-40GB", 40.0)], colour=True)
+    assert "\x1b[34m" in bar and "\x1b[32m" in bar and "|" in bar and bar.endswith("50.0 / 40 GiB")
+    plain = memory_bars([("weights (16-bit)", 10.0)], [("A10G", 24.0)], colour=False)
+    assert plain[0].count("W") == 25 and plain[-1] == "  key: W=weights"

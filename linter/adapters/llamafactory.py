@@ -132,6 +132,13 @@ class LlamaFactoryAdapter(Adapter):
         fsdp = read.node("fsdp")
         if fsdp is not None and fsdp.plain() not in (None, "", []):
             read.set("parallel.fsdp", True, "fsdp")
+            # `fsdp` is TrainingArguments' option string (transformers FSDPOption: full_shard,
+            # shard_grad_op, hybrid_shard, no_shard, offload).
+            from .hf import _fsdp_sharding
+
+            read.take("parallel.fsdp_sharding", "fsdp", convert=_fsdp_sharding)
+            if "offload" in str(fsdp.plain()).lower():
+                read.take("parallel.offload_param", "fsdp", convert=lambda _: True)
         # Engines that place the model where the memory estimate cannot follow: KTransformers runs
         # MoE experts on the CPU (hparams/model_args.py use_kt), Megatron-Core splits layers and
         # experts across GPUs (examples/megatron: *_model_parallel_size, mcore_adapter).
