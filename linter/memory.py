@@ -217,6 +217,10 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
     gpus = world or 1
     framework = run.primary.framework
     params = dims.params_b * 1e9
+    if dims.experts:
+        result.assumptions.append(f"mixture of experts: all {dims.params_b:g}B parameters resident, "
+                                  f"{dims.active_params_b:.1f}B active per token ({dims.active_experts} of "
+                                  f"{dims.experts} experts: activations scale with those)")
     embedding_params = dims.vocab * dims.hidden * (1 if dims.tied_embeddings else 2)
     bits = run.value("quantization.bits")
     modes = {config.mode() for config in run.configs} - {None, "fp32"}

@@ -339,6 +339,7 @@ def test_mixtral_qlora_on_24gb_is_mem001_error(tmp_path):
                       "micro_batch_size: 1\noptimizer: paged_adamw_8bit\nbf16: true\ngradient_checkpointing: true\n")
     data, parts = estimate_json(config, "--no-detect")
     assert parts["weights"] > 20
+    assert any("all 46.7B parameters resident, 12.9B active per token (2 of 8 experts" in a for a in data["assumptions"])
     [finding] = mem001(config, "A10G")
     assert finding["severity"] == "error" and "does not fit A10G" in finding["message"]
     assert "largest part: weights (4-bit" in finding["message"]
