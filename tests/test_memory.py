@@ -582,3 +582,16 @@ def test_bars_in_colour_use_ansi_and_mark_the_capacity():
     assert "\x1b[34m" in bar and "\x1b[32m" in bar and "|" in bar and bar.endswith("50.0 / 40 GiB")
     plain = memory_bars([("weights (16-bit)", 10.0)], [("A10G", 24.0)], colour=False)
     assert plain[0].count("W") == 25 and plain[-1] == "  key: W=weights"
+
+
+def test_quantized_weights_are_partitioned_under_zero3(tmp_path):
+    """QLoRA under ZeRO-3 (bnb_4bit_quant_storage set, as Axolotl does for sharded runs): the 4-bit
+    weights are partitioned like any other parameter."""
+    (tmp_path / "ds.json").write_text('{"bf16": {"enabled": true}, "zero_optimization": {"stage": 3}}')
+    config = tmp_path / "c.yaml"
+    config.write_text("base_model: meta-llama/Llama-3.1-70B\nadapter: qlora\nload_in_4bit: true\nlora_r: 16\n"
+                      "datasets:\n  - path: d\n    type: alpaca\nsequence_len: 2048\nmicro_batch_size: 1\nbf16: true\n"
+                      "gradient_checkpointing: true\ndeepspeed: ds.json\n")
+    one = estimate_json(config, "--world-size", "1", "--no-detect")[1]["weights"]
+    eight = estimate_json(config, "--world-size", "8", "--no-detect")[1]["weights"]
+    assert eight == pytest.approx(one / 8, rel=1e-3) and 30 < one < 40
