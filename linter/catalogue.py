@@ -28,10 +28,12 @@ _KEYS = (
                          "axolotl, llamafactory, ludwig, xtuner, unsloth)"),
     ("trainer.fills_deepspeed_auto", "bool", "the trainer that reads this config fills a linked DeepSpeed "
                                              "config's \"auto\" values and refuses values that disagree with its own"),
+    ("launch.commented_config", "str", "a sharding launcher config a comment in the file launches it with"),
     ("device.kind", "str", "the accelerator the job runs on: cuda, or cpu/npu/xpu/... where a launcher config says"),
     # Model
     ("model.name", "str", "the base model: a hub id or a local path"),
     ("model.load_dtype", "dtype", "the dtype the model weights are loaded in (torch_dtype)"),
+    ("model.default_dtype", "dtype", "the dtype the framework loads weights in when the config names none"),
     # Mixed precision
     ("precision.fp16", "bool|auto", "fp16 mixed precision (AMP) on"),
     ("precision.bf16", "bool|auto", "bf16 mixed precision on"),
@@ -50,6 +52,7 @@ _KEYS = (
     ("adapter.target_modules", "list", "modules the adapter wraps"),
     ("adapter.modules_to_save", "list", "modules trained in full beside the adapter"),
     ("adapter.trainable_layers", "int", "freeze tuning: only the last N layers train"),
+    ("adapter.target_linear", "bool", "the adapter wraps every linear layer (Axolotl lora_target_linear)"),
     # Optimizer and schedule
     ("optimizer.name", "str", "optimizer as the framework names it"),
     ("optimizer.lr", "num|auto", "learning rate"),
@@ -70,6 +73,8 @@ _KEYS = (
     ("parallel.offload_param", "bool", "parameters offloaded to CPU/NVMe"),
     ("parallel.offload_ratio", "num", "ZeRO-Offload++ share of the optimizer kept on CPU"),
     ("parallel.fsdp", "bool", "PyTorch FSDP on"),
+    ("parallel.fsdp_sharding", "str", "FSDP sharding: FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD or NO_SHARD"),
+    ("parallel.unmodeled", "str", "a parallelism the memory model does not follow (expert, tensor, Megatron...)"),
     ("parallel.fsdp_use_orig_params", "bool", "FSDP use_orig_params (written value only)"),
     ("parallel.overlap_comm", "bool", "ZeRO overlap_comm (written value only; DeepSpeed's default depends on the stage)"),
     # Batch
@@ -86,7 +91,10 @@ _KEYS = (
     ("memory.gradient_checkpointing", "bool", "activations recomputed in the backward pass"),
     ("memory.checkpointing_reentrant", "bool", "gradient_checkpointing_kwargs.use_reentrant as written"),
     ("memory.fused_cross_entropy", "bool", "liger / cut-cross-entropy: the logits are never materialised"),
+    ("memory.chunked_loss", "int", "cross entropy computed in this many chunks"),
+    ("memory.activation_offload", "bool", "saved activations moved to CPU RAM or disk"),
     ("training.enabled", "bool", "False: the config predicts or evaluates only"),
+    ("training.remote_backend", "str", "the run trains on a remote service (Axolotl hatchery), not these GPUs"),
     ("training.trainer", "str", "which trainer runs the config where one framework has several (TRL: grpo, ...)"),
     ("tokenizer.pad_is_eos", "bool", "a training script sets the pad token to the EOS token"),
     ("data.collator_masks_padding", "str", "the collator (by name) that labels every pad id -100"),

@@ -93,12 +93,13 @@ def _run_estimate(args) -> int:
     settings = session.settings_for(args.config)
     result = estimate(run, args.world_size or settings.world_size)
     if result is None:
+        from .models import why_unknown
+
         name = run.value("model.name")
         if not isinstance(name, str):  # absent, or null (a PEFT adapter_config.json saved without its base)
             raise UsageError(f"{args.config}: names no model; estimate the training config that uses it "
                              "(a DeepSpeed or accelerate file is estimated through the config that links it)")
-        raise UsageError(f"{args.config}: the dimensions of {name} are unknown (not in trainlint's table, "
-                         "no local config.json)")
+        raise UsageError(f"{args.config}: {why_unknown(name)}")
     targets = session.hardware_for(settings).targets
     rows = [{"target": t.name, "memory_gib": t.memory_gib,
              "used_percent": round(100 * result.total_gib / t.memory_gib, 1) if t.memory_gib else None}
@@ -106,18 +107,26 @@ def _run_estimate(args) -> int:
     if args.format == "json":
         print(json.dumps({"model": result.model, "components": [{"component": n, "gib": round(g, 3)}
                                                                   for n, g in result.components],
-                          "total_gib": round(result.total_gib, 3), "assumptions": result.assumptions,
+                          "total_gib": round(result.total_gib, 3), "model_states_gib": round(result.model_states_gib, 3),
+                          "world_size": result.world_size, "assumptions": result.assumptions,
                           "targets": rows}, indent=2))
         return EXIT_CLEAN
+    from .memory_bars import memory_bars
+    from .report import use_colour
+
     width = max(len(name) for name, _ in result.components)
     print(f"{result.model}: estimated peak memory per GPU")
     for name, gib in result.components:
         print(f"  {name:<{width}}  {gib:8.2f} GiB")
     print(f"  {'total':<{width}}  {result.total_gib:8.2f} GiB")
+    print(f"  {'model states (weights, gradients, optimizer)':<{width}}  {result.model_states_gib:8.2f} GiB")
     for assumption in result.assumptions:
         print(f"  assumed: {assumption}")
     for row in rows:
         print(f"  on {row['target']} ({row['memory_gib']:g} GiB): {row['used_percent']}% of memory")
+    for line in memory_bars(result.components, [(t.name, t.memory_gib) for t in targets if t.memory_gib],
+                            colour=use_colour(sys.stdout)):
+        print(line)
     return EXIT_CLEAN
 
 

@@ -26,10 +26,13 @@ class Family(Value):
 
 class Dimensions(Value):
     __slots__ = ("params_b", "hidden", "layers", "heads", "kv_heads", "intermediate", "vocab", "source",
-                 "tied_embeddings")
+                 "tied_embeddings", "head_dim", "experts", "active_experts", "expert_intermediate",
+                 "shared_intermediate", "dense_layers", "gated_mlp")
 
     def __init__(self, params_b: float, hidden: int, layers: int, heads: int, kv_heads: int, intermediate: int,
-                 vocab: int, source: str, tied_embeddings: bool = False):
+                 vocab: int, source: str, tied_embeddings: bool = False, head_dim: int | None = None,
+                 experts: int = 0, active_experts: int = 0, expert_intermediate: int | None = None,
+                 shared_intermediate: int = 0, dense_layers: int = 0, gated_mlp: bool = True):
         self.params_b = params_b  # parameters, billions
         self.hidden = hidden
         self.layers = layers
@@ -39,6 +42,51 @@ class Dimensions(Value):
         self.vocab = vocab
         self.source = source
         self.tied_embeddings = tied_embeddings  # lm_head shares the embedding matrix (config.json tie_word_embeddings)
+        # Qwen3-4B and -32B set head_dim apart from hidden / heads (2560 / 32 = 80, head_dim 128).
+        self.head_dim = head_dim or hidden // heads
+        # Mixture of experts (0 experts: a dense model). Each MoE layer holds `experts` MLPs of
+        # `expert_intermediate` (config.json moe_intermediate_size, else intermediate_size), a router
+        # (hidden x experts) and optionally always-on shared experts; each token runs through
+        # `active_experts` of them (num_experts_per_tok). `dense_layers` leading layers keep a dense
+        # MLP of `intermediate` (DeepSeek's first_k_dense_replace).
+        self.experts = experts
+        self.active_experts = active_experts
+        self.expert_intermediate = expert_intermediate or intermediate
+        self.shared_intermediate = shared_intermediate
+        self.dense_layers = dense_layers
+        # SwiGLU/GeGLU MLPs have three matrices (gate, up, down); GPT-NeoX, Falcon and Phi-2 two.
+        self.gated_mlp = gated_mlp
+
+    def layer_params(self, moe: bool = True) -> int:
+        """Parameters of one decoder layer (attention + MLP; norms are negligible)."""
+        attention = self.hidden * self.head_dim * (2 * self.heads + 2 * self.kv_heads)
+        matrices = 3 if self.gated_mlp else 2
+        if not (moe and self.experts):
+            return attention + matrices * self.hidden * self.intermediate
+        return (attention + matrices * self.hidden * (self.experts * self.expert_intermediate + self.shared_intermediate)
+                + self.hidden * self.experts)
+
+    @property
+    def active_params_b(self) -> float:
+        """Parameters a token runs through (the total for a dense model), billions."""
+        if not self.experts:
+            return self.params_b
+        idle = (self.experts - self.active_experts) * (3 if self.gated_mlp else 2) * self.hidden * self.expert_intermediate
+        return self.params_b - (self.layers - self.dense_layers) * idle / 1e9
+
+    @property
+    def mlp_width(self) -> int:
+        """The intermediate width a token's activations scale with (active experts for MoE)."""
+        if not self.experts:
+            return self.intermediate
+        return self.active_experts * self.expert_intermediate + self.shared_intermediate
+
+    @property
+    def largest_module_params(self) -> int:
+        """The most parameters one module holds itself: DeepSpeed's largest_layer_params
+        (deepspeed/runtime/zero/stage3.py model_to_params: max over modules of their own params)."""
+        return max(self.vocab * self.hidden, self.hidden * max(self.intermediate, self.expert_intermediate),
+                   self.hidden * self.heads * self.head_dim)
 
 
 @lru_cache(maxsize=1)
@@ -61,7 +109,7 @@ def family_of(model_name: str) -> Family | None:
     return None
 
 
-_VARIANT_SUFFIXES = ("-bnb-4bit", "-instruct", "-chat", "-it", "-hf")
+_VARIANT_SUFFIXES = ("-bnb-4bit", "-instruct", "-chat", "-it", "-pt", "-hf", "-base")
 
 
 def _checkpoint_key(name: str) -> str:
@@ -85,25 +133,82 @@ def _checkpoints() -> dict[str, dict]:
     return table
 
 
+def _hub_cache_config(model_name: str) -> Path | None:
+    """config.json of a Hub id in the local Hugging Face cache (huggingface_hub's layout:
+    $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub; models--org--name/snapshots/
+    <revision>/config.json, the revision named by refs/main when present). Nothing is downloaded."""
+    import os
+
+    if model_name.count("/") != 1 or model_name.startswith((".", "/")):
+        return None
+    hub = os.environ.get("HF_HUB_CACHE") or (Path(os.environ["HF_HOME"]) / "hub" if os.environ.get("HF_HOME")
+                                              else Path.home() / ".cache" / "huggingface" / "hub")
+    repo = Path(hub) / ("models--" + model_name.replace("/", "--"))
+    snapshots = repo / "snapshots"
+    if not snapshots.is_dir():
+        return None
+    ref = repo / "refs" / "main"
+    try:
+        revision = ref.read_text("utf-8").strip() if ref.is_file() else None
+    except OSError:
+        revision = None
+    candidates = [snapshots / revision] if revision else sorted(snapshots.iterdir())
+    for snapshot in candidates:
+        if (snapshot / "config.json").is_file():
+            return snapshot / "config.json"
+    return None
+
+
+def _from_config_json(config_file: Path) -> Dimensions | None:
+    """Dimensions from a transformers config.json (a multimodal one's text_config where present)."""
+    try:
+        config = json.loads(config_file.read_text("utf-8"))
+        text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+        get = lambda *names, default=None: next((text[n] for n in names if text.get(n) is not None), default)
+        hidden, layers = int(get("hidden_size", "n_embd", "d_model")), int(get("num_hidden_layers", "n_layer", "num_layers"))
+        heads = int(get("num_attention_heads", "n_head"))
+        intermediate = int(get("intermediate_size", "ffn_hidden_size", "n_inner", default=4 * hidden))
+        vocab = int(get("vocab_size", "padded_vocab_size"))
+        kv_heads = int(get("num_key_value_heads", "multi_query_group_num", default=heads))
+        head_dim = int(get("head_dim", "kv_channels", default=hidden // heads))
+        experts = int(get("num_local_experts", "num_experts", "n_routed_experts", default=0) or 0)
+        active = int(get("num_experts_per_tok", "moe_topk", default=0) or 0) if experts else 0
+        expert_intermediate = int(get("moe_intermediate_size", default=intermediate)) if experts else None
+        shared = int(get("shared_expert_intermediate_size", default=0) or 0)
+        if not shared and experts and get("n_shared_experts"):
+            shared = int(get("n_shared_experts")) * int(expert_intermediate)
+        dense_layers = int(get("first_k_dense_replace", default=0) or 0) if experts else 0
+        tied = bool(text.get("tie_word_embeddings", config.get("tie_word_embeddings", False)))
+    except (OSError, ValueError, KeyError, TypeError, StopIteration):
+        return None
+    dims = Dimensions(0.0, hidden, layers, heads, kv_heads, intermediate, vocab, str(config_file), tied, head_dim,
+                      experts, active, expert_intermediate, shared, dense_layers)
+    params = (dense_layers * dims.layer_params(moe=False) + (layers - dense_layers) * dims.layer_params()
+              + vocab * hidden * (1 if tied else 2))
+    dims.params_b = round(params / 1e9, 2)
+    return dims
+
+
 def dimensions_of(model_name: str, config_dir: Path | None = None) -> Dimensions | None:
-    """Dimensions from the checkpoint table, or from a local model folder's config.json."""
-    entry = _checkpoints().get(_checkpoint_key(model_name))
-    if entry is not None:
-        return Dimensions(**{key: value for key, value in entry.items() if key != "aliases"})
+    """Dimensions from a local model folder's config.json, the Hugging Face cache, or the
+    checkpoint table (in that order: a file the run will read beats the shipped table)."""
     local = Path(model_name) if Path(model_name).is_absolute() or config_dir is None else config_dir / model_name
     config_file = local / "config.json"
     if not config_file.is_file():
-        return None
-    try:
-        config = json.loads(config_file.read_text("utf-8"))
-        hidden, layers = int(config["hidden_size"]), int(config["num_hidden_layers"])
-        heads = int(config["num_attention_heads"])
-        intermediate, vocab = int(config.get("intermediate_size", 4 * hidden)), int(config["vocab_size"])
-        kv_heads = int(config.get("num_key_value_heads", heads))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    head_dim = hidden // heads
-    per_layer = hidden * (heads * head_dim) * 2 + hidden * (kv_heads * head_dim) * 2 + 3 * hidden * intermediate
-    params = layers * per_layer + vocab * hidden * (1 if config.get("tie_word_embeddings") else 2)
-    tied = bool(config.get("tie_word_embeddings"))
-    return Dimensions(round(params / 1e9, 2), hidden, layers, heads, kv_heads, intermediate, vocab, str(config_file), tied)
+        config_file = _hub_cache_config(model_name)
+    if config_file is not None:
+        found = _from_config_json(config_file)
+        if found is not None:
+            return found
+    entry = _checkpoints().get(_checkpoint_key(model_name))
+    if entry is not None:
+        return Dimensions(**{key: value for key, value in entry.items() if key != "aliases"})
+    return None
+
+
+def why_unknown(model_name: object) -> str:
+    """Why dimensions_of found nothing, for --verbose notes and usage errors."""
+    if not isinstance(model_name, str):
+        return "the config names no model"
+    return (f"the dimensions of {model_name} are unknown (not in trainlint's table, no local config.json, "
+            "not in the Hugging Face cache)")

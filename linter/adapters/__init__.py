@@ -10,6 +10,7 @@ mode, dtype coupling). They record facts; rules decide what is a problem.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -169,7 +170,34 @@ def new_config(adapter: Adapter, document: Document, kind: str | None = None) ->
         key_tree=adapter.key_tree(document),
     )
     config.set("file.kind", Field(kind or adapter.name, Origin(config.file_span)))
+    launcher = _commented_launch(document.source.text) if document.format == "yaml" else None
+    if launcher is not None:
+        config.set("launch.commented_config", Field(launcher, Origin(config.file_span)))
     return config
+
+
+_LAUNCH_COMMENT = re.compile(r"#.*\b(?:accelerate launch|torchrun|deepspeed)\b.*?--(?:config_file|deepspeed)[ =](\S+)")
+_SHARDING_NAME = re.compile(r"fsdp|zero|ds_z|deepspeed", re.I)
+
+
+def _commented_launch(text: str) -> str | None:
+    """The sharding launcher config a comment of the file runs it with (LLaMA-Factory's
+    examples/ascend/*_fsdp2.yaml start "# accelerate launch --config_file
+    examples/accelerate/fsdp2_config.yaml src/train.py ..."), when that config's name says FSDP or
+    ZeRO: a comment is the author's word on how the file runs."""
+    if "#" not in text:
+        return None
+    for line in text.splitlines():
+        found = _LAUNCH_COMMENT.search(line)
+        if found and _SHARDING_NAME.search(found.group(1)):
+            return found.group(1)
+    # A multi-line command: the --config_file on a continuation line of a commented launch.
+    commented = "\n".join(line for line in text.splitlines() if line.lstrip().startswith("#"))
+    if "accelerate launch" in commented:
+        found = re.search(r"--config_file[ =](\S+)", commented)
+        if found and _SHARDING_NAME.search(found.group(1)):
+            return found.group(1)
+    return None
 
 
 class Reader:

@@ -155,6 +155,44 @@ class AxolotlAdapter(Adapter):
             if _present(read.node(key)):  # is_fsdp_enabled: either key not None (loaders/model.py)
                 read.set("parallel.fsdp", True, key)
                 break
+        # Memory facts for the estimator (utils/schemas/config.py, utils/schemas/fsdp.py):
+        # lora_target_linear adapts every linear layer (find_all_linear_names); FSDP's
+        # sharding (fsdp: [full_shard|shard_grad_op|hybrid_shard, offload], fsdp_config
+        # fsdp_sharding_strategy / reshard_after_forward for FSDP2) and CPU offload
+        # (fsdp_config offload_params, older fsdp_offload_params); activation_offloading;
+        # chunked_cross_entropy(_num_chunks); the hatchery plugin's remote backend (tinker).
+        read.take("adapter.target_linear", "lora_target_linear")
+        read.take("parallel.fsdp_sharding", "fsdp_config", "fsdp_sharding_strategy")
+        if read.config.get("parallel.fsdp_sharding") is None:
+            read.take("parallel.fsdp_sharding", "fsdp_config", "reshard_after_forward",
+                  convert=lambda on: "FULL_SHARD" if on is not False else "SHARD_GRAD_OP")
+        fsdp_list = read.node("fsdp")
+        if isinstance(fsdp_list, Sequence):
+            options = [str(option).lower() for option in fsdp_list.plain()]
+            sharding = next((o.upper() for o in options if o in ("full_shard", "shard_grad_op", "hybrid_shard", "no_shard")), None)
+            if sharding and read.config.get("parallel.fsdp_sharding") is None:
+                read.set("parallel.fsdp_sharding", sharding, "fsdp")
+            if "offload" in options:
+                read.set("parallel.offload_param", True, "fsdp")
+        for name in ("offload_params", "fsdp_offload_params"):
+            read.take("parallel.offload_param", "fsdp_config", name)
+        read.take("memory.activation_offload", "activation_offloading", convert=lambda value: value not in (False, None))
+        if written(read.document, "gradient_checkpointing") in ("offload", "offload_disk"):
+            read.set("memory.activation_offload", True, "gradient_checkpointing")  # checkpoints kept in CPU RAM / on disk
+        if written(read.document, "chunked_cross_entropy") is True:
+            read.take("memory.chunked_loss", "chunked_cross_entropy_num_chunks")
+            if read.config.get("memory.chunked_loss") is None:
+                # monkeypatch/loss/chunked.py patch_chunked_ce_loss_fn(num_output_chunks=8)
+                read.set("memory.chunked_loss", 8, "chunked_cross_entropy")
+        read.take("training.remote_backend", "hatchery", "backend")
+        # Expert, tensor and context parallelism split experts, weights or sequences across GPUs
+        # (utils/schemas/config.py expert_parallel_size, tensor_parallel_size, context_parallel_size).
+        for key, what in (("expert_parallel_size", "expert parallelism"), ("tensor_parallel_size", "tensor parallelism"),
+                          ("context_parallel_size", "context parallelism")):
+            size = written(read.document, key)
+            if isinstance(size, int) and not isinstance(size, bool) and size > 1:
+                read.set("parallel.unmodeled", what, key)
+                break
         deepspeed_link(config, document, read.node("deepspeed"))
         return config
 

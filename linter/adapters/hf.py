@@ -228,6 +228,14 @@ class HFAdapter(Adapter):
         # trl/trainer/grpo_config.py (GRPOConfig, TRL >= 0.14): num_generations marks a `trl grpo` config.
         if is_trl and document.find("num_generations") is not None:
             read.set("training.trainer", "grpo", "num_generations")
+        # transformers training_args.py FSDPOption: full_shard, shard_grad_op, no_shard,
+        # hybrid_shard, hybrid_shard_zero2, offload, auto_wrap (space-separated or a list).
+        read.take("parallel.fsdp_sharding", "fsdp", convert=fsdp_sharding)
+        if "offload" in str(written(document, "fsdp") or "").lower():
+            read.take("parallel.offload_param", "fsdp", convert=lambda _: True)
+        # TRL SFTConfig.activation_offloading (trl/models/activation_offloading.py): saved
+        # activations move to CPU RAM.
+        read.take("memory.activation_offload", "activation_offloading")
         if is_trl:
             self._trl_model(read, config.get("model.load_dtype"))
         # An inline mapping or JSON string is the DeepSpeed config itself: no file to link.
@@ -259,6 +267,10 @@ class HFAdapter(Adapter):
                 config.set("quantization.compute_dtype", Field(
                     "float32", Origin(read.key_span("load_in_4bit"), _TRL_QUANTIZATION, "dtype")))
             read.bind(_QLORA_BINDINGS)
+        if load_dtype is None:
+            # trl/trainer/model_config.py ModelConfig.dtype: default "float32" (the weights the
+            # `trl` CLI loads when the config names no dtype); for the memory estimate only.
+            config.set("model.default_dtype", Field("float32", Origin(config.file_span, _TRL_MODEL, "dtype")))
         use_peft = read.take("adapter.kind", "use_peft", convert=lambda on: "lora" if on is True else None,
                              default=None, default_source=_TRL_MODEL)
         if use_peft is not None and use_peft.value == "lora":
@@ -284,6 +296,13 @@ class HFAdapter(Adapter):
         if distributed_type == "FSDP":
             read.set("parallel.fsdp", True, "distributed_type")
             read.take("parallel.offload_param", "fsdp_config", "fsdp_offload_params")
+            # accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin: fsdp_sharding_strategy
+            # (FSDP1; FULL_SHARD default), fsdp_reshard_after_forward (FSDP2: True = full shard,
+            # False = shard grad op).
+            read.take("parallel.fsdp_sharding", "fsdp_config", "fsdp_sharding_strategy", convert=fsdp_sharding)
+            if config.get("parallel.fsdp_sharding") is None:
+                read.take("parallel.fsdp_sharding", "fsdp_config", "fsdp_reshard_after_forward",
+                          convert=lambda on: "SHARD_GRAD_OP" if on is False else "FULL_SHARD")
         if distributed_type != "DEEPSPEED":
             return
         config_file = document.find("deepspeed_config", "deepspeed_config_file")
@@ -339,6 +358,19 @@ def _merge_insertions(edits: list[Edit]) -> list[Edit]:
         else:
             merged.append(edit)
     return merged
+
+
+def fsdp_sharding(value: Any) -> str | None:
+    """The sharding strategy named by an FSDP option string or list, or an accelerate strategy
+    (a name or its number: torch ShardingStrategy FULL_SHARD=1 ... _HYBRID_SHARD_ZERO2=5)."""
+    words = value if isinstance(value, list) else str(value).replace(",", " ").split()
+    names = {"1": "FULL_SHARD", "2": "SHARD_GRAD_OP", "3": "NO_SHARD", "4": "HYBRID_SHARD", "5": "HYBRID_SHARD"}
+    for word in (str(w).strip().upper() for w in words):
+        if word in names:
+            return names[word]
+        if word in ("FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD", "HYBRID_SHARD", "HYBRID_SHARD_ZERO2"):
+            return "HYBRID_SHARD" if word.startswith("HYBRID") else word
+    return None
 
 
 def _true(node) -> bool:

@@ -164,6 +164,23 @@ class LlamaFactoryAdapter(Adapter):
         fsdp = read.node("fsdp")
         if fsdp is not None and fsdp.plain() not in (None, "", []):
             read.set("parallel.fsdp", True, "fsdp")
+            # `fsdp` is TrainingArguments' option string (transformers FSDPOption: full_shard,
+            # shard_grad_op, hybrid_shard, no_shard, offload).
+            from .hf import fsdp_sharding
+
+            read.take("parallel.fsdp_sharding", "fsdp", convert=fsdp_sharding)
+            if "offload" in str(fsdp.plain()).lower():
+                read.take("parallel.offload_param", "fsdp", convert=lambda _: True)
+        # Engines that place the model where the memory estimate cannot follow: KTransformers runs
+        # MoE experts on the CPU (hparams/model_args.py use_kt), Megatron-Core splits layers and
+        # experts across GPUs (examples/megatron: *_model_parallel_size, mcore_adapter).
+        if written(read.document, "use_kt") is True:
+            read.take("parallel.unmodeled", "use_kt", convert=lambda _: "KTransformers (experts on the CPU)")
+        for key in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "expert_model_parallel_size"):
+            size = written(read.document, key)
+            if isinstance(size, int) and not isinstance(size, bool) and size > 1:
+                read.take("parallel.unmodeled", key, convert=lambda _: "Megatron model parallelism")
+                break
         deepspeed_link(config, document, read.node("deepspeed"))
         return config
 
