@@ -30,7 +30,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "incidents"
 TABLE = ROOT / "bench" / "incidents.md"
 DEFAULT_TARGET = "A100"
 META_KEYS = ("source", "also", "framework", "versions", "cause", "damage", "expect", "file", "key", "needs")
-DAMAGE_ORDER = ("silent", "hang", "nan", "oom", "crash-after-preprocessing", "crash-after-load",
+DAMAGE_ORDER = ("silent", "hang", "nan", "oom", "crash-after-hours", "crash-after-preprocessing", "crash-after-load",
                 "crash-first-step", "crash-launch")
 
 
