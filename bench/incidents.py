@@ -140,13 +140,30 @@ def render(results: list[dict]) -> str:
             result["id"], _source_cell(meta), meta["cause"], f"{meta['framework']}; {meta['versions']}; target {target}",
             meta["damage"], meta["expect"], ", ".join(result["caught"]) or "—", ", ".join(result["fired"]) or "—",
             needed)) + " |")
+    lines += ["", "## By expected rule", "",
+              "Incidents grouped by the first rule in their `expected` column, most reported first (threads ="
+              " the source plus the other threads listed for it).", "",
+              "| rule | incidents | threads | caught | ids |", "|---|---|---|---|---|"]
+    groups: dict[str, list[dict]] = {}
+    for result in results:
+        groups.setdefault(result["meta"]["expect"].split()[0], []).append(result)
+    ranked = sorted(groups.items(), key=lambda item: (-sum(map(_threads, item[1])), -len(item[1]), item[0]))
+    for rule, members in ranked:
+        lines.append(f"| {rule} | {len(members)} | {sum(map(_threads, members))} | "
+                     f"{sum(1 for member in members if member['caught'])} | "
+                     f"{', '.join(sorted(member['id'] for member in members))} |")
     return "\n".join(lines) + "\n"
+
+
+def _threads(result: dict) -> int:
+    """The source thread and the other tracker threads named for the same cause."""
+    return 1 + len(re.findall(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+#\d+", result["meta"]["also"]))
 
 
 def table_ids(markdown: str) -> list[str]:
     """The incident ids of the table rows in bench/incidents.md."""
     ids = []
-    for line in markdown.splitlines():
+    for line in markdown.split("\n## By expected rule")[0].splitlines():
         match = re.match(r"^\| ([a-z0-9][a-z0-9-]*) \|", line)
         if match and match.group(1) != "id":
             ids.append(match.group(1))
