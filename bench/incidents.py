@@ -7,6 +7,8 @@ Each incident folder holds the config files that reproduce one real failure, plu
                key (text on the reported line, or in the message, that names the cause), needs
   target.txt   the GPU the incident needs (`V100`); A100 when absent
   flags.txt    extra `trainlint check` arguments (`--world-size 2`)
+               related (optional): how the incident touches a class named in issue 16 or a seed
+               incident of INCIDENTS.md
   requirements.txt  a version pin, read by trainlint like any pin beside a config
 
 An incident counts as caught when a finding whose code or rule name is in `expect` points at
@@ -137,7 +139,7 @@ def render(results: list[dict]) -> str:
         target = result["target"] + (" " + " ".join(result["flags"]) if result["flags"] else "")
         needed = "" if result["caught"] else meta["needs"]
         lines.append("| " + " | ".join(_cell(text) for text in (
-            result["id"], _source_cell(meta), meta["cause"], f"{meta['framework']}; {meta['versions']}; target {target}",
+            result["id"], _source_cell(meta), meta["cause"] + (f" (related: {meta['related']})" if meta.get("related") else ""), f"{meta['framework']}; {meta['versions']}; target {target}",
             meta["damage"], meta["expect"], ", ".join(result["caught"]) or "—", ", ".join(result["fired"]) or "—",
             needed)) + " |")
     lines += ["", "## By expected rule", "",
