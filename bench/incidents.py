@@ -1,0 +1,192 @@
+"""Recall on mined incidents: run trainlint on each fixture under tests/fixtures/incidents/ and
+rewrite bench/incidents.md with what was caught.
+
+Each incident folder holds the config files that reproduce one real failure, plus:
+  expect.txt   `key: value` lines: source (owner/repo#N), also, framework, versions, cause,
+               damage, expect (codes or rule names, any one counts), file (the causing file),
+               key (text on the reported line, or in the message, that names the cause), needs
+  target.txt   the GPU the incident needs (`V100`); A100 when absent
+  flags.txt    extra `trainlint check` arguments (`--world-size 2`)
+               related (optional): how the incident touches a class named in issue 16 or a seed
+               incident of INCIDENTS.md
+  requirements.txt  a version pin, read by trainlint like any pin beside a config
+
+An incident counts as caught when a finding whose code or rule name is in `expect` points at
+`file` and its reported line (or message) contains `key`: a finding elsewhere does not count.
+
+    python bench/incidents.py            # run and rewrite bench/incidents.md
+    python bench/incidents.py --print    # run and print the table only
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures" / "incidents"
+TABLE = ROOT / "bench" / "incidents.md"
+DEFAULT_TARGET = "A100"
+META_KEYS = ("source", "also", "framework", "versions", "cause", "damage", "expect", "file", "key", "needs")
+DAMAGE_ORDER = ("silent", "hang", "nan", "oom", "crash-after-hours", "crash-after-preprocessing", "crash-after-load",
+                "crash-first-step", "crash-launch")
+
+
+def read_meta(folder: Path) -> dict[str, str]:
+    meta = {}
+    for line in (folder / "expect.txt").read_text("utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        key, _, value = line.partition(":")
+        meta[key.strip()] = value.strip()
+    missing = [key for key in META_KEYS if key not in meta]
+    if missing:
+        raise ValueError(f"{folder.name}/expect.txt lacks {', '.join(missing)}")
+    return meta
+
+
+def incident_folders() -> list[Path]:
+    return sorted(path for path in FIXTURES.iterdir() if (path / "expect.txt").is_file())
+
+
+def _optional(folder: Path, name: str) -> str:
+    path = folder / name
+    return path.read_text("utf-8").strip() if path.is_file() else ""
+
+
+def run_trainlint(paths: list[Path], target: str, flags: list[str]) -> tuple[int, list[dict], str]:
+    """(exit code, findings, stderr) of one `trainlint check` over `paths`."""
+    command = [sys.executable, "-m", "linter.cli", "check", *map(str, paths), "--gpu", target,
+               "--no-detect", "--format", "json", "--verbose", *flags]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    try:
+        findings = json.loads(done.stdout) if done.stdout.strip() else []
+    except json.JSONDecodeError:
+        findings = []
+    return done.returncode, findings, done.stderr
+
+
+def _line_text(path: Path, line: int | None) -> str:
+    try:
+        lines = path.read_text("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    return lines[line - 1] if line and 0 < line <= len(lines) else ""
+
+
+def points_at_cause(finding: dict, meta: dict[str, str]) -> bool:
+    wanted = set(meta["expect"].split())
+    if finding.get("code") not in wanted and finding.get("name") not in wanted:
+        return False
+    path = ROOT / finding.get("file", "")
+    if path.name != meta["file"]:
+        return False
+    key = meta["key"]
+    return not key or key in _line_text(path, finding.get("line")) or key in finding.get("message", "")
+
+
+def evaluate(folder: Path) -> dict:
+    meta = read_meta(folder)
+    target = _optional(folder, "target.txt") or DEFAULT_TARGET
+    flags = shlex.split(_optional(folder, "flags.txt"))
+    code, findings, stderr = run_trainlint([folder], target, flags)
+    caught = sorted({finding["code"] for finding in findings if points_at_cause(finding, meta)})
+    fired = sorted({finding["code"] for finding in findings})
+    return {"id": folder.name, "meta": meta, "target": target, "flags": flags, "exit": code,
+            "caught": caught, "fired": fired, "internal_error": code == 2 or "internal error" in stderr}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _source_cell(meta: dict[str, str]) -> str:
+    also = meta["also"]
+    return meta["source"] + (f" (also {also})" if also else "")
+
+
+def render(results: list[dict]) -> str:
+    caught = sum(1 for result in results if result["caught"])
+    total = len(results)
+    lines = [
+        "# Mined incidents: recall",
+        "",
+        f"**Recall: {caught} / {total} caught** ({100 * caught / total:.0f} %), by `python bench/incidents.py`"
+        " (rewrites this file; the rows come from `tests/fixtures/incidents/*/expect.txt`).",
+        "",
+        "Each row is a failure reported in a framework's tracker whose cause is written in the config (alone,"
+        " or with the GPU, the world size or a pinned version) and so was knowable before launch. Each has a"
+        " minimal fixture of our own under `tests/fixtures/incidents/<id>/` that reproduces the cause for the"
+        " versions named (a `requirements.txt` pin where version-bound, `target.txt` for the GPU, `flags.txt`"
+        " for the world size). None of them is one of the 14 classes named in issue 16 or one of the five"
+        " seed incidents in INCIDENTS.md; rows near a named class say so in *what would be needed*.",
+        "",
+        "*Caught* means a finding with an expected code (or rule name, for rules not written yet) points at"
+        " the causing file and key; *fired* lists every code reported on the fixture. Damage, worst first:"
+        " silent (trains wrong or saves nothing usable) > hang > crash after hours/preprocessing/load >"
+        " crash at the first step > crash at launch.",
+        "",
+        "| id | source thread | config cause | framework, versions | damage | expected | caught by | fired | what would be needed |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    order = {damage: rank for rank, damage in enumerate(DAMAGE_ORDER)}
+    for result in sorted(results, key=lambda r: (order.get(r["meta"]["damage"], 99), r["id"])):
+        meta = result["meta"]
+        target = result["target"] + (" " + " ".join(result["flags"]) if result["flags"] else "")
+        needed = "" if result["caught"] else meta["needs"]
+        lines.append("| " + " | ".join(_cell(text) for text in (
+            result["id"], _source_cell(meta), meta["cause"] + (f" (related: {meta['related']})" if meta.get("related") else ""), f"{meta['framework']}; {meta['versions']}; target {target}",
+            meta["damage"], meta["expect"], ", ".join(result["caught"]) or "—", ", ".join(result["fired"]) or "—",
+            needed)) + " |")
+    lines += ["", "## By expected rule", "",
+              "Incidents grouped by the first rule in their `expected` column, most reported first (threads ="
+              " the source plus the other threads listed for it).", "",
+              "| rule | incidents | threads | caught | ids |", "|---|---|---|---|---|"]
+    groups: dict[str, list[dict]] = {}
+    for result in results:
+        groups.setdefault(result["meta"]["expect"].split()[0], []).append(result)
+    ranked = sorted(groups.items(), key=lambda item: (-sum(map(_threads, item[1])), -len(item[1]), item[0]))
+    for rule, members in ranked:
+        lines.append(f"| {rule} | {len(members)} | {sum(map(_threads, members))} | "
+                     f"{sum(1 for member in members if member['caught'])} | "
+                     f"{', '.join(sorted(member['id'] for member in members))} |")
+    return "\n".join(lines) + "\n"
+
+
+def _threads(result: dict) -> int:
+    """The source thread and the other tracker threads named for the same cause."""
+    return 1 + len(re.findall(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+#\d+", result["meta"]["also"]))
+
+
+def table_ids(markdown: str) -> list[str]:
+    """The incident ids of the table rows in bench/incidents.md."""
+    ids = []
+    for line in markdown.split("\n## By expected rule")[0].splitlines():
+        match = re.match(r"^\| ([a-z0-9][a-z0-9-]*) \|", line)
+        if match and match.group(1) != "id":
+            ids.append(match.group(1))
+    return ids
+
+
+def main(argv: list[str]) -> int:
+    results = [evaluate(folder) for folder in incident_folders()]
+    errors = [result["id"] for result in results if result["internal_error"]]
+    text = render(results)
+    if "--print" in argv:
+        print(text)
+    else:
+        TABLE.write_text(text, "utf-8")
+        caught = sum(1 for result in results if result["caught"])
+        print(f"{caught} / {len(results)} caught; wrote {TABLE.relative_to(ROOT)}")
+    if errors:
+        print("internal errors: " + ", ".join(errors), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
