@@ -9,7 +9,6 @@ asked for.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from . import registry
@@ -22,6 +21,7 @@ from .json_reader import parse_json
 from .registry import Context, Finding
 from .settings import Settings, for_directory, load_file
 from .source import Source, SourceError, real_path
+from .suppression import suppressed
 from .yaml_reader import parse_yaml
 
 MAX_PASSES = 10
@@ -36,7 +36,6 @@ def _parse_python(source: Source):
 
 PARSERS = {"yaml": parse_yaml, "json": parse_json, "python": _parse_python}
 SKIPPED_DIRS = {"node_modules", "__pycache__", "site-packages"}
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*))?", re.I)
 
 
 class UsageError(Exception):
@@ -280,7 +279,8 @@ class Session:
                 findings.append(finding)
         if self.options.verbose:
             self._verbose_notes.update(dict.fromkeys(context.notes))
-        return [finding for finding in findings if not self._suppressed(finding, run)]
+        return [finding for finding in findings
+                if not suppressed(finding, run, self.settings_for(finding.span.path))]
 
     def _render(self, fix: Fix) -> None:
         edits = []
@@ -296,22 +296,6 @@ class Session:
             fix.message = f"{fix.message} (not applied automatically: {error})"
             edits = []
         fix.edits = list(dict.fromkeys(edits))  # two changes may render the same edit
-
-    def _suppressed(self, finding: Finding, run: Run) -> bool:
-        path = finding.span.path
-        settings = self.settings_for(path)
-        if any(finding.code.startswith(code) for code in settings.ignored_codes(path)):
-            return True
-        config = next((config for config in run.configs if config.path == path), None)
-        if config is None or config.document is None or config.document.format == "json":
-            return False
-        source = config.document.source
-        line_start = source.line_starts[finding.span.line - 1]
-        match = _NOQA.search(source.text, line_start, source.line_end(line_start))
-        if not match:
-            return False
-        codes = match.group("codes")
-        return codes is None or finding.code in {code.strip().upper() for code in codes.split(",")}
 
     # ---- fixing ------------------------------------------------------------------------------
 
