@@ -21,7 +21,7 @@ from .json_reader import parse_json
 from .registry import Context, Finding
 from .settings import Settings, for_directory, load_file
 from .source import Source, SourceError, real_path
-from .suppression import suppressed
+from .suppression import check_noqa, suppressed
 from .yaml_reader import parse_yaml
 
 MAX_PASSES = 10
@@ -44,12 +44,13 @@ class UsageError(Exception):
 
 class Options:
     __slots__ = ("fix", "unsafe_fixes", "diff", "select", "ignore", "extend_select", "gpu", "detect",
-                 "world_size", "config_file", "verbose")
+                 "world_size", "config_file", "verbose", "stdin")
 
     def __init__(self, fix: bool = False, unsafe_fixes: bool | None = None, diff: bool = False,
                  select: list[str] | None = None, ignore: list[str] | None = None,
                  extend_select: list[str] | None = None, gpu: str | None = None, detect: bool = True,
-                 world_size: int | None = None, config_file: Path | None = None, verbose: bool = False):
+                 world_size: int | None = None, config_file: Path | None = None, verbose: bool = False,
+                 stdin: tuple[Path, bytes] | None = None):
         self.fix = fix
         self.unsafe_fixes = unsafe_fixes  # None: the settings decide
         self.diff = diff
@@ -61,6 +62,7 @@ class Options:
         self.world_size = world_size
         self.config_file = config_file
         self.verbose = verbose
+        self.stdin = stdin  # [ecosystem hook] (--stdin-filename path, the bytes read from stdin)
 
 
 class FileResult:
@@ -75,7 +77,7 @@ class FileResult:
 
 
 class Outcome:
-    __slots__ = ("findings", "sources", "fixed", "applied", "diffs", "notes", "no_target_note")
+    __slots__ = ("findings", "sources", "fixed", "applied", "diffs", "notes", "no_target_note", "discovered")
 
     def __init__(self, findings: list[Finding] | None = None, sources: dict[Path, Source] | None = None,
                  fixed: int = 0, applied: list[tuple[Path, str, str]] | None = None,
@@ -88,6 +90,7 @@ class Outcome:
         self.diffs = diffs if diffs is not None else []
         self.notes = notes if notes is not None else []  # one-line diagnostics for stderr
         self.no_target_note = no_target_note
+        self.discovered = 0  # [ecosystem hook] candidate files found: 0 prints "no config files found"
 
 
 def _is_venv(directory: Path) -> bool:
@@ -150,6 +153,9 @@ class Session:
         found: list[tuple[Path, bool]] = []
         seen: set[Path] = set()
         for path in paths:
+            if self.options.stdin is not None and path == self.options.stdin[0]:  # [ecosystem hook] stdin
+                found.append((path, True))
+                continue
             if not path.exists():
                 raise UsageError(f"{path}: no such file or directory")
             if path.is_file():
@@ -185,7 +191,10 @@ class Session:
         if kind is None:
             return result
         try:
-            source = Source.read(path)
+            if self.options.stdin is not None and path == self.options.stdin[0]:  # [ecosystem hook] stdin
+                source = Source.from_bytes(path, self.options.stdin[1])
+            else:
+                source = Source.read(path)
         except SourceError as error:
             if kind == "python" and not explicit:
                 return result  # a walked .py file that is not UTF-8 is not a config we could read
@@ -269,6 +278,7 @@ class Session:
 
     def lint(self, run: Run, settings: Settings, hardware: Hardware) -> list[Finding]:
         context = Context(hardware, self.options.world_size or settings.world_size)
+        check_noqa(run)  # [ecosystem hook] a noqa naming an unknown trainlint code is a usage error
         findings: list[Finding] = []
         for rule in self.rules_for(settings):
             if rule.needs_targets and not hardware.targets:
@@ -408,6 +418,7 @@ class Session:
         outcome = Outcome()
         configs = []
         for path, explicit in self.discover(paths):
+            outcome.discovered += 1  # [ecosystem hook]
             self._writable.add(real_path(path))
             loaded = self.load(path, explicit)
             if loaded.syntax is not None:

@@ -2,3 +2,6 @@
 it is named in the `trainlint.rules` entry-point group like any third-party pack."""
 
 from . import deepspeed, memory, numerics, precision, quantization, schema, syntax, versions  # noqa: F401
+
+# Checked by linter.registry: the import name `rules` is shared with other PyPI packages.
+TRAINLINT_BUILTIN_PACK = True
