@@ -89,8 +89,9 @@ def check_noqa(run: Run) -> None:
                 if not any(known_code.rstrip("0123456789") == prefix for known_code in known):
                     continue  # another tool's code
                 line = document.source.position(match.start()).line
-                raise SettingsError(f"{config.path}:{line}: `# noqa: {code}` names no trainlint rule"
-                                    f"{did_you_mean(code, known)}")
+                family = [known_code for known_code in known if known_code.rstrip("0123456789") == prefix]
+                hint = did_you_mean(code, known) or f" (the {prefix} rules are {', '.join(family)})"
+                raise SettingsError(f"{config.path}:{line}: `# noqa: {code}` names no trainlint rule{hint}")
 
 
 # ---- baseline ---------------------------------------------------------------------------------
