@@ -167,3 +167,10 @@ def test_pre_commit_hooks_with_the_real_client(tmp_path):
         '"fp16": {"enabled": true}', '"fp16": {"enabled": false},\n  "bf16": {"enabled": true}')
     passing = hook("trainlint")
     assert passing.returncode == 0, passing.stdout + passing.stderr
+    detected = subprocess.run([sys.executable, "-m", "linter", "hardware", "--format", "json"], env=env,
+                              capture_output=True, text=True, cwd=ROOT)
+    if not json.loads(detected.stdout)["targets"]:  # on a machine with a GPU, detection names a target
+        (repo / "trainlint.toml").unlink()
+        _git(repo, "add", "-A")
+        no_target = hook("trainlint")
+        assert no_target.returncode == 1 and "a target is required" in no_target.stdout, no_target.stdout
