@@ -58,6 +58,7 @@ class EstimatedOom(Rule):
 
     def check(self, run, context):
         from linter.memory import estimate
+        from linter.report import display_path  # the hint must work from where trainlint ran
 
         if run.value("training.enabled") is False:
             return  # a prediction or evaluation config
@@ -77,7 +78,7 @@ class EstimatedOom(Rule):
                 config, config.span("model.name"),
                 f"{'weights, gradients and optimizer states alone need' if result.tokens_upper_bound else 'estimated peak'} "
                 f"{total:.1f} GiB per GPU, which {verdict} {', '.join(f'{t.name} ({t.memory_gib:g} GiB)' for t in targets)}; "
-                f"largest part: {biggest[0]} {biggest[1]:.1f} GiB (`trainlint estimate {config.path.name}` for the breakdown)",
+                f"largest part: {biggest[0]} {biggest[1]:.1f} GiB (`trainlint estimate {display_path(config.path)}` for the breakdown)",
                 targets=targets, fix=self.fix("Reduce memory: QLoRA, ZeRO/offload, a smaller batch or checkpointing"))
             finding.severity = severity
             yield finding

@@ -293,3 +293,13 @@ def test_a_pack_that_registers_no_rule_is_reported(tmp_path, ds):
                                capture_output=True, text=True, env=env, cwd=tmp_path)
     assert completed.returncode == 1
     assert "rule pack `empty_pack` registered no rule" in completed.stderr
+
+
+def test_mem001_hint_names_the_file_as_given_from_where_trainlint_runs(monkeypatch):
+    """The hint is a command to copy: a bare file name fails from the repository root."""
+    monkeypatch.chdir(ROOT)
+    relative = Path("tests/fixtures/memory/llama2_full_fp16.yaml")
+    findings = json.loads(trainlint("check", relative, "--gpu", "A10G", "--format", "json").out)
+    [mem] = [f for f in findings if f["code"] == "MEM001"]
+    assert f"`trainlint estimate {relative}` for the breakdown" in mem["message"]
+    assert trainlint("estimate", relative, "--gpu", "A10G").code == 0
