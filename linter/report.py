@@ -133,9 +133,15 @@ def statistics_json(findings: list[Finding], stream: TextIO, unsafe: bool) -> No
 
 _SARIF_LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 SRCROOT = "SRCROOT"
-# Where each rule's page lives (docs/rules/<CODE>.md, generated from the registry).
+# Where each rule's page lives (docs/rules/<CODE>.md, generated from the registry). The GitHub
+# Action sets TRAINLINT_RULE_DOCS_URL to the pages at the commit of trainlint it runs.
 RULE_DOCS_URL = "https://github.com/trainlint/trainlint/blob/main/docs/rules/{code}.md"
 REPOSITORY_URL = "https://github.com/trainlint/trainlint"
+
+
+def rule_docs_url(code: str) -> str:
+    base = os.environ.get("TRAINLINT_RULE_DOCS_URL")
+    return f"{base.rstrip('/')}/{code}.md" if base else RULE_DOCS_URL.format(code=code)
 
 
 def repository_root(start: Path | None = None) -> Path:
@@ -267,7 +273,7 @@ def sarif(findings: list[Finding], sources: dict[Path, Source], rules: list, ver
             "name": rule.name,
             "shortDescription": {"text": one_line_summary(rule)},
             "fullDescription": {"text": " ".join(summary_text.split())},
-            "helpUri": RULE_DOCS_URL.format(code=rule.code),
+            "helpUri": rule_docs_url(rule.code),
             "help": {"text": documentation, "markdown": documentation},
             "defaultConfiguration": {"level": _SARIF_LEVELS[rule.severity], "enabled": rule.default_enabled},
             "properties": {"fixable": rule.fix_applicability.value if rule.fix_applicability else None},

@@ -24,12 +24,22 @@ def _action() -> dict:
     return YAML(typ="safe", pure=True).load((ROOT / "action.yml").read_text())
 
 
-def _expand(text: str, inputs: dict) -> str:
-    def value(match):
-        scope, name = match.group(1), match.group(2)
-        return str(ROOT) if (scope, name) == ("github", "action_path") else inputs[name]
+# The `github` context of a run in another repository that uses trainlint at a commit.
+GITHUB_CONTEXT = {"action_path": str(ROOT), "server_url": "https://github.com", "repository": "user/project",
+                  "sha": "0123abc", "action_repository": "owner/trainlint", "action_ref": "4567def"}
 
-    return re.sub(r"\$\{\{\s*(inputs|github)\.([\w-]+)\s*\}\}", value, text)
+
+def _expand(text: str, inputs: dict, github: dict = GITHUB_CONTEXT) -> str:
+    """${{ ... }}: context values, and `a || b` (the first non-empty)."""
+    def value(match):
+        for alternative in match.group(1).split("||"):
+            scope, _, name = alternative.strip().partition(".")
+            found = {"inputs": inputs, "github": github}[scope][name]
+            if found:
+                return found
+        return ""
+
+    return re.sub(r"\$\{\{\s*(.*?)\s*\}\}", value, text)
 
 
 def _condition(expression: str, inputs: dict) -> bool:
@@ -96,6 +106,8 @@ def test_action_steps_install_lint_and_write_sarif(tmp_path, action_venv):
     assert run["automationDetails"] == {"id": "trainlint/A100-40GB/"}
     assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]} == \
         {"configs/ds.json"}
+    help_uris = {rule["id"]: rule["helpUri"] for rule in run["tool"]["driver"]["rules"]}
+    assert help_uris["PRE002"] == "https://github.com/owner/trainlint/blob/4567def/docs/rules/PRE002.md"
     # upload only when asked
     (workspace / "configs" / "ds.json").write_text('{"bf16": {"enabled": true}, "zero_optimization": {"stage": 3}}')
     steps = run_action(workspace, action_venv, paths="configs", gpu="A100", sarif="out.sarif", **{"upload-sarif": "true"})
