@@ -82,6 +82,12 @@ def test_sarif_rules_have_help_uri_to_a_shipped_page_and_a_one_line_short_descri
     assert len(long_rule["fullDescription"]["text"]) > 120
 
 
+def test_sarif_help_uri_base_can_be_set(repo, monkeypatch):
+    monkeypatch.setenv("TRAINLINT_RULE_DOCS_URL", "https://example.org/tl/docs/rules/")
+    rules = sarif_run(".", "--gpu", "A100")["tool"]["driver"]["rules"]
+    assert {rule["helpUri"] for rule in rules} == {f"https://example.org/tl/docs/rules/{rule['id']}.md" for rule in rules}
+
+
 def test_sarif_results_meet_github_code_scanning_requirements(repo):
     """docs.github.com "SARIF support for code scanning": each result needs ruleId, message.text,
     a physical location with a uri and region.startLine; partialFingerprints keep alerts stable."""
