@@ -1,5 +1,6 @@
-"""Command line (SPEC §3). Exit codes: 0 nothing to report, 1 findings remain (or --diff shows
-changes), 2 usage error, unreadable path, or internal error."""
+"""Command line. Exit codes: 0 nothing to report, 1 findings remain (or --diff shows changes),
+2 usage error (bad flags or settings, an unknown rule code or GPU name, no GPU target where one is
+required), unreadable path, or internal error."""
 
 from __future__ import annotations
 
@@ -26,15 +27,44 @@ def _positive(text: str) -> int:
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """No abbreviated flags (`--gp` is not `--gpu`), and "did you mean" for a mistyped one."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str):
+        if message.startswith("unrecognized arguments:"):
+            from .settings import did_you_mean
+
+            known = [option for action in self._actions for option in action.option_strings]
+            for subparsers in (a for a in self._actions if isinstance(a, argparse._SubParsersAction)):
+                known += [option for sub in subparsers.choices.values() for action in sub._actions
+                          for option in action.option_strings]
+            hints = [f"{word}{did_you_mean(word.split('=', 1)[0], known)}"
+                     for word in message.split(":", 1)[1].split() if word.startswith("-")]
+            if any("did you mean" in hint for hint in hints):
+                message = "unrecognized arguments: " + " ".join(hints)
+        super().error(message)
+
+
+def _version() -> str:
+    from . import __version__
+
+    return f"trainlint {__version__}"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="trainlint",
         description="Lint and auto-patch LLM fine-tuning configs for the GPUs they will run on.",
     )
+    parser.add_argument("--version", action="version", version=_version())
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     check = commands.add_parser("check", help="lint configs (default path: .)")
-    check.add_argument("paths", nargs="*", type=Path, metavar="PATH")
+    check.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="files and folders; - reads stdin")
     check.add_argument("--fix", action="store_true", help="apply safe fixes and write files")
     check.add_argument("--unsafe-fixes", action="store_true", default=None,
                        help="also apply (with --fix) or show (with --diff) unsafe fixes")
@@ -45,23 +75,38 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--ignore", type=_codes, default=[], help="rule codes or prefixes to disable")
     check.add_argument("--extend-select", type=_codes, default=[], help="rule codes or prefixes to add")
     check.add_argument("--gpu", metavar="TARGETS", help="comma list of GPU names (V100, A100-80GB) or "
-                                                        "compute capabilities (7.0, sm_80); overrides detection")
+                                                        "compute capabilities (7.0, sm_80, sm_100); overrides detection")
+    check.add_argument("--require-target", action="store_true",
+                       help="no GPU target (named or detected) is an error, not a skipped-rules note")
     check.add_argument("--no-detect", action="store_true", help="do not query NVML or torch for GPUs")
     check.add_argument("--world-size", type=_positive, help="number of GPUs in the job")
     check.add_argument("--format", choices=["text", "json", "sarif", "github"], default=None,
                        help="output format (default: github under GitHub Actions, else text)")
     check.add_argument("--statistics", action="store_true", help="print the number of findings per code")
+    check.add_argument("--automation-id", metavar="ID",
+                       help="SARIF automationDetails.id (default: trainlint/<targets>/, one per GPU target set)")
     check.add_argument("--show-fixes", action="store_true", help="list the fixes --fix applied")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     check.add_argument("--config", type=Path, metavar="FILE", help="settings file to use instead of discovery")
     check.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary or notes")
     check.add_argument("--verbose", "-v", action="store_true", help="also report skipped files")
+    check.add_argument("--stdin-filename", type=Path, metavar="PATH",
+                       help="the path the text read from stdin (PATH -) has: settings, links and output use it")
+    check.add_argument("--show-files", action="store_true", help="list the files that would be checked, then exit")
+    check.add_argument("--show-settings", action="store_true",
+                       help="print the settings in force for the first PATH, then exit")
+    check.add_argument("--baseline", type=Path, metavar="FILE",
+                       help="do not report the findings listed in FILE (written by --write-baseline)")
+    check.add_argument("--write-baseline", type=Path, metavar="FILE",
+                       help="write every current finding to FILE, to adopt trainlint without fixing them all")
 
     rule = commands.add_parser("rule", help="show a rule's documentation")
     rule.add_argument("code")
 
     rules = commands.add_parser("rules", help="list every rule")
     rules.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    rules.add_argument("--write-pages", type=Path, metavar="DIR",
+                       help="write one Markdown page per rule (docs/rules/<CODE>.md) and an index into DIR")
 
     hardware = commands.add_parser("hardware", help="show detected GPU targets and their capabilities")
     hardware.add_argument("--gpu", metavar="TARGETS", help="show these targets instead of detecting")
@@ -130,91 +175,125 @@ def _run_estimate(args) -> int:
     return EXIT_CLEAN
 
 
+def _stdin(args) -> tuple[Path, bytes] | None:
+    if Path("-") not in args.paths:
+        if args.stdin_filename is not None:
+            raise_usage("--stdin-filename needs the path - (stdin) among the paths")
+        return None
+    if args.stdin_filename is None:
+        raise_usage("reading stdin (-) needs --stdin-filename PATH: its format, settings and links come from it")
+    if args.fix:
+        raise_usage("--fix cannot write to stdin; use --diff to see the fixes")
+    args.paths = [args.stdin_filename if path == Path("-") else path for path in args.paths]
+    return args.stdin_filename, sys.stdin.buffer.read()
+
+
+def raise_usage(message: str):
+    from .engine import UsageError
+
+    raise UsageError(message)
+
+
+def _targets_of(session, paths: list[Path]) -> list[str]:
+    """The GPU targets in force for the named paths (SARIF's automation id)."""
+    names: list[str] = []
+    for path in paths:
+        probe = path / "_" if path.is_dir() else path
+        for target in session.hardware_for(session.settings_for(probe)).targets:
+            if target.name not in names:
+                names.append(target.name)
+    return names
+
+
 def _run_check(args) -> int:
     from . import report
     from .engine import Options, Session
+    from .settings import check_selectors
 
+    if args.gpu is not None and not args.gpu.strip():
+        raise_usage("--gpu names no GPU (give names like A100 or capabilities like sm_80)")
+    for flag, codes in (("--select", args.select or []), ("--extend-select", args.extend_select),
+                        ("--ignore", args.ignore)):
+        check_selectors(codes, flag)
+    stdin = _stdin(args)
     options = Options(
         fix=args.fix, unsafe_fixes=args.unsafe_fixes, diff=args.diff, select=args.select,
         ignore=args.ignore, extend_select=args.extend_select, gpu=args.gpu, detect=not args.no_detect,
-        world_size=args.world_size, config_file=args.config, verbose=args.verbose,
+        world_size=args.world_size, config_file=args.config, verbose=args.verbose, stdin=stdin,
     )
     session = Session(options)
-    outcome = session.check(args.paths or [Path(".")])
+    paths = args.paths or [Path(".")]
+    if args.show_settings:
+        probe = paths[0] / "_" if paths[0].is_dir() else paths[0]
+        print(json.dumps(session.settings_for(probe).as_dict(), indent=2))
+        return EXIT_CLEAN
+    if args.show_files:
+        for path, _ in session.discover(paths):
+            print(report.display_path(path))
+        return EXIT_CLEAN
+    outcome = session.check(paths)
+    from . import registry
+
+    for pack in registry.EMPTY_PACKS:
+        print(f"trainlint: warning: rule pack `{pack}` registered no rule", file=sys.stderr)
     for note in outcome.notes:
         print(f"trainlint: {note}" if not note.startswith("trainlint:") else note, file=sys.stderr)
+    if not outcome.discovered and not args.quiet:
+        print(f"trainlint: warning: no config files found in {', '.join(str(p) for p in paths)}", file=sys.stderr)
+    require = args.require_target or any(
+        session.settings_for(p / "_" if p.is_dir() else p).require_gpu_target for p in paths)
+    if outcome.no_target_note and require:
+        print(outcome.no_target_note.replace("trainlint: ", "trainlint: error: ", 1)
+              .replace("hardware-dependent rules were skipped", "a target is required (--require-target or "
+                       "require-gpu-target)"), file=sys.stderr)
+        return EXIT_ERROR
     if outcome.no_target_note and not args.quiet:
         print(outcome.no_target_note, file=sys.stderr)
+    if args.write_baseline:
+        from .suppression import write_baseline
+
+        count = write_baseline(args.write_baseline, outcome.findings)
+        print(f"trainlint: wrote {count} finding{'s' if count != 1 else ''} to {args.write_baseline}",
+              file=sys.stderr)
+        return EXIT_CLEAN
+    findings = outcome.findings
+    if args.baseline:
+        from .suppression import apply_baseline
+
+        findings, matched = apply_baseline(args.baseline, findings)
+        if matched and args.verbose:
+            print(f"trainlint: {matched} finding{'s' if matched != 1 else ''} listed in {args.baseline} "
+                  "not reported", file=sys.stderr)
     if args.diff:
         sys.stdout.write("".join(outcome.diffs))
         return EXIT_CLEAN if args.exit_zero or not outcome.diffs else EXIT_FINDINGS
     unsafe = bool(args.unsafe_fixes)
     output_format = args.format or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
-    if args.statistics:
-        report.statistics(outcome.findings, sys.stdout, unsafe)
-    elif output_format == "json":
-        report.json_report(outcome.findings, outcome.sources, sys.stdout)
+    # json and sarif are one document whatever else is asked: statistics and applied fixes go inside.
+    applied = outcome.applied if (args.show_fixes or args.fix) else None
+    if output_format == "json":
+        if args.statistics:
+            report.statistics_json(findings, sys.stdout, unsafe)
+        else:
+            report.json_report(findings, outcome.sources, sys.stdout, outcome.applied if args.show_fixes else None)
     elif output_format == "sarif":
-        from . import __version__, registry
+        from . import __version__
 
-        log = report.sarif(outcome.findings, outcome.sources, registry.all_rules(), __version__)
+        automation = args.automation_id or report.automation_id(_targets_of(session, paths))
+        log = report.sarif(findings, outcome.sources, registry.all_rules(), __version__,
+                           automation=automation, applied=applied,
+                           statistics=report.statistics_rows(findings, unsafe) if args.statistics else None)
         print(json.dumps(log, indent=2))
+    elif args.statistics:
+        report.statistics(findings, sys.stdout, unsafe)
     elif output_format == "github":
-        report.github(outcome.findings, sys.stdout)
+        report.github(findings, sys.stdout, outcome.fixed, unsafe)
     else:
-        report.text(outcome.findings, sys.stdout, outcome.fixed, args.quiet, unsafe)
-    if args.show_fixes:
+        report.text(findings, sys.stdout, outcome.fixed, args.quiet, unsafe)
+    if args.show_fixes and output_format not in ("json", "sarif"):
         report.show_fixes(outcome.applied, sys.stdout)
-    if outcome.findings and not args.exit_zero:
+    if findings and not args.exit_zero:
         return EXIT_FINDINGS
-    return EXIT_CLEAN
-
-
-def _run_rule(args) -> int:
-    from . import registry
-
-    rule = registry.get(args.code)
-    if rule is None:
-        print(f"trainlint: unknown rule code {args.code!r}; `trainlint rules` lists them", file=sys.stderr)
-        return EXIT_ERROR
-    print(rule.documentation())
-    return EXIT_CLEAN
-
-
-def _rules_rows() -> list[dict]:
-    from . import registry
-
-    return [
-        {"code": rule.code, "name": rule.name, "severity": rule.severity,
-         "fixable": rule.fix_applicability.value if rule.fix_applicability else None,
-         "default": rule.default_enabled, "needs_targets": rule.needs_targets,
-         "summary": " ".join(rule.documentation().split("## What it does", 1)[-1].split("##", 1)[0].split())}
-        for rule in registry.all_rules()
-    ]
-
-
-def rules_markdown() -> str:
-    """The README's rule table, generated from the registry."""
-    lines = ["| code | name | severity | fix | default | what it does |", "|---|---|---|---|---|---|"]
-    for row in _rules_rows():
-        first_sentence = row["summary"].split(". ")[0].rstrip(".") + "."
-        lines.append(f"| {row['code']} | {row['name']} | {row['severity']} | {row['fixable'] or '-'} | "
-                     f"{'on' if row['default'] else 'off'} | {first_sentence} |")
-    return "\n".join(lines) + "\n"
-
-
-def _run_rules(args) -> int:
-    rows = _rules_rows()
-    if args.format == "json":
-        print(json.dumps(rows, indent=2))
-        return EXIT_CLEAN
-    if args.format == "markdown":
-        sys.stdout.write(rules_markdown())
-        return EXIT_CLEAN
-    for row in rows:
-        fixable = row["fixable"] or "-"
-        state = "on" if row["default"] else "off"
-        print(f"{row['code']:<8} {row['name']:<36} {row['severity']:<8} fix:{fixable:<13} {state}")
     return EXIT_CLEAN
 
 
@@ -244,13 +323,17 @@ def main(argv: list[str] | None = None) -> int:
     from .hardware import TargetError
     from .settings import SettingsError
 
+    from .registry import PackError
+
     parser = build_parser()
     args = parser.parse_args(argv)
-    handlers = {"check": _run_check, "rule": _run_rule, "rules": _run_rules, "hardware": _run_hardware,
+    from .rule_docs import run_rule, run_rules
+
+    handlers = {"check": _run_check, "rule": run_rule, "rules": run_rules, "hardware": _run_hardware,
                 "estimate": _run_estimate}
     try:
         return handlers[args.command](args)
-    except (UsageError, TargetError, SettingsError) as error:
+    except (UsageError, TargetError, SettingsError, PackError) as error:
         print(f"trainlint: error: {error}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:

@@ -28,12 +28,13 @@ class UsageError(Exception):
 
 class Options:
     __slots__ = ("fix", "unsafe_fixes", "diff", "select", "ignore", "extend_select", "gpu", "detect",
-                 "world_size", "config_file", "verbose")
+                 "world_size", "config_file", "verbose", "stdin")
 
     def __init__(self, fix: bool = False, unsafe_fixes: bool | None = None, diff: bool = False,
                  select: list[str] | None = None, ignore: list[str] | None = None,
                  extend_select: list[str] | None = None, gpu: str | None = None, detect: bool = True,
-                 world_size: int | None = None, config_file: Path | None = None, verbose: bool = False):
+                 world_size: int | None = None, config_file: Path | None = None, verbose: bool = False,
+                 stdin: tuple[Path, bytes] | None = None):
         self.fix = fix
         self.unsafe_fixes = unsafe_fixes  # None: the settings decide
         self.diff = diff
@@ -45,12 +46,14 @@ class Options:
         self.world_size = world_size
         self.config_file = config_file
         self.verbose = verbose
+        self.stdin = stdin  # [ecosystem hook] (--stdin-filename path, the bytes read from stdin)
 
 
 class Outcome:
-    __slots__ = ("findings", "sources", "fixed", "applied", "diffs", "notes", "no_target_note")
+    __slots__ = ("findings", "sources", "fixed", "applied", "diffs", "notes", "no_target_note", "discovered")
 
     def __init__(self):
+        self.discovered = 0  # candidate files found: 0 prints "no config files found"
         self.findings: list[Finding] = []
         self.sources: dict[Path, Source] = {}  # the text of each file a fix edits, to place its edits
         self.fixed = 0
@@ -65,7 +68,7 @@ class Session:
         self.options = options
         self._explicit_settings = load_file(options.config_file) if options.config_file else None
         self._hardware: dict[tuple, Hardware] = {}
-        self.loader = Loader()
+        self.loader = Loader(options.stdin)
         self.linter = Linter(self.loader, self.settings_for, options.select, options.extend_select,
                              options.ignore, options.world_size, options.verbose)
         self._runs = RunBuilder(self.loader, self.settings_for)
@@ -86,8 +89,10 @@ class Session:
         return self._hardware[key]
 
     def discover(self, paths: list[Path]) -> list[tuple[Path, bool]]:
+        stdin = self.options.stdin[0] if self.options.stdin is not None else None
         try:
-            return discover(paths, self.settings_for)
+            return [(path, True) for path in paths if path == stdin] + discover(
+                [path for path in paths if path != stdin], self.settings_for)
         except MissingPath as error:
             raise UsageError(str(error)) from None
 
@@ -122,6 +127,7 @@ class Session:
         outcome = Outcome()
         configs, writable = [], set()
         for path, explicit in self.discover(paths):
+            outcome.discovered += 1
             writable.add(real_path(path))
             loaded = self.load(path, explicit)
             if loaded.syntax is not None:

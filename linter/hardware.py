@@ -100,21 +100,56 @@ def _catalog_target(entry: dict, source: str = "catalog") -> Target:
     return Target(entry["name"], (int(major), int(minor)), entry.get("memory_gib"), source)
 
 
-_CC = re.compile(r"^(?:sm_?(\d)(\d)|(\d+)\.(\d+))$", re.I)
+# Every real compute capability: the SM list of LLVM's NVPTX target (llvm/lib/Target/NVPTX/NVPTX.td,
+# llvm-project PR 156857: 20 21 30 32 35 37 50 52 53 60 61 62 70 72 75 80 86 87 88 89 90 100 101 103
+# 110 120 121; sm_101 became sm_110 in CUDA 13) and developer.nvidia.com/cuda-gpus.
+COMPUTE_CAPABILITIES = {
+    (2, 0), (2, 1), (3, 0), (3, 2), (3, 5), (3, 7), (5, 0), (5, 2), (5, 3), (6, 0), (6, 1), (6, 2), (7, 0), (7, 2),
+    (7, 5), (8, 0), (8, 6), (8, 7), (8, 8), (8, 9), (9, 0), (10, 0), (10, 1), (10, 3), (11, 0), (12, 0),
+    (12, 1),
+}
+# sm_80, sm_90a, sm_100f, compute_90 (the last digit is the minor version), or 8.0 / 10.0.
+_CC = re.compile(r"^(?:(?:sm|compute)_?(\d+)(\d)[af]?|(\d+)\.(\d+))$", re.I)
+
+
+def _cc_names() -> list[str]:
+    return [f"sm_{major}{minor}" for major, minor in sorted(COMPUTE_CAPABILITIES)]
 
 
 def parse_target(text: str) -> Target:
-    """A catalog name or alias (`V100`, `A100-80GB`), or a compute capability (`7.0`, `sm_80`)."""
+    """A catalog name or alias (`V100`, `A100-80GB`), or a compute capability (`7.0`, `sm_80`, `sm_100`)."""
     name = text.strip()
+    if not name:
+        raise TargetError("empty GPU name")
     match = _CC.match(name)
     if match:
         major, minor = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
-        return Target(f"cc {int(major)}.{int(minor)}", (int(major), int(minor)), None, "compute capability")
+        cc = (int(major), int(minor))
+        if cc not in COMPUTE_CAPABILITIES:
+            known = ", ".join(f"{a}.{b}" for a, b in sorted(COMPUTE_CAPABILITIES))
+            raise TargetError(f"{name!r} is not a compute capability any NVIDIA GPU has (known: {known})")
+        return Target(f"cc {cc[0]}.{cc[1]}", cc, None, "compute capability")
     entry = _alias_index().get(_normalise(name))
     if entry is None:
-        known = ", ".join(sorted(entry["name"] for entry in catalog()["gpus"]))
-        raise TargetError(f"unknown GPU {name!r}: use a catalog name ({known}) or a compute capability like 8.0")
+        raise TargetError(f"unknown GPU {name!r}{_suggestion(name)}: use a catalog name "
+                          f"(`trainlint hardware --gpu NAME` checks one) or a compute capability like 8.0 or sm_80")
     return _catalog_target(entry)
+
+
+def _suggestion(name: str) -> str:
+    """" (did you mean 'A100-80GB'?)" from the catalog's names and aliases, compared without
+    spaces, dashes and case."""
+    import difflib  # error path only
+
+    index = _alias_index()
+    wanted = _normalise(name)
+    close = difflib.get_close_matches(wanted, list(index), n=3, cutoff=0.6)
+    # A name that is a prefix of, or contained in, an alias ("RTX6000" in "RTX 6000 Ada") counts too.
+    close += [alias for alias in index if len(wanted) >= 3 and wanted in alias and alias not in close]
+    names = list(dict.fromkeys(index[alias]["name"] for alias in close))[:3]
+    if not names:
+        return ""
+    return f" (did you mean {' or '.join(repr(n) for n in names)}?)"
 
 
 def parse_targets(spec: str) -> list[Target]:

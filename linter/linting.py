@@ -14,7 +14,7 @@ from .ir import Run
 from .loading import Loader
 from .registry import Context, Finding
 from .settings import Settings
-from .suppression import suppressed
+from .suppression import check_noqa, suppressed
 
 
 class Linter:
@@ -44,6 +44,8 @@ class Linter:
         if run.value("device.kind") not in (None, "cuda"):
             # NVIDIA targets say nothing about a job on CPUs or another accelerator.
             hardware = Hardware([], hardware.origin, [f"the job runs on {run.value('device.kind')}"])
+        check_noqa((config.path, loaded[0]) for config in run.configs
+                   if (loaded := self.loader.document_of(config)) is not None)
         context = Context(hardware, self._world_size or settings.world_size)
         findings: list[Finding] = []
         for rule in self.rules_for(settings):
@@ -75,5 +77,4 @@ class Linter:
         path = finding.span.path
         config = next((config for config in run.configs if config.path == path), None)
         loaded = self.loader.document_of(config) if config is not None else None
-        source, file_format = (loaded[0].source, loaded[0].format) if loaded else (None, None)
-        return suppressed(finding, source, file_format, self.settings_for(path))
+        return suppressed(finding, loaded[0] if loaded else None, self.settings_for(path))

@@ -70,7 +70,8 @@ def _lossy_text(path: Path) -> str:
 
 
 class Loader:
-    def __init__(self):
+    def __init__(self, stdin: tuple[Path, bytes] | None = None):
+        self._stdin = stdin  # (--stdin-filename, the bytes read from standard input)
         self._adapters: dict[str, list[Adapter]] = {}
         self._records: dict[Path, FileRecord] = {}
         # config -> (document, adapter): what rendering and re-parsing a config's file need.
@@ -104,7 +105,10 @@ class Loader:
         if kind is None:
             return record
         try:
-            source = Source.read(path)
+            if self._stdin is not None and path == self._stdin[0]:
+                source = Source.from_bytes(path, self._stdin[1])
+            else:
+                source = Source.read(path)
         except SourceError as error:
             if kind == "python" and not explicit:
                 return record  # a walked .py file that is not UTF-8 is not a config we could read

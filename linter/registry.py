@@ -119,6 +119,12 @@ def register(rule_class: type[Rule]) -> type[Rule]:
 
 
 _loaded = False
+BUILTIN_PACK = "rules"
+EMPTY_PACKS: list[str] = []  # packs that registered no rule: the CLI reports them
+
+
+class PackError(Exception):
+    """The built-in rule pack cannot be imported as itself (exit 2)."""
 
 
 def load() -> dict[str, Rule]:
@@ -129,11 +135,38 @@ def load() -> dict[str, Rule]:
         import importlib
 
         modules = _entry_point_modules()
-        if "rules" not in modules:  # running from a source tree that is not installed
-            modules.insert(0, "rules")
+        if BUILTIN_PACK not in modules:  # running from a source tree that is not installed
+            modules.insert(0, BUILTIN_PACK)
         for module in modules:
-            importlib.import_module(module)
+            before = len(_RULES)
+            if module == BUILTIN_PACK:
+                _import_builtin_pack(importlib)
+            else:
+                importlib.import_module(module)
+            if len(_RULES) == before:
+                EMPTY_PACKS.append(module)
     return _RULES
+
+
+def _import_builtin_pack(importlib) -> None:
+    """The top-level name `rules` is shared with other PyPI packages (django-rules installs one):
+    when one of them shadows or overwrote ours, every check would pass with no rule at all."""
+    import os
+
+    try:
+        pack = importlib.import_module(BUILTIN_PACK)
+    except ImportError as error:
+        raise PackError(f"trainlint's built-in rule pack `rules` cannot be imported ({error}); "
+                        "another package named `rules` may have replaced it: reinstall trainlint "
+                        "in an environment of its own (pipx install, or a virtual environment)") from None
+    if getattr(pack, "TRAINLINT_BUILTIN_PACK", False):
+        return
+    where = getattr(pack, "__file__", None) or ", ".join(getattr(pack, "__path__", [])) or "an unknown location"
+    ours = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules")
+    raise PackError(f"the module `rules` imported from {where} is not trainlint's built-in rule pack "
+                    f"(expected {ours}): another package named `rules` (such as django-rules, "
+                    "`pip install rules`) shadows it, and trainlint would check nothing. Uninstall it, "
+                    "or install trainlint in an environment of its own (pipx install, or a virtual environment)")
 
 
 def _entry_point_modules() -> list[str]:

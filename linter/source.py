@@ -125,3 +125,13 @@ class Source:
         start = self.line_start(offset)
         stripped = len(self.text[start:offset]) - len(self.text[start:offset].lstrip(" \t"))
         return self.text[start : start + stripped]
+
+
+def display_path(path: Path) -> str:
+    """`path` as a user would type it from where trainlint runs: relative below the current
+    directory, else as given."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return str(path)
+    return str(path) if relative.startswith("..") else relative

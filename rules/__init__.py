@@ -5,3 +5,6 @@ from . import (  # noqa: F401
     attention, batches, data, deepspeed, launchers, memory, numerics, precision, quantization, schema, syntax, training,
     versions,
 )
+
+# Checked by linter.registry: the import name `rules` is shared with other PyPI packages.
+TRAINLINT_BUILTIN_PACK = True

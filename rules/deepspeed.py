@@ -30,7 +30,7 @@ class Zero2Fp16(Rule):
     where the GPUs support it (PRE002); then this rule no longer applies.
 
     ## References
-    - INCIDENTS.md incident 2 (XTuner Llama3-8B, fp16 + ZeRO-2)
+    - InternLM/xtuner#841 (Llama3-8B with deepspeed_zero2: loss NaN, then generation fails)
     - deepspeed/runtime/zero/stage_1_and_2.py (gradient partitioning, overflow check)
     """
 

@@ -69,6 +69,7 @@ class EstimatedOom(Rule):
     def check(self, run, context):
         from linter.memory import estimate
         from linter.models import why_unknown
+        from linter.source import display_path  # the hint must work from where trainlint ran
 
         if run.value("training.enabled") is False:
             return  # a prediction or evaluation config
@@ -100,6 +101,6 @@ class EstimatedOom(Rule):
                 config, config.span("model.name"),
                 f"{what} {total:.1f} GiB per GPU, which {verdict} "
                 f"{', '.join(f'{t.name} ({t.memory_gib:g} GiB)' for t in targets)}; "
-                f"largest part: {biggest[0]} {biggest[1]:.1f} GiB (`trainlint estimate {config.path.name}` for the breakdown)",
+                f"largest part: {biggest[0]} {biggest[1]:.1f} GiB (`trainlint estimate {display_path(config.path)}` for the breakdown)",
                 targets=targets, fix=self.fix("Reduce memory: QLoRA, ZeRO/offload, a smaller batch or checkpointing"),
                 severity=severity)

@@ -52,7 +52,7 @@ class MistralFourBitFp16Batch(Rule):
     hardware, or to a model that does not overflow (Llama-2-7B does not).
 
     ## References
-    - INCIDENTS.md incident 1 (Ludwig, Mistral-7B QLoRA NaN with batch_size > 1)
+    - ludwig-ai/ludwig#3950 (Mistral-7B QLoRA: NaN loss with batch_size > 1)
     - ludwig/schema/llms/quantization.py (bnb_4bit_compute_dtype default "float16")
     """
 
@@ -110,7 +110,7 @@ class UntrainedSpecialTokensFp16(Rule):
     model are the alternatives.
 
     ## References
-    - INCIDENTS.md incident 3 (Yi-6B base, loss scale at minimum)
+    - 01-ai/Yi#285 (Yi-6B base: loss scale overflow from the untrained <|im_start|>/<|im_end|> embeddings)
     """
 
     code = "NUM002"
@@ -160,7 +160,7 @@ class Fp16OverflowFamily(Rule):
     Display-only: every remedy trades memory, speed or hardware.
 
     ## References
-    - INCIDENTS.md incidents 1 (Mistral), 2 (Llama 3), 4 (Gemma)
+    - ludwig-ai/ludwig#3950 (Mistral), InternLM/xtuner#841 (Llama 3), huggingface/peft#1715 (Gemma)
     - huggingface/transformers#14189 (T5 inf/NaN in fp16)
     """
 
@@ -218,7 +218,7 @@ class LowPrecisionTrainableEmbeddings(Rule):
     float32 in the training code.
 
     ## References
-    - INCIDENTS.md incident 4 (PEFT, Gemma-7B QLoRA NaN; the maintainers' float32 advice)
+    - huggingface/peft#1715 (Gemma-7B QLoRA NaN; the maintainers' float32 advice)
     - peft/mapping.py get_peft_model(autocast_adapter_dtype=True), PEFT v0.12.0 (PR #1706)
     - peft/tuners/tuners_utils.py cast_adapter_dtype; peft/utils/other.py ModulesToSaveWrapper
     - peft/utils/other.py prepare_model_for_kbit_training (non-quantized weights to float32)
@@ -291,7 +291,7 @@ class Fp16WithoutClipping(Rule):
     Unsafe: clipping at 1.0 changes the optimisation trajectory.
 
     ## References
-    - INCIDENTS.md incidents 2 and 3 (clip gradients)
+    - InternLM/xtuner#841 and 01-ai/Yi#285 (fp16 overflow; clipping is among the remedies)
     - transformers/training_args.py (max_grad_norm default 1.0)
     """
 

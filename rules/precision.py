@@ -40,7 +40,7 @@ class Bf16Unsupported(Rule):
     ## References
     - NVIDIA CUDA GPUs (compute capabilities): https://developer.nvidia.com/cuda-gpus
     - torch.cuda.is_bf16_supported(including_emulation=True): torch/cuda/__init__.py
-    - INCIDENTS.md (incident 1: V100 32GB)
+    - ludwig-ai/ludwig#3950 (a V100 32GB: no bf16)
     """
 
     code = "PRE001"
@@ -100,7 +100,7 @@ class Fp16WhereBf16(Rule):
     framework default of float16 for a 4-bit compute dtype is QNT001's.
 
     ## References
-    - INCIDENTS.md incidents 2 (XTuner Llama3-8B fp16 NaN) and 3 (Yi-6B loss scale at minimum)
+    - InternLM/xtuner#841 (Llama3-8B fp16 NaN) and 01-ai/Yi#285 (Yi-6B loss scale at minimum)
     - DeepSpeed `bf16` config: deepspeed/runtime/constants.py (BFLOAT16 = "bf16")
     """
 

@@ -45,7 +45,7 @@ class FourBitComputeFp16(Rule):
 
     ## References
     - Ludwig default: ludwig/schema/llms/quantization.py (bnb_4bit_compute_dtype="float16")
-    - INCIDENTS.md incident 1 (Ludwig Mistral-7B QLoRA NaN)
+    - ludwig-ai/ludwig#3950 (Ludwig Mistral-7B QLoRA NaN)
     """
 
     code = "QNT001"

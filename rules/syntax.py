@@ -68,7 +68,6 @@ class MissingLinkedFile(Rule):
 
     ## References
     - transformers/training_args.py: `deepspeed` (a path to a JSON file, or a dict)
-    - SPEC §5.2 (runs and how their files are resolved)
     """
 
     code = "LNK001"

@@ -41,7 +41,7 @@ class UnslothFp16WithoutPacking(Rule):
     packing avoid the bug too.
 
     ## References
-    - INCIDENTS.md incident 5; unslothai/unsloth#911 (opened 2024-08-13; a maintainer answered
+    - unslothai/unsloth#911 (opened 2024-08-13; a maintainer answered
       "should be fixed now hopefully" on 2024-10-28)
     - unslothai/unsloth commit ac8d5fc3cb "Fix pad token" (2024-10-27): post_patch grows the
       input embedding when len(tokenizer) exceeds it and passes padding_idx = pad_token_id

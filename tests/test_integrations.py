@@ -45,19 +45,44 @@ def test_sarif_validates_against_the_official_schema(project):
 
 
 def test_github_annotations_and_auto_selection(project, monkeypatch):
-    path = project / "ds.json"
-    expected = [
-        f"::warning file={path},line=2,end_line=2,col=23,title=PRE002::fp16 mixed precision while every target "
-        "supports bf16 (A100-40GB (cc 8.0)): use bf16",
-        f"::warning file={path},line=3,end_line=3,col=34,title=DS001::ZeRO stage 2 with fp16 has produced NaN "
-        "losses; use bf16, or ZeRO stage 1 or 3",
+    monkeypatch.chdir(project)
+    annotations = [
+        "::warning file=ds.json,line=2,endLine=2,col=23,endColumn=27,title=PRE002 fp16-where-bf16::"
+        "ds.json:2:23: fp16 mixed precision while every target supports bf16 (A100-40GB (cc 8.0)): use bf16",
+        "::warning file=ds.json,line=3,endLine=3,col=34,endColumn=35,title=DS001 zero2-fp16::"
+        "ds.json:3:34: ZeRO stage 2 with fp16 has produced NaN losses; use bf16, or ZeRO stage 1 or 3",
     ]
-    assert trainlint("check", project, "--gpu", "A100", "--format", "github").out.splitlines() == expected
+    text = trainlint("check", ".", "--gpu", "A100", "--format", "text").out.splitlines()
+    expected = [*annotations, "::group::trainlint: every finding", *text[:-1], "::endgroup::", text[-1]]
+    assert text[-1] == "Found 2 problems (1 fixable with --fix, 1 with --unsafe-fixes)."
+    assert trainlint("check", ".", "--gpu", "A100", "--format", "github").out.splitlines() == expected
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
-    assert trainlint("check", project, "--gpu", "A100").out.splitlines() == expected
-    assert trainlint("check", project, "--gpu", "A100", "--format", "text").out.startswith(str(path))
+    assert trainlint("check", ".", "--gpu", "A100").out.splitlines() == expected
+    assert trainlint("check", ".", "--gpu", "A100", "--format", "text").out.startswith("ds.json")
     (project / "ds.json").write_text('{"zero_optimization": {"stage": 2, "offload_param": {"device": "cpu"}}}')
-    assert trainlint("check", project, "--no-detect").out.startswith("::error file=")
+    assert trainlint("check", ".", "--no-detect").out.startswith("::error file=")
+
+
+def test_github_paths_are_relative_to_the_workspace_from_a_subfolder(project, monkeypatch):
+    """GitHub resolves `file=` against $GITHUB_WORKSPACE, not the step's working directory."""
+    sub = project / "configs"
+    sub.mkdir()
+    (sub / "ds.json").write_text(FP16_ZERO2)
+    monkeypatch.chdir(sub)
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(project))
+    first = trainlint("check", "ds.json", "--gpu", "A100", "--format", "github").out.splitlines()[0]
+    assert first.startswith("::warning file=configs/ds.json,line=2,endLine=2,col=23,endColumn=27,")
+    assert first.endswith("::ds.json:2:23: fp16 mixed precision while every target supports bf16 "
+                          "(A100-40GB (cc 8.0)): use bf16")
+
+
+def test_github_point_findings_have_a_one_column_range(project, monkeypatch):
+    monkeypatch.chdir(project)
+    (project / "ds.json").write_text('{"train_batch_size": X}')
+    out = trainlint("check", "ds.json", "--format", "github").out
+    assert out.startswith("::error file=ds.json,line=1,endLine=1,col=22,endColumn=23,title=SYN001 unparseable-config::"
+                          "ds.json:1:22: invalid JSON")
+    assert out.splitlines()[-1] == "Found 1 problem (0 fixable with --fix, 0 with --unsafe-fixes)."
 
 
 def test_github_escapes_newlines_and_percent():
@@ -82,7 +107,7 @@ def test_show_fixes(project):
 
 
 def test_readme_rule_table_matches_the_registry():
-    from linter.cli import rules_markdown
+    from linter.rule_docs import rules_markdown
 
     readme = (ROOT / "README.md").read_text()
     start, end = "<!-- rules-table:start -->\n", "<!-- rules-table:end -->"
@@ -142,3 +167,10 @@ def test_pre_commit_hooks_with_the_real_client(tmp_path):
         '"fp16": {"enabled": true}', '"fp16": {"enabled": false},\n  "bf16": {"enabled": true}')
     passing = hook("trainlint")
     assert passing.returncode == 0, passing.stdout + passing.stderr
+    detected = subprocess.run([sys.executable, "-m", "linter", "hardware", "--format", "json"], env=env,
+                              capture_output=True, text=True, cwd=ROOT)
+    if not json.loads(detected.stdout)["targets"]:  # on a machine with a GPU, detection names a target
+        (repo / "trainlint.toml").unlink()
+        _git(repo, "add", "-A")
+        no_target = hook("trainlint")
+        assert no_target.returncode == 1 and "a target is required" in no_target.stdout, no_target.stdout
