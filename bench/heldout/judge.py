@@ -208,7 +208,11 @@ def distinct_findings(tree: Path, manifest_rows: list[dict]) -> dict[tuple, dict
             relative = Path(finding["file"]).resolve().relative_to(tree.resolve())
             repo = folders.get(relative.parts[0], relative.parts[0])
             path = Path(*relative.parts[1:]).as_posix()
-            key = (repo, path, finding["code"], int(finding["line"]), finding["message"])
+            message = finding["message"]  # the tree's location is no part of a verdict's key
+            for prefix in {str(tree.resolve()), str(tree.absolute()), str(tree)}:
+                message = message.replace(prefix + "/", "<tree>/")
+            finding["message"] = message
+            key = (repo, path, finding["code"], int(finding["line"]), message)
             entry = found.setdefault(key, {**finding, "repo": repo, "path": path, "gpus": set()})
             entry["gpus"].add(gpu)
     return found
