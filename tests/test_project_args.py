@@ -2,6 +2,8 @@
 
 import textwrap
 
+import pytest
+
 from linter import project_args
 from linter.project_args import project_arguments, project_fields, repository_root
 
@@ -130,3 +132,69 @@ def test_unparsable_python_is_skipped(tmp_path):
     root = _repository(tmp_path)
     _write(root / "broken.py", "class (:\n HfArgumentParser\n")
     assert project_arguments(root / "c.yaml").classes == ()
+
+
+TRICKY = '''\
+import dataclasses
+from dataclasses import dataclass, field
+from transformers import HfArgumentParser, Seq2SeqTrainingArguments
+
+
+@dataclasses.dataclass(
+    frozen=False,
+)
+class DataArguments:
+    """Docstring.
+Text below the class's indentation: this block cannot be parsed on its own.
+    """
+    data_path: str = field(
+        default=None,
+        metadata={"help": "a ) inside a string"},
+    )
+
+
+@dataclass
+class TrainArgs(
+    Seq2SeqTrainingArguments,
+):
+    # a comment at column 0 below does not end the class
+# like this one
+    generation_max_len: int = 128
+
+    def method(self):
+        return 1
+
+
+def main():
+    parser = HfArgumentParser(
+        (DataArguments,
+         TrainArgs)
+    )
+    other = HfArgumentParser(
+        DataArguments)
+'''
+
+
+@pytest.mark.parametrize("source", [
+    TRICKY,  # a docstring line below the class's indentation: the fast reading falls back
+    TRICKY.replace("Text below the class", "    Text below the class"),  # read from snippets alone
+])
+def test_the_fast_reading_matches_a_full_parse(tmp_path, monkeypatch, source):
+    root = _repository(tmp_path)
+    _write(root / "train.py", source)
+    assert (project_args._snippet_statements(source.encode()) is None) == (source == TRICKY)
+    _write(root / "args.py", "from dataclasses import dataclass\n\n@dataclass\nclass Plain:\n    plain_key: int = 1\n"
+           "\n\nclass Helper:\n    pass\n")
+    _write(root / "run.py", "from trl import TrlParser\nfrom args import Plain\nparser = TrlParser((Plain,))\n")
+
+    def read(fast):
+        monkeypatch.setattr(project_args, "FAST", fast)
+        project_args._scan.cache_clear()
+        return {(cls.name, cls.path.name, cls.line, cls.fields, cls.upstream_bases, cls.parsed)
+                for cls in project_arguments(root / "c.yaml").classes}
+
+    full = read(False)
+    assert full == read(True)
+    assert {entry[0] for entry in full} == {"DataArguments", "TrainArgs", "Plain"}
+    assert ("TrainArgs", "train.py", 20, frozenset({"generation_max_len"}), frozenset({"Seq2SeqTrainingArguments"}),
+            True) in full
