@@ -165,10 +165,14 @@ class IgnoreMatcher:
         exclude = self.root / ".git" / "info" / "exclude"
         self._exclude = _patterns_of(exclude) if exclude.is_file() else ()
         self._folder_verdicts: dict[tuple[str, ...], bool] = {}
+        self._folder_patterns: dict[tuple[str, ...], tuple[Pattern, ...]] = {}
 
-    def _patterns_in(self, folder: Path) -> tuple[Pattern, ...]:
-        candidate = folder / ".gitignore"
-        return _patterns_of(candidate) if candidate.is_file() else ()
+    def _patterns_in(self, folder_parts: tuple[str, ...]) -> tuple[Pattern, ...]:
+        patterns = self._folder_patterns.get(folder_parts)
+        if patterns is None:  # one stat per folder per matcher, not one per path checked
+            candidate = self.root.joinpath(*folder_parts, ".gitignore")
+            patterns = self._folder_patterns[folder_parts] = _patterns_of(candidate) if candidate.is_file() else ()
+        return patterns
 
     def _own_verdict(self, parts: tuple[str, ...], is_dir: bool) -> bool:
         """Whether the patterns alone (not the parent folders) ignore the path `parts`."""
@@ -178,9 +182,11 @@ class IgnoreMatcher:
             if pattern.matches("/".join(parts), name, is_dir):
                 ignored = not pattern.negated
         for depth in range(len(parts)):  # the .gitignore of each folder above the path, root first
-            folder = self.root.joinpath(*parts[:depth])
+            patterns = self._patterns_in(parts[:depth])
+            if not patterns:
+                continue
             relative = "/".join(parts[depth:])
-            for pattern in self._patterns_in(folder):
+            for pattern in patterns:
                 if pattern.matches(relative, name, is_dir):
                     ignored = not pattern.negated
         return ignored
