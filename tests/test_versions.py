@@ -1,7 +1,170 @@
-"""Version pins near a config (linter/versions.py)."""
+"""linter/versions.py: pins from every file a Python project may keep them in, nearest wins."""
+
+import json
+import textwrap
+
+import pytest
 
 from linter import versions
-from linter.versions import pinned
+from linter.versions import find_version, pinned, version_of
+
+
+@pytest.fixture(autouse=True)
+def nothing_installed(monkeypatch):
+    monkeypatch.setattr(versions, "installed", lambda package: None)
+    versions._pins_in.cache_clear()
+
+
+def _write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_setup_py_install_requires_literal(tmp_path):
+    _write(tmp_path / "setup.py", """\
+        from setuptools import setup
+        setup(name="x", install_requires=["torch>=2.0", "trl==0.18.0", "peft"])
+        """)
+    found = find_version("trl", tmp_path / "recipes" / "sft.yaml")
+    assert (found.version, found.path.name) == ("0.18.0", "setup.py")
+    assert found.describe() == "trl 0.18.0, pinned in setup.py"
+    assert find_version("torch", tmp_path / "sft.yaml") is None  # a range pins nothing
+
+
+def test_setup_py_deps_table_and_no_execution(tmp_path):
+    # transformers-style: a _deps list indexed later; the file must never run
+    _write(tmp_path / "setup.py", """\
+        raise SystemExit("executed")
+        _deps = ["transformers==4.52.3", "trl[vllm]==0.18.0", "accelerate>=1.0"]
+        """)
+    assert pinned("transformers", tmp_path / "a.yaml")[0] == "4.52.3"
+    assert pinned("TRL", tmp_path / "a.yaml")[0] == "0.18.0"
+
+
+def test_pyproject_pep621_optional_groups_and_poetry(tmp_path):
+    _write(tmp_path / "pyproject.toml", """\
+        [project]
+        name = "x"
+        dependencies = ["trl==0.7.11", "datasets>=2"]
+        [project.optional-dependencies]
+        train = ["peft==0.10.0"]
+        [dependency-groups]
+        dev = ["deepspeed==0.14.4"]
+        [tool.poetry.dependencies]
+        transformers = "4.28.1"
+        accelerate = "^0.20"
+        bitsandbytes = {version = "0.41.1", optional = true}
+        """)
+    near = tmp_path / "cfg.yaml"
+    assert pinned("trl", near)[0] == "0.7.11"
+    assert pinned("peft", near)[0] == "0.10.0"
+    assert pinned("deepspeed", near)[0] == "0.14.4"
+    assert pinned("transformers", near)[0] == "4.28.1"  # Poetry: a bare version is exact
+    assert pinned("bitsandbytes", near)[0] == "0.41.1"
+    assert pinned("accelerate", near) is None  # caret is a range
+    assert pinned("datasets", near) is None
+
+
+def test_setup_cfg(tmp_path):
+    _write(tmp_path / "setup.cfg", """\
+        [metadata]
+        name = x
+        [options]
+        install_requires =
+            transformers==4.36.2
+            torch>=2
+        [options.extras_require]
+        dev =
+            trl==0.8.6
+        """)
+    assert pinned("transformers", tmp_path / "c.json")[0] == "4.36.2"
+    assert pinned("trl", tmp_path / "c.json")[0] == "0.8.6"
+    assert pinned("torch", tmp_path / "c.json") is None
+
+
+def test_lock_files(tmp_path):
+    _write(tmp_path / "uv" / "uv.lock", """\
+        version = 1
+        [[package]]
+        name = "trl"
+        version = "0.12.1"
+        [[package]]
+        name = "torch"
+        version = "2.4.0"
+        [[package]]
+        name = "torch"
+        version = "2.4.0+cu121"
+        """)
+    assert pinned("trl", tmp_path / "uv" / "a.yaml") == ("0.12.1", tmp_path / "uv" / "uv.lock")
+    assert pinned("torch", tmp_path / "uv" / "a.yaml") is None  # two versions: not exact
+    _write(tmp_path / "poetry" / "poetry.lock", """\
+        [[package]]
+        name = "Transformers"
+        version = "4.40.0"
+        description = ""
+        """)
+    assert pinned("transformers", tmp_path / "poetry" / "a.yaml")[0] == "4.40.0"
+    (tmp_path / "pipenv").mkdir()
+    (tmp_path / "pipenv" / "Pipfile.lock").write_text(json.dumps(
+        {"default": {"peft": {"version": "==0.11.1"}}, "develop": {"trl": {"version": "*"}}}))
+    assert pinned("peft", tmp_path / "pipenv" / "a.json")[0] == "0.11.1"
+    assert pinned("trl", tmp_path / "pipenv" / "a.json") is None
+
+
+def test_conda_environment_and_its_pip_section(tmp_path):
+    _write(tmp_path / "environment.yml", """\
+        name: train
+        channels: [conda-forge]
+        dependencies:
+          - python=3.10
+          - pytorch::pytorch=2.1.2
+          - transformers=4.35
+          - accelerate==0.25.0
+          - pip:
+            - trl==0.7.4
+            - peft>=0.6
+        """)
+    near = tmp_path / "a.yaml"
+    assert pinned("pytorch", near)[0] == "2.1.2"
+    assert pinned("transformers", near) is None  # conda's =4.35 is a prefix: 4.35.x
+    assert pinned("accelerate", near)[0] == "0.25.0"
+    assert pinned("trl", near)[0] == "0.7.4"
+    assert pinned("peft", near) is None
+
+
+def test_nearest_pin_wins_and_the_walk_stops_at_the_repository_root(tmp_path):
+    _write(tmp_path / "requirements.txt", "trl==0.5.0\nunsloth==2024.8\n")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    _write(repo / "setup.py", 'setup(install_requires=["trl==0.18.0"])\n')
+    _write(repo / "recipes" / "requirements.txt", "trl==0.19.1\n")
+    assert pinned("trl", repo / "recipes" / "sft.yaml")[0] == "0.19.1"
+    assert pinned("trl", repo / "other" / "sft.yaml")[0] == "0.18.0"
+    assert pinned("unsloth", repo / "other" / "sft.yaml") is None  # above the repository root
+    assert pinned("unsloth", tmp_path / "x.yaml")[0] == "2024.8"
+
+
+def test_lock_file_wins_over_a_manifest_in_the_same_folder(tmp_path):
+    _write(tmp_path / "pyproject.toml", '[project]\nname = "x"\ndependencies = ["trl==0.18.0"]\n')
+    _write(tmp_path / "uv.lock", '[[package]]\nname = "trl"\nversion = "0.18.2"\n')
+    assert pinned("trl", tmp_path / "a.yaml")[0] == "0.18.2"
+
+
+def test_version_of_keeps_its_shape_and_falls_back_to_installed(tmp_path, monkeypatch):
+    _write(tmp_path / "requirements-train.txt", "peft[torch]==0.11.1 ; python_version > '3'\n")
+    assert version_of("peft", tmp_path / "a.yaml") == ("0.11.1", str(tmp_path / "requirements-train.txt"))
+    monkeypatch.setattr(versions, "installed", lambda package: "9.9.9" if package == "trl" else None)
+    assert version_of("trl", tmp_path / "a.yaml") == ("9.9.9", "installed")
+    assert find_version("trl", tmp_path / "a.yaml").describe() == "trl 9.9.9, installed"
+    assert version_of("nothing", tmp_path / "a.yaml") is None
+
+
+def test_broken_files_are_no_pins(tmp_path):
+    _write(tmp_path / "setup.py", "def (:\n")
+    _write(tmp_path / "pyproject.toml", "[project\n")
+    _write(tmp_path / "setup.cfg", "not ini ::\n[")
+    assert pinned("trl", tmp_path / "a.yaml") is None
 
 
 def test_pin_above_the_working_directory_is_found_for_a_relative_path(tmp_path, monkeypatch):

@@ -1,0 +1,217 @@
+"""Write bench/heldout/MANIFEST.tsv: which files of which public repositories form the held-out set.
+
+Reads the bare mirrors that `fetch github:owner/repo` leaves under /work/.mirror (or
+$TRAINLINT_MIRRORS) and selects, per repository, the configs named by SELECTION below (a seeded
+sample where a repository has hundreds), the non-config JSON/YAML beside them (quietness), and
+the files the checks read besides the configs: dependency pins and the Python files that define
+argument dataclasses. Each row says what the file truly is (`true_format`), decided from the
+repository's own code that reads it (noted per rule), for the misclaim count in evaluate.py.
+
+Run: python bench/heldout/build_manifest.py   (deterministic for the same mirror commits)
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+MIRRORS = Path(os.environ.get("TRAINLINT_MIRRORS", "/work/.mirror"))
+HERE = Path(__file__).resolve().parent
+SEED = 15
+
+# (repo, [(path regex, kind, true_format)], sample limit for the first rule or None)
+# kind: config (a training config of a supported framework), other (a config of a tool trainlint
+# does not support, or not a config at all: it must stay quiet), support (read by checks).
+# true_format: deepspeed | hf | accelerate | peft | axolotl | llamafactory | ludwig | xtuner |
+# unsloth | none.  "hf" = what HfArgumentParser / TrlParser reads (TrainingArguments, TRL
+# configs, a project's own argument dataclasses).
+SELECTION: list[tuple[str, list[tuple[str, str, str]], dict[str, int]]] = [
+    ("allenai/open-instruct", [
+        # open_instruct/finetune.py & dpo_tune_cache.py: ArgumentParserPlus((FlatArguments, ...))
+        # .parse_yaml_file -> the project's own dataclasses
+        (r"^configs/train_configs/.*\.ya?ml$", "config", "hf"),
+        # scripts/finetune_with_accelerate.sh: accelerate launch --deepspeed_config_file <.conf>
+        (r"^configs/ds_configs/.*\.conf$", "config", "deepspeed"),
+        (r"^configs/ds_configs/.*\.yaml$", "config", "accelerate"),
+        (r"^configs/beaker_configs/.*\.ya?ml$", "other", "none"),  # Beaker experiment specs
+        (r"^configs/judge_configs/.*\.ya?ml$", "other", "none"),
+        (r"^mkdocs\.yml$", "other", "none"),
+        (r"^open_instruct/test_data/.*\.json$", "other", "none"),
+    ], {}),
+    ("yangjianxin1/Firefly", [
+        # train.py: HfArgumentParser((CustomizedArguments, TrainingArguments)).parse_json_file
+        (r"^train_args/(sft|dpo|pretrain)/.*\.json$", "config", "hf"),
+        (r"^train_args/ds_z3_config\.json$", "config", "deepspeed"),
+    ], {}),
+    ("huggingface/alignment-handbook", [
+        (r"^recipes/accelerate_configs/.*\.yaml$", "config", "accelerate"),
+        (r"^recipes/.*/(sft|dpo|orpo)/.*\.yaml$", "config", "hf"),  # TrlParser((ScriptArguments, SFTConfig, ModelConfig))
+        (r"^tests/fixtures/.*\.yaml$", "config", "hf"),
+    ], {}),
+    ("huggingface/open-r1", [
+        (r"^recipes/accelerate_configs/.*\.yaml$", "config", "accelerate"),
+        (r"^recipes/.*/(sft|grpo)/.*\.yaml$", "config", "hf"),
+        (r"^recipes/dataset_filtering/.*\.yaml$", "config", "hf"),  # scripts/pass_rate_filtering: TrlParser
+    ], {}),
+    ("huggingface/smol-course", [
+        (r"^\.devcontainer/devcontainer\.json$", "other", "none"),
+        (r"^units/en/_toctree\.yml$", "other", "none"),
+    ], {}),
+    ("QwenLM/Qwen", [(r"^finetune/ds_config_zero[23]\.json$", "config", "deepspeed")], {}),
+    ("QwenLM/Qwen2.5", [
+        (r"^examples/llama-factory/.*\.yaml$", "config", "llamafactory"),
+        (r"^eval/configs/.*\.yaml$", "other", "none"),
+        (r"^\.readthedocs\.yaml$", "other", "none"),
+    ], {}),
+    ("QwenLM/Qwen3", [
+        (r"^examples/llama-factory/.*\.yaml$", "config", "llamafactory"),
+        (r"^eval/configs/.*\.yaml$", "other", "none"),
+        (r"^\.readthedocs\.yaml$", "other", "none"),
+    ], {}),
+    ("deepseek-ai/DeepSeek-Coder", [
+        (r"^finetune/configs/.*\.json$", "config", "deepspeed"),
+        # eval.sh: python -m accelerate.commands.launch --config_file test_config.yaml eval_pal.py
+        (r"^Evaluation/(HumanEval|MBPP)/test_config\.yaml$", "config", "accelerate"),
+    ], {}),
+    ("lm-sys/FastChat", [
+        (r"^playground/deepspeed_config_s[23]\.json$", "config", "deepspeed"),
+        (r"^docker/docker-compose\.yml$", "other", "none"),
+        (r"^fastchat/serve/monitor/classify/.*\.yaml$", "other", "none"),
+        (r"^theme\.json$", "other", "none"),
+    ], {}),
+    ("shibing624/MedicalGPT", [
+        (r"^(scripts/)?zero[123]\.json$", "config", "deepspeed"),
+        (r"^_config\.yml$", "other", "none"),
+    ], {}),
+    ("tatsu-lab/stanford_alpaca", [(r"^configs/.*\.json$", "config", "deepspeed")], {}),
+    ("THUDM/ChatGLM3", [
+        (r"^finetune_demo/configs/ds_zero_[23]\.json$", "config", "deepspeed"),
+        # finetune_hf.py's own FinetuningConfig (data_config / training_args / peft_config):
+        # not a format trainlint supports
+        (r"^finetune_demo/configs/.*\.yaml$", "other", "none"),
+        (r"^openai_api_demo/docker-compose\.yml$", "other", "none"),
+    ], {}),
+    ("THUDM/GLM-4", [
+        (r"^finetune/configs/ds_zero_[23]\.json$", "config", "deepspeed"),
+        (r"^finetune/configs/.*\.yaml$", "other", "none"),
+        (r"^demo/composite_demo/browser/tsconfig\.json$", "other", "none"),
+        (r"^demo/composite_demo/browser/package\.json$", "other", "none"),
+        (r"^\.pre-commit-config\.yaml$", "other", "none"),
+    ], {}),
+    ("baichuan-inc/Baichuan2", [(r"^fine-tune/ds_config\.json$", "config", "deepspeed")], {}),
+    ("ymcui/Chinese-LLaMA-Alpaca-2", [
+        (r"^scripts/training/.*\.json$", "config", "deepspeed"),
+        (r"^scripts/longbench/config/.*\.json$", "other", "none"),
+        (r"^scripts/tokenizer/.*\.json$", "other", "none"),
+    ], {}),
+    ("LlamaFamily/Llama-Chinese", [
+        (r"^train/.*/ds_config_zero[23]\.json$", "config", "deepspeed"),
+        (r"^docker/docker-compose\.yml$", "other", "none"),
+    ], {}),
+    ("OpenGVLab/InternVL", [
+        (r"^(internvl_chat|internvl_chat_gpt_oss|internvl_g)/zero_stage.*\.json$", "config", "deepspeed"),
+        (r"^internvl_chat_llava/scripts/zero.*\.json$", "config", "deepspeed"),
+        (r"^segmentation/zero_configs/.*\.json$", "config", "deepspeed"),
+        (r"^classification/configs/linear_probing/.*\.yaml$", "other", "none"),  # the repo's own yacs configs
+        (r"^internvl_chat/shell/data/.*\.json$", "other", "none"),
+        (r"^\.pre-commit-config\.yaml$", "other", "none"),
+    ], {r"^classification/configs/linear_probing/.*\.yaml$": 8}),
+    ("haotian-liu/LLaVA", [
+        (r"^scripts/zero.*\.json$", "config", "deepspeed"),
+        (r"^cog\.yaml$", "other", "none"),
+        (r"^\.devcontainer/devcontainer\.json$", "other", "none"),
+    ], {}),
+    ("modal-labs/llm-finetuning", [(r"^config/.*\.yml$", "config", "axolotl")], {}),
+    ("SmartFlowAI/EmoLLM", [
+        (r"^xtuner_config/(pt/ft2pt|upload_modelscope)\.py$", "other", "none"),  # helper scripts
+        (r"^xtuner_config/.*\.py$", "config", "xtuner"),
+        (r"^careyou/configs/.*\.(ya?ml|json)$", "other", "none"),  # GPT-SoVITS training configs
+        (r"^(agents|generate_data)/config\.yml$", "other", "none"),
+    ], {}),
+    ("KZ-Shi/LLaMA-E", [(r"^adapter_config\.json$", "config", "peft")], {}),
+    ("unslothai/notebooks", [(r"^python_scripts/.*\.py$", "config", "unsloth")],
+     {r"^python_scripts/.*\.py$": 40}),
+    ("mistralai/mistral-finetune", [(r"^example/.*\.yaml$", "other", "none")], {}),  # its own TrainArgs
+    ("huggingface/chat-ui", [
+        (r"^chart/.*\.yaml$", "other", "none"),  # Helm chart and templates
+        (r"^\.vscode/.*\.json$", "other", "none"),  # JSONC
+        (r"^tsconfig\.json$", "other", "none"),
+        (r"^package\.json$", "other", "none"),
+        (r"^docker-compose\.yml$", "other", "none"),
+    ], {}),
+    ("conda-forge/transformers-feedstock", [
+        (r"^recipe/meta\.yaml$", "other", "none"),  # conda-build Jinja
+        (r"^\.ci_support/.*\.yaml$", "other", "none"),
+        (r"^conda-forge\.yml$", "other", "none"),
+    ], {}),
+]
+
+# Files the checks read beside the configs: pins and argument dataclasses.
+PINS = re.compile(r"(^|/)(requirements[^/]*\.txt|setup\.py|setup\.cfg|pyproject\.toml|environment[^/]*\.ya?ml|"
+                  r"uv\.lock|poetry\.lock|Pipfile\.lock|\.gitignore)$")
+ARGUMENT_CLASSES = re.compile(rb"HfArgumentParser|TrlParser|ArgumentParserPlus|"
+                              rb"class \w+\((?:transformers\.)?(?:Seq2Seq)?TrainingArguments\)|"
+                              rb"class \w+\((?:trl\.)?(?:SFT|DPO|GRPO|ORPO|KTO|Reward|PPO)Config\)|"
+                              # a dataclass that another file hands to HfArgumentParser
+                              rb"@dataclass(?:\([^)]*\))?\s*\nclass \w*(?:Arguments|Args|Config)\b")
+MAX_SUPPORT_BYTES = 3_000_000
+
+
+def git(repo_dir: Path, *args: str) -> bytes:
+    return subprocess.run(["git", "--git-dir", str(repo_dir), *args], check=True, capture_output=True).stdout
+
+
+def mirror(repo: str) -> Path:
+    return MIRRORS / repo.replace("/", "+") / "repo"
+
+
+def rows_for(repo: str, rules, limits) -> list[tuple[str, str, str, str, str]]:
+    repo_dir = mirror(repo)
+    commit = git(repo_dir, "rev-parse", "HEAD").decode().strip()
+    listing = git(repo_dir, "ls-tree", "-r", "-l", "HEAD").decode().splitlines()
+    files = {}
+    for line in listing:
+        meta, path = line.split("\t", 1)
+        size = meta.split()[3]
+        files[path] = int(size) if size.isdigit() else 0
+    rows, taken = [], set()
+    for pattern, kind, true_format in rules:
+        matched = sorted(path for path in files if re.search(pattern, path) and path not in taken)
+        limit = limits.get(pattern)
+        if limit is not None and len(matched) > limit:
+            matched = sorted(random.Random(f"{SEED}:{repo}:{pattern}").sample(matched, limit))
+        for path in matched:
+            taken.add(path)
+            rows.append((repo, commit, path, kind, true_format))
+    for path in sorted(files):
+        if path in taken or files[path] > MAX_SUPPORT_BYTES:
+            continue
+        if PINS.search(path):
+            rows.append((repo, commit, path, "support", "none"))
+        elif path.endswith(".py") and files[path] < 400_000:
+            if ARGUMENT_CLASSES.search(git(repo_dir, "show", f"{commit}:{path}")):
+                rows.append((repo, commit, path, "support", "none"))
+    return rows
+
+
+def main() -> int:
+    rows = []
+    for repo, rules, limits in SELECTION:
+        rows.extend(rows_for(repo, rules, limits))
+    with open(HERE / "MANIFEST.tsv", "w", encoding="utf-8") as out:
+        out.write("repo\tcommit\tpath\tkind\ttrue_format\n")
+        for row in rows:
+            out.write("\t".join(row) + "\n")
+    configs = [row for row in rows if row[3] == "config"]
+    print(f"{len(rows)} rows: {len(configs)} configs from {len({row[0] for row in configs})} repositories, "
+          f"{sum(row[3] == 'other' for row in rows)} other, {sum(row[3] == 'support' for row in rows)} support",
+          file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,227 @@
+"""Re-run the held-out evaluation at the current code and compare it with the recorded verdicts.
+
+    python bench/heldout/evaluate.py [TREE] [--materialize]
+
+TREE defaults to /tmp/trainlint-heldout; with --materialize (or when TREE does not exist) it is
+rebuilt from MANIFEST.tsv and the git mirrors first (bench/heldout/materialize.py). Prints:
+
+1. findings: distinct (repo, path, code, line, message) over `--gpu A100` and `--gpu V100`;
+   judged: every error plus the seeded sample of 100 warnings (judge.py's selection); of those,
+   the ones verdicts.tsv covers, how many are false (the false-positive rate), per repository
+   and per code; judged findings verdicts.tsv does not cover (new since the verdicts: judge them
+   with judge.py and add a rule); and recorded verdicts that no longer appear (a false one gone
+   is a fix, a true one gone is lost recall).
+2. format misclaims: files (configs and the non-config files beside them) claimed by an adapter
+   that does not read their true format (MANIFEST.tsv `true_format`), and supported configs no
+   adapter claims (coverage, not a misclaim).
+3. explicit passes: every non-config file passed by name, as pre-commit does; any finding on
+   one is counted.
+4. key edits by closeness: `check --select SCH001 --fix --unsafe-fixes --diff` on a copy; every
+   key a fix renames is listed, and counted as "by closeness" unless its finding cites a
+   documented rename (the message says "renamed"/"deprecated" rather than "did you mean").
+
+Exit status 0 when the Done-when bar of issue 15 holds (false positives <= 5 % of judged
+findings with a verdict, no unjudged finding, no misclaim, no rename by closeness), else 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import csv
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT))
+
+from judge import ADAPTER_FORMATS, distinct_findings, judged_keys  # noqa: E402
+from materialize import folder_name, materialize, read_manifest  # noqa: E402
+
+DEFAULT_TREE = Path(tempfile.gettempdir()) / "trainlint-heldout"
+SUPPORTED = {"deepspeed", "hf", "accelerate", "peft", "axolotl", "llamafactory", "ludwig", "xtuner", "unsloth"}
+# hf adapter sub-formats (ConfigIR.schema) that fit each true format
+HF_SCHEMAS = {"hf": {"trl", "trainer", "training_arguments", "hf"}, "accelerate": {"accelerate"}, "peft": {"peft"}}
+
+
+def read_verdicts(path: Path = HERE / "verdicts.tsv") -> dict[tuple, dict]:
+    with open(path, encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
+    return {(row["repo"], row["path"], row["code"], int(row["line"]), row["message"]): row for row in rows}
+
+
+def claimed_formats(tree: Path, rows: list[dict]) -> dict[tuple[str, str], tuple[str | None, str]]:
+    """(repo, path) -> (adapter name or None, sub-format) as the engine claims each file on a walk.
+    Uses the engine's loader; if its internals have moved, returns {} (evaluate says so)."""
+    try:
+        from linter.engine import Options, Session
+
+        session = Session(Options(gpu="A100"))
+        claims = {}
+        for row in rows:
+            if row["kind"] == "support":
+                continue
+            path = tree / folder_name(row["repo"]) / row["path"]
+            loaded = session.load(path, explicit=False)
+            config = getattr(loaded, "config", None)
+            adapter = getattr(getattr(config, "adapter", None), "name", None) if config is not None else None
+            claims[(row["repo"], row["path"])] = (adapter, getattr(config, "schema", "") or "")
+        return claims
+    except Exception as error:  # noqa: BLE001 - the engine is being refactored; fall back, say why
+        print(f"(claims not read from the engine: {error!r}; misclaims counted from findings only)", file=sys.stderr)
+        return {}
+
+
+def misclaimed(true_format: str, adapter: str | None, schema: str) -> bool:
+    if adapter is None:
+        return False
+    if true_format not in ADAPTER_FORMATS.get(adapter, {adapter}):
+        return True
+    if adapter == "hf" and schema and true_format in HF_SCHEMAS:
+        return schema not in HF_SCHEMAS[true_format]
+    return False
+
+
+def explicit_pass(tree: Path, rows: list[dict]) -> list[str]:
+    """Findings when each non-config file is passed by name (pre-commit's way)."""
+    files = [str(tree / folder_name(row["repo"]) / row["path"]) for row in rows if row["kind"] == "other"]
+    lines = []
+    for start in range(0, len(files), 200):
+        done = subprocess.run([sys.executable, "-m", "linter", "check", *files[start:start + 200], "--gpu", "A100"],
+                              capture_output=True, text=True, cwd=ROOT)
+        lines += [line for line in done.stdout.splitlines() if re.match(r"^\S+:\d+:\d+: ", line)]
+    return lines
+
+
+_KEY = re.compile(r'^\s*(?:-\s+)?"?([A-Za-z_][\w.-]*)"?\s*[:=]')
+
+
+def key_renames(tree: Path) -> list[tuple[str, str, str]]:
+    """(file, old key, new key) for every key an SCH001 fix renames (on a copy of the tree)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = Path(scratch) / "tree"
+        shutil.copytree(tree, copy, symlinks=True)
+        done = subprocess.run([sys.executable, "-m", "linter", "check", str(copy), "--gpu", "A100", "--select", "SCH001",
+                               "--fix", "--unsafe-fixes", "--diff"], capture_output=True, text=True, cwd=ROOT)
+    renames, current, removed = [], "", []
+    for line in done.stdout.splitlines():
+        if line.startswith("+++ "):
+            current = line[4:].split(str(copy), 1)[-1].lstrip("/")
+            removed = []
+        elif line.startswith("-") and not line.startswith("---"):
+            removed.append(line[1:])
+        elif line.startswith("+") and removed:
+            old, new = _KEY.match(removed.pop(0)), _KEY.match(line[1:])
+            if old and new and old.group(1) != new.group(1):
+                renames.append((current, old.group(1), new.group(1)))
+        elif not line.startswith("+"):
+            removed = []
+    return renames
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("tree", type=Path, nargs="?", default=DEFAULT_TREE)
+    parser.add_argument("--materialize", action="store_true")
+    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    args = parser.parse_args(argv)
+    rows = read_manifest()
+    if args.materialize or not args.tree.exists():
+        if materialize(args.tree, args.mirrors, rows):
+            print("some files could not be materialized; results cover the rest", file=sys.stderr)
+    verdicts = read_verdicts()
+    manifest = {(row["repo"], row["path"]): row for row in rows}
+
+    found = distinct_findings(args.tree, rows)
+    chosen = judged_keys(found)
+    # a finding whose message was reworded keeps its verdict when (repo, path, code, line) names
+    # exactly one recorded verdict; such matches are counted apart so a rewording is visible
+    by_place = collections.defaultdict(list)
+    for key in verdicts:
+        by_place[key[:4]].append(key)
+    with_verdict, reworded = {}, 0
+    for key in chosen:
+        if key in verdicts:
+            with_verdict[key] = verdicts[key]
+        elif len(by_place.get(key[:4], ())) == 1 and by_place[key[:4]][0] not in found:
+            with_verdict[key] = verdicts[by_place[key[:4]][0]]
+            reworded += 1
+    new = sorted(key for key in chosen if key not in with_verdict)
+    false = [key for key, row in with_verdict.items() if row["verdict"] == "false"]
+    rate = 100 * len(false) / max(len(with_verdict), 1)
+    configs = [row for row in rows if row["kind"] == "config"]
+    print(f"held-out set: {len(configs)} configs from {len({row['repo'] for row in configs})} repositories, "
+          f"{sum(row['kind'] == 'other' for row in rows)} non-config files")
+    print(f"findings: {len(found)} distinct (A100 + V100), "
+          f"{sum(f['severity'] == 'error' for f in found.values())} errors")
+    print(f"judged: {len(chosen)} (every error + {sum(v != 'error' for v in chosen.values())} sampled warnings); "
+          f"with a verdict: {len(with_verdict)}; false positives: {len(false)} = {rate:.1f} %")
+    print(f"verdicts matched by position only (message reworded): {reworded}")
+    print(f"unjudged (new since verdicts.tsv): {len(new)}")
+    for key in new[:20]:
+        print("   ", *key[:4], key[4][:120], sep="  ")
+    inherited = {id(row) for row in with_verdict.values()}
+    gone = [row for key, row in verdicts.items() if key not in found and id(row) not in inherited]
+    print(f"recorded verdicts no longer found: {sum(r['verdict'] == 'false' for r in gone)} false (fixed), "
+          f"{sum(r['verdict'] == 'true' for r in gone)} true (lost)")
+
+    table = collections.defaultdict(lambda: [0, 0, 0, 0])  # findings, judged, true, false
+    for key, finding in found.items():
+        table[(key[0], key[2])][0] += 1
+    for key in chosen:
+        entry = table[(key[0], key[2])]
+        entry[1] += 1
+        if key in with_verdict:
+            entry[2 if with_verdict[key]["verdict"] == "true" else 3] += 1
+    print("\n| repository | code | findings | judged | true | false |\n|---|---|---|---|---|---|")
+    for (repo, code), (n, judged, true, wrong) in sorted(table.items()):
+        print(f"| {repo} | {code} | {n} | {judged} | {true} | {wrong} |")
+
+    claims = claimed_formats(args.tree, rows)
+    if not claims:  # fall back to the adapters named by findings
+        for finding in found.values():
+            claims.setdefault((finding["repo"], finding["path"]), (finding["framework"] or None, ""))
+    wrong_claims = [(key, claim) for key, claim in sorted(claims.items())
+                    if key in manifest and misclaimed(manifest[key]["true_format"], *claim)]
+    unclaimed = [key for key, row in manifest.items()
+                 if row["kind"] == "config" and row["true_format"] in SUPPORTED and claims.get(key, (None,))[0] is None]
+    print(f"\nformat misclaims: {len(wrong_claims)}")
+    by_kind = collections.Counter((manifest[key]["true_format"], claim[0], claim[1]) for key, claim in wrong_claims)
+    for (true_format, adapter, schema), count in by_kind.most_common():
+        print(f"    {count:4d}  {true_format} claimed by {adapter}{'/' + schema if schema else ''}")
+    print(f"supported configs no adapter claims (coverage): {len(unclaimed)}")
+    for key in unclaimed[:10]:
+        print("   ", *key)
+
+    explicit = explicit_pass(args.tree, rows)
+    print(f"\nfindings on non-config files passed explicitly (pre-commit): {len(explicit)}")
+    for line in explicit[:10]:
+        print("   ", line.replace(str(args.tree) + "/", ""))
+
+    renames = key_renames(args.tree)
+    documented = {(finding["path"], _rename_target(finding)) for finding in found.values()
+                  if finding["code"] == "SCH001" and re.search(r"renamed|deprecated", finding["message"])}
+    closeness = [r for r in renames if not any(r[0].endswith(path) and r[2] == target for path, target in documented)]
+    print(f"\nSCH001 key renames applied by --fix --unsafe-fixes: {len(renames)}, by closeness: {len(closeness)}")
+    for file, old, new in closeness[:15]:
+        print(f"    {file}: {old} -> {new}")
+
+    ok = rate <= 5 and not new and not wrong_claims and not closeness and not explicit
+    print(f"\nissue 15 bar {'met' if ok else 'NOT met'}")
+    return 0 if ok else 1
+
+
+def _rename_target(finding: dict) -> str | None:
+    fix = finding.get("fix") or {}
+    edits = fix.get("edits") or []
+    return edits[0]["content"] if edits else None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

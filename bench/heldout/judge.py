@@ -1,0 +1,264 @@
+"""Judge the findings of a held-out run and write bench/heldout/verdicts.tsv.
+
+    python bench/heldout/judge.py TREE [--write]
+
+Runs `trainlint check TREE --gpu A100 --format json` and the same with `--gpu V100`, takes
+every distinct finding (repo, path, code, line, message), and judges every error and a seeded
+random sample of 100 warnings. The verdicts are the RULES below, each written from the
+framework's or the project's own source (cited in its reason); a finding no rule covers is
+printed as unjudged and the script exits 1, so a new kind of finding gets a verdict by hand
+before it is counted. Without --write it only reports.
+
+A finding is "true" when it is true for the script that reads the file and the version it
+uses (as far as the repository records them); "false" otherwise. On a file claimed by the wrong
+adapter, schema findings (SCH*) are false; hardware and numeric findings are judged on what the
+file says.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[1]))  # the checkout, for linter.project_args
+
+from materialize import folder_name, read_manifest  # noqa: E402
+
+SEED = 15
+WARNING_SAMPLE = 100
+GPUS = ("A100", "V100")
+FIELDS = ("repo", "path", "code", "line", "message", "severity", "gpus", "sampled", "verdict", "reason")
+
+# adapter name (a finding's "framework") -> the true formats it may claim
+ADAPTER_FORMATS = {
+    "hf": {"hf", "accelerate", "peft"},
+    "deepspeed": {"deepspeed"},
+    "axolotl": {"axolotl"},
+    "llamafactory": {"llamafactory"},
+    "ludwig": {"ludwig"},
+    "xtuner": {"xtuner"},
+    "unsloth": {"unsloth"},
+}
+
+# Launch facts the configs themselves do not record, quoted from each repository.
+OPEN_INSTRUCT_LAUNCH = ("open-instruct launches these with `accelerate launch --num_processes 8 --use_deepspeed "
+                        "--deepspeed_config_file configs/ds_configs/stage3_no_offloading_accelerate.conf` "
+                        "(scripts/finetune_with_accelerate.sh, dpo_train_with_accelerate.sh): ZeRO-3 over the "
+                        "GPUs, which the YAML cannot say")
+HANDBOOK_LAUNCH = ("the recipes' README runs them with `accelerate launch --config_file "
+                   "recipes/accelerate_configs/zero3.yaml` (ZeRO-3, 8 processes); the YAML cannot say the "
+                   "world size, so a per-GPU total for one unsharded GPU is not what runs")
+
+
+def _key(message: str) -> str | None:
+    match = re.match(r"unknown key (\S+) for", message)
+    return match.group(1) if match else None
+
+
+def _line_text(tree: Path, repo: str, path: str, line: int) -> str:
+    try:
+        return (tree / folder_name(repo) / path).read_text("utf-8").splitlines()[line - 1]
+    except (OSError, IndexError, UnicodeDecodeError):
+        return ""
+
+
+def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
+    """(verdict, reason) from the rules, or None when no rule covers the finding."""
+    repo, path, code, message = finding["repo"], finding["path"], finding["code"], finding["message"]
+    row = manifest.get((repo, path), {})
+    true_format = row.get("true_format", "")
+    adapter = finding["framework"]
+    key = _key(message)
+
+    # --- the file is claimed by the wrong adapter: its schema findings are false (another format's
+    # keys); other findings are judged on what the file says, below
+    misclaimed = bool(adapter and true_format and true_format not in ADAPTER_FORMATS.get(adapter, {adapter}))
+    if misclaimed and code.startswith("SCH"):
+        return "false", (f"format misclaim: a {true_format} file claimed by the {adapter} adapter"
+                         + (" (Firefly train.py reads it with HfArgumentParser((CustomizedArguments, "
+                            "TrainingArguments)).parse_json_file)" if repo == "yangjianxin1/Firefly" else ""))
+    if code == "SCH001" and ("for llamafactory" in message) and true_format == "hf":
+        return "false", "format misclaim: a TRL recipe claimed as LLaMA-Factory"
+
+    # --- keys the project's own argument dataclasses define
+    if code == "SCH001" and key:
+        from linter.project_args import project_arguments
+
+        project = project_arguments(tree / folder_name(repo) / path)
+        candidates = project.classes
+        if repo == "allenai/open-instruct":  # which script reads the file decides which classes count
+            wanted = ({"DPOExperimentConfig", "TokenizerConfig"} if "/dpo/" in path
+                      else {"FlatArguments", "TokenizerConfig"})  # finetune.py: (FlatArguments, TokenizerConfig)
+            candidates = tuple(cls for cls in candidates if cls.name in wanted)
+        defined = next((cls for cls in candidates if key.split(".")[0] in cls.fields), None)
+        if defined is not None:
+            return "false", (f"{key} is a field of the project's {defined.name} "
+                             f"({defined.path.relative_to(tree / folder_name(repo))}:{defined.line}), "
+                             "which the script's HfArgumentParser/TrlParser reads")
+    if code == "SCH001" and key == "torch_dtype" and "for trl" in message:
+        pin = ("open-r1 pins trl==0.18.0 in setup.py" if repo == "huggingface/open-r1"
+               else "the repository asks for trl>=0.19.1 (setup.py), no exact version")
+        return "false", (f"TRL's ModelConfig.torch_dtype exists until 0.27 (renamed dtype in 0.23, removed 0.27; "
+                         f"trl/trainer/model_config.py); {pin}")
+    if code == "SCH001" and key == "max_seq_length" and "for trl" in message:
+        return "false", ("SFTConfig.max_seq_length is accepted until TRL 0.20 (trl/trainer/sft_config.py); "
+                         "alignment-handbook asks for trl>=0.19.1 (setup.py): 0.19.x accepts it")
+    if code == "SCH001" and repo == "huggingface/alignment-handbook" and key in (
+            "dataset_mixer", "dataset_splits", "hub_model_revision"):
+        return "true", (f"{key} is no field of alignment-handbook's ScriptArguments/SFTConfig at this commit "
+                        "(src/alignment/configs.py: dataset_mixture) nor of TRL's; TrlParser raises on unused "
+                        "keys (set_defaults_with_config leaves them to parse_args_into_dataclasses)")
+    if code == "SCH001" and repo == "huggingface/open-r1" and key == "vllm_device":
+        return "true", ("GRPOConfig.vllm_device was removed in TRL 0.18.0 (a8cfca6d0 'Remove deprecated'); "
+                        "open-r1 pins trl==0.18.0 in setup.py")
+    if code == "SCH001" and repo == "modal-labs/llm-finetuning" and key == "debug":
+        return "false", ("`debug:` (\"Debug mode\") is a documented Axolotl option in its config reference "
+                         "until the 2025-06 doc rewrite (axolotl 9d5bfc127); the value is empty")
+    if code == "SCH001" and repo == "KZ-Shi/LLaMA-E" and key in ("enable_lora", "merge_weights"):
+        return "false", ("written by PEFT 0.2 (LoraConfig.enable_lora / merge_weights); a saved adapter_config "
+                         "records its writer's version and PEFT drops keys it no longer knows when loading")
+    if code == "SCH001" and true_format == "deepspeed" and key in ("min_lr", "fp16.fp16_opt_level", "log"):
+        return "true", (f"DeepSpeed's config reader (deepspeed/runtime/config.py, precision_config.py) reads no "
+                        f"`{key}`: the setting is silently ignored")
+
+    # --- hardware and numerics
+    if code == "DS004":
+        return "true", ("offload_param is a ZeRO-3 feature (deepspeed/runtime/zero/config.py: offload_param "
+                        "'Valid only for stage 3'); in a stage-2 config it is ignored")
+    if code == "DS001":
+        return "true", "ZeRO-2 with fp16 is set in the file; INCIDENTS.md records NaN losses for this combination"
+    if code == "PRE001":
+        if repo == "allenai/open-instruct" and path.startswith("configs/train_configs/"):
+            return "false", ("the bf16 comes from TRL's default (bf16 = not fp16), but open-instruct reads this "
+                             "file into its own dataclasses (finetune.py FlatArguments / dpo_utils "
+                             "DPOExperimentConfig), and mixed precision comes from the accelerate launch; the file "
+                             "sets no bf16")
+        if repo == "huggingface/open-r1" and path.startswith("recipes/dataset_filtering/"):
+            return "false", ("'bf16 mixed precision' is TRL's bf16 default of TRL >= 0.19; open-r1 pins "
+                             "trl==0.18.0, where bf16 defaults to False (only torch_dtype: bfloat16 is set)")
+        text = _line_text(tree, repo, path, finding["line"])
+        if re.search(r"bf16|bfloat16|\"enabled\": true", text):
+            return "true", ("the file enables bf16 on a V100 (compute capability 7.0: no bf16 arithmetic; "
+                            "torch.cuda.is_bf16_supported() says True only through emulation)")
+    if code == "PRE007":
+        text = _line_text(tree, repo, path, finding["line"])
+        if "flash_attention" in text:
+            return "true", ("FlashAttention-2 supports Ampere and newer only (flash-attn README: 'FlashAttention-2 "
+                            "currently supports Ampere, Ada, or Hopper GPUs'); the file asks for it on a V100")
+    if code == "PRE002":
+        return "true", "the file trains in fp16 (AmpOptimWrapper dtype float16 / fp16 enabled) on an A100 that has bf16"
+    if code == "QNT001":
+        return "true", "bnb_4bit_compute_dtype=torch.float16 is written in the file; the A100 target has bf16"
+    if code == "NUM003":
+        return "true", ("a Llama-3 model trained in float16 (AmpOptimWrapper dtype='float16') on V100 only: "
+                        "INCIDENTS.md family overflow")
+    if code == "NUM004":
+        return "true", ("lora_modules_to_save with the embeddings while Axolotl loads the model in bf16: PEFT's "
+                        "ModulesToSaveWrapper copies them in the model dtype (peft/utils/other.py)")
+    if code == "MEM001":
+        if repo == "allenai/open-instruct":
+            return "false", OPEN_INSTRUCT_LAUNCH
+        if repo == "huggingface/alignment-handbook":
+            return "false", HANDBOOK_LAUNCH
+        if repo == "KZ-Shi/LLaMA-E":
+            return "false", ("a saved PEFT adapter_config.json says nothing about how the base model is loaded "
+                             "(dtype, quantization, batch): no estimate follows from it")
+        if repo == "modal-labs/llm-finetuning":
+            return "false", ("the config links a ZeRO-3 DeepSpeed config inside the axolotl image "
+                             "(/workspace/axolotl/deepspeed_configs/zero3_bf16.json) and modal runs it on several "
+                             "GPUs; states are sharded, which the estimate without the link cannot see")
+        if repo == "SmartFlowAI/EmoLLM":
+            return "true", ("XTuner packs to max_length 2048 with the file's per-device batch; Llama-3's 128,256-"
+                            "token vocabulary makes the logits and fp32 loss alone exceed the GPU "
+                            "(`trainlint estimate` breakdown checked by hand)")
+    if code == "LNK001":
+        if "PATH-TO-DS-CONFIG" in message:
+            return "true", "a literal placeholder: the run fails at DeepSpeed init until it is replaced"
+        if "/workspace/axolotl/" in message:
+            return "false", ("an absolute path inside the axolotl Docker image that modal's app runs in "
+                             "(src/common.py image: winglian/axolotl); it exists where the config is read")
+    if code == "SCH002" and "bitsandbytes" in message:
+        return "false", ("quantization_method: bitsandbytes is valid in LLaMA-Factory before 0.9.3 (renamed "
+                         "bnb in c3c0efbaa, first in v0.9.3); the Qwen example names no LLaMA-Factory version")
+    return None
+
+
+def run_check(tree: Path, gpu: str) -> list[dict]:
+    done = subprocess.run([sys.executable, "-m", "linter", "check", str(tree), "--gpu", gpu, "--format", "json"],
+                          capture_output=True, text=True, cwd=HERE.parents[1])
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"trainlint failed ({done.returncode}): {done.stderr[-2000:]}")
+    return json.loads(done.stdout or "[]")
+
+
+def distinct_findings(tree: Path, manifest_rows: list[dict]) -> dict[tuple, dict]:
+    """(repo, path, code, line, message) -> finding, with the GPUs it appears under."""
+    folders = {folder_name(row["repo"]): row["repo"] for row in manifest_rows}
+    found: dict[tuple, dict] = {}
+    for gpu in GPUS:
+        for finding in run_check(tree, gpu):
+            relative = Path(finding["file"]).resolve().relative_to(tree.resolve())
+            repo = folders.get(relative.parts[0], relative.parts[0])
+            path = Path(*relative.parts[1:]).as_posix()
+            message = finding["message"]  # the tree's location is no part of a verdict's key
+            for prefix in {str(tree.resolve()), str(tree.absolute()), str(tree)}:
+                message = message.replace(prefix + "/", "<tree>/")
+            finding["message"] = message
+            key = (repo, path, finding["code"], int(finding["line"]), message)
+            entry = found.setdefault(key, {**finding, "repo": repo, "path": path, "gpus": set()})
+            entry["gpus"].add(gpu)
+    return found
+
+
+def judged_keys(found: dict[tuple, dict]) -> dict[tuple, str]:
+    """Every error, and a seeded sample of WARNING_SAMPLE warnings: key -> why it is judged."""
+    chosen = {key: "error" for key, finding in found.items() if finding["severity"] == "error"}
+    warnings = sorted(key for key, finding in found.items() if finding["severity"] != "error")
+    sample = random.Random(SEED).sample(warnings, min(WARNING_SAMPLE, len(warnings)))
+    chosen.update({key: "warning-sample" for key in sample})
+    return chosen
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("tree", type=Path)
+    parser.add_argument("--write", action="store_true", help="write bench/heldout/verdicts.tsv")
+    args = parser.parse_args(argv)
+    rows = read_manifest()
+    manifest = {(row["repo"], row["path"]): row for row in rows}
+    found = distinct_findings(args.tree, rows)
+    chosen = judged_keys(found)
+    out, unjudged = [], []
+    for key in sorted(chosen):
+        finding = found[key]
+        verdict = judge(finding, manifest, args.tree)
+        if verdict is None:
+            unjudged.append(key)
+            continue
+        out.append({"repo": key[0], "path": key[1], "code": key[2], "line": key[3], "message": key[4],
+                    "severity": finding["severity"], "gpus": ",".join(sorted(finding["gpus"])),
+                    "sampled": chosen[key], "verdict": verdict[0], "reason": verdict[1]})
+    for key in unjudged:
+        print("unjudged:", *key, sep="\t")
+    false = sum(row["verdict"] == "false" for row in out)
+    print(f"{len(found)} distinct findings, {len(chosen)} judged ({sum(v == 'error' for v in chosen.values())} "
+          f"errors + {sum(v != 'error' for v in chosen.values())} sampled warnings): {false} false "
+          f"({100 * false / max(len(out), 1):.1f}%), {len(unjudged)} unjudged", file=sys.stderr)
+    if args.write:
+        with open(HERE / "verdicts.tsv", "w", encoding="utf-8", newline="") as handle:
+            writer = csv.DictWriter(handle, FIELDS, delimiter="\t", lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(out)
+    return 1 if unjudged else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

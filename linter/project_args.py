@@ -1,0 +1,361 @@
+"""Argument classes a repository defines for the scripts that read its YAML/JSON configs.
+
+Scripts built on transformers' `HfArgumentParser` (and TRL's `TrlParser`, open-instruct's
+`ArgumentParserPlus`, ...) read a config into dataclasses, and many projects add their own: a
+`ScriptArguments` subclass with `dataset_mixture`, an `SFTConfig` subclass with
+`chat_template`, a flat `FlatArguments`. A key one of those defines is valid for that project
+even though no framework schema knows it.
+
+This module finds such classes with `ast` (never importing project code) in the repository of a
+linted file: classes named in a parser call (`HfArgumentParser((ModelArguments,
+TrainingArguments))`, also through a variable holding the tuple), classes that subclass an
+upstream argument class (TrainingArguments, Seq2SeqTrainingArguments, TRL's trainer configs,
+ScriptArguments, ModelConfig), and the project classes those inherit from, with their fields.
+The repository is the nearest folder above the file that holds `.git`; without one, the file's
+own folder. The cost is bounded: hidden folders, virtual environments, node_modules and build
+outputs are skipped, and so are files over `MAX_FILE_BYTES`, files past `MAX_FILES`, and files
+past `MAX_PARSED_BYTES` of parsed source; only files that mention `dataclass` or a parser are
+parsed at all.
+Results are cached per repository for the process.
+
+upstream: transformers/hf_argparser.py (HfArgumentParser takes a dataclass type or an iterable
+of them; parse_yaml_file / parse_json_file / parse_dict map keys to their fields);
+trl/scripts/utils.py (TrlParser, a HfArgumentParser subclass).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+MAX_FILE_BYTES = 512 * 1024
+MAX_FILES = 3000
+MAX_PARSED_BYTES = 4 * 1024 * 1024  # source handed to ast.parse per repository, at most
+SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "site-packages", "build", "dist", "venv", "env",
+                          "wandb", "outputs", "checkpoints"})
+
+# Upstream classes whose subclasses are read by HfArgumentParser-style scripts.
+# transformers/training_args.py, training_args_seq2seq.py; trl/__init__.py (trainer configs),
+# trl/scripts/utils.py (ScriptArguments), trl/trainer/model_config.py (ModelConfig).
+UPSTREAM_ARGUMENT_CLASSES = frozenset({
+    "TrainingArguments", "Seq2SeqTrainingArguments", "ScriptArguments", "ModelConfig",
+    "SFTConfig", "DPOConfig", "GRPOConfig", "ORPOConfig", "KTOConfig", "CPOConfig", "RewardConfig",
+    "PPOConfig", "RLOOConfig", "OnlineDPOConfig", "XPOConfig", "NashMDConfig", "BCOConfig", "PRMConfig",
+    "GKDConfig", "AlignPropConfig", "DDPOConfig", "IterativeSFTConfig", "GRPOScriptArguments",
+})
+# Callables that parse a config file into dataclasses given as their first argument.
+PARSERS = frozenset({"HfArgumentParser", "TrlParser", "ArgumentParserPlus", "H4ArgumentParser"})
+
+
+@dataclass(frozen=True)
+class ArgumentClass:
+    """One project class whose fields are config keys."""
+
+    name: str
+    path: Path
+    line: int
+    fields: frozenset[str]  # its own fields and those of the project classes it inherits from
+    upstream_bases: frozenset[str]  # upstream argument classes it extends, e.g. {"SFTConfig"}
+    parsed: bool  # named in a parser call (not only found by its base class)
+
+
+@dataclass(frozen=True)
+class ProjectArguments:
+    root: Path
+    classes: tuple[ArgumentClass, ...]
+
+    @property
+    def fields(self) -> frozenset[str]:
+        """Every key some project argument class defines."""
+        return frozenset().union(*(cls.fields for cls in self.classes))
+
+    @property
+    def upstream_bases(self) -> frozenset[str]:
+        """Upstream argument classes the project's classes extend (their keys are valid too)."""
+        return frozenset().union(*(cls.upstream_bases for cls in self.classes))
+
+    def defines(self, key: str) -> ArgumentClass | None:
+        """The first project class that defines `key`, or None."""
+        for cls in self.classes:
+            if key in cls.fields:
+                return cls
+        return None
+
+
+def repository_root(near: Path) -> Path:
+    """The nearest folder at or above `near` that holds `.git`; else `near`'s own folder."""
+    start = near if near.is_dir() else near.parent
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return start
+
+
+def project_arguments(near: Path) -> ProjectArguments:
+    """The argument classes of the repository that holds `near` (cached per repository)."""
+    return _scan(repository_root(near))
+
+
+def project_fields(near: Path) -> frozenset[str]:
+    """Shorthand: every key a project argument class defines in `near`'s repository."""
+    return project_arguments(near).fields
+
+
+class _Class:
+    __slots__ = ("name", "path", "line", "own_fields", "bases", "is_dataclass")
+
+    def __init__(self, name, path, line, own_fields, bases, is_dataclass):
+        self.name, self.path, self.line = name, path, line
+        self.own_fields, self.bases, self.is_dataclass = own_fields, bases, is_dataclass
+
+
+def _python_files(root: Path):
+    count = 0
+    for directory, subdirs, files in os.walk(root):
+        current = Path(directory)
+        subdirs[:] = sorted(
+            name for name in subdirs
+            if not name.startswith(".") and name not in SKIPPED_DIRS
+            and not (current / name / "pyvenv.cfg").is_file()
+        )
+        for name in sorted(files):
+            if not name.endswith(".py"):
+                continue
+            path = current / name
+            try:
+                if path.stat().st_size > MAX_FILE_BYTES:
+                    continue
+            except OSError:
+                continue
+            count += 1
+            if count > MAX_FILES:
+                return
+            yield path
+
+
+def _last_name(node) -> str | None:
+    import ast
+
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Subscript):  # Generic[...] and the like
+        return _last_name(node.value)
+    return None
+
+
+def _class_names_in(node, assigned: dict[str, list[str]]) -> list[str]:
+    """Class names in a parser's first argument: a name, a tuple/list of names, or a variable
+    assigned such a tuple earlier in the same file."""
+    import ast
+
+    if isinstance(node, (ast.Tuple, ast.List)):
+        names = []
+        for element in node.elts:
+            names.extend(_class_names_in(element, assigned))
+        return names
+    if isinstance(node, ast.Name) and node.id in assigned:
+        return assigned[node.id]
+    name = _last_name(node)
+    return [name] if name else []
+
+
+def _read_file(path: Path, classes: list[_Class], parsed: set[str], budget: list[int]) -> None:
+    import ast
+
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return
+    # cheap filter before parsing: a file matters if it defines a dataclass (HfArgumentParser
+    # accepts only dataclasses, and a subclass adds fields only as one) or calls a parser
+    if b"dataclass" not in data and not any(name.encode() in data for name in PARSERS):
+        return
+    budget[0] -= len(data)
+    if budget[0] < 0:
+        return
+    body = _snippet_statements(data) if FAST else None
+    if body is None:  # the snippets did not parse on their own: read the whole file
+        try:
+            body = ast.parse(data, filename=str(path)).body
+        except (SyntaxError, ValueError):
+            return
+    # Only statements are visited (ast.walk over every expression node costs 5x the parse); a
+    # statement is searched for parser calls only when one of its lines names a parser.
+    parser_lines = {data.count(b"\n", 0, match.start()) + 1 for match in _PARSER_NAME.finditer(data)}
+    assigned: dict[str, list[str]] = {}
+    calls = []
+    for node in _statements(body):
+        if isinstance(node, ast.ClassDef):
+            fields = []
+            for statement in node.body:
+                if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                    name = statement.target.id
+                    annotation = ast.unparse(statement.annotation)
+                    if name.startswith("_") or "ClassVar" in annotation or "InitVar" in annotation:
+                        continue
+                    fields.append(name)
+            decorated = any(_last_name(d.func if isinstance(d, ast.Call) else d) == "dataclass"
+                            for d in node.decorator_list)
+            bases = [name for name in (_last_name(base) for base in node.bases) if name]
+            classes.append(_Class(node.name, path, node.lineno, fields, bases, decorated))
+            continue
+        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Tuple, ast.List)):
+            names = [name for name in (_last_name(e) for e in node.value.elts) if name]
+            for target in node.targets:
+                if isinstance(target, ast.Name) and names:
+                    assigned[target.id] = names
+        if not hasattr(node, "body") and parser_lines and any(
+                line in parser_lines for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)):
+            calls.extend(sub for sub in ast.walk(node)
+                         if isinstance(sub, ast.Call) and _last_name(sub.func) in PARSERS)
+    for call in calls:
+        first = call.args[0] if call.args else next(
+            (k.value for k in call.keywords if k.arg == "dataclass_types"), None)
+        if first is not None:
+            parsed.update(_class_names_in(first, assigned))
+
+
+_DATACLASS = re.compile(rb"^([ \t]*)@(?:[A-Za-z_][\w.]*\.)?dataclass\b", re.MULTILINE)
+_PARSER_NAME = re.compile(rb"\b(?:" + b"|".join(name.encode() for name in sorted(PARSERS)) + rb")\b")
+_OPENING, _CLOSING = b"([{", b")]}"
+FAST = True  # parse only the dataclass blocks and parser-call statements (tests compare both ways)
+
+
+def _indent(line: bytes) -> int:
+    return len(line) - len(line.lstrip(b" \t"))
+
+
+def _balanced_end(lines: list[bytes], start: int) -> int:
+    """The index after the statement that starts at lines[start] (brackets balanced)."""
+    depth, index = 0, start
+    while index < len(lines):
+        code = lines[index].split(b"#", 1)[0]
+        depth += sum(code.count(bytes([c])) for c in _OPENING) - sum(code.count(bytes([c])) for c in _CLOSING)
+        index += 1
+        if depth <= 0 and not code.rstrip().endswith(b"\\"):
+            return index
+    return index
+
+
+def _class_block_end(lines: list[bytes], start: int) -> int:
+    """The index after the decorated class whose first decorator is lines[start]."""
+    base = _indent(lines[start])
+    index = start
+    while index < len(lines) and not lines[index].lstrip().startswith(b"class "):
+        index = _balanced_end(lines, index)  # decorators, possibly with arguments over lines
+    if index >= len(lines):
+        return index
+    index = _balanced_end(lines, index)  # the class header, possibly over several lines
+    while index < len(lines):
+        line = lines[index]
+        if line.strip() and not line.lstrip().startswith(b"#") and _indent(line) <= base:
+            break
+        index += 1
+    return index
+
+
+def _snippet_statements(data: bytes):
+    """The statements that matter (dataclass definitions, parser calls and the tuple assignments
+    they may name), each parsed on its own with its real line numbers; None when one does not
+    parse alone (a docstring below the class's indentation, a statement split oddly)."""
+    import ast
+    import textwrap
+
+    lines = data.split(b"\n")
+    starts: dict[int, int] = {}  # first line index -> end index
+
+    def line_of(position: int) -> int:
+        return data.count(b"\n", 0, position)
+
+    for match in _DATACLASS.finditer(data):
+        first = line_of(match.start())
+        starts[first] = _class_block_end(lines, first)
+    for match in _PARSER_NAME.finditer(data):
+        index = line_of(match.start())
+        while index > 0 and _indent(lines[index]) > 0 and lines[index - 1].rstrip().endswith((b"(", b",", b"=")):
+            index -= 1  # the call continues a statement begun on an earlier line
+        if not any(begin <= index < end for begin, end in starts.items()):
+            starts[index] = _balanced_end(lines, index)
+    if not starts:
+        return []
+    names = set()
+    for begin, end in list(starts.items()):
+        if _DATACLASS.match(lines[begin]) is None:
+            names.update(re.findall(rb"\(\s*([A-Za-z_]\w*)\s*[,)]", b"\n".join(lines[begin:end])))
+    for name in names:  # `HfArgumentParser(classes)` where `classes = (A, B)` was assigned before
+        for match in re.finditer(rb"^[ \t]*" + re.escape(name) + rb"\s*=\s*[(\[]", data, re.MULTILINE):
+            index = line_of(match.start())
+            starts.setdefault(index, _balanced_end(lines, index))
+    statements = []
+    for begin in sorted(starts):
+        source = b"\n".join(lines[begin:starts[begin]])
+        try:
+            text = textwrap.dedent(source.decode("utf-8"))
+            parsed = ast.parse("\n" * begin + text)  # blank lines keep the real line numbers
+        except (SyntaxError, ValueError, UnicodeDecodeError):
+            return None
+        statements.extend(parsed.body)
+    return statements
+
+
+def _statements(body):
+    """Every statement in `body`, depth first, including those nested in compound statements."""
+    import ast
+
+    for statement in body:
+        yield statement
+        for field in ("body", "orelse", "finalbody"):
+            nested = getattr(statement, field, None)
+            if isinstance(nested, list) and nested and isinstance(nested[0], ast.stmt):
+                yield from _statements(nested)
+        for handler in getattr(statement, "handlers", ()) or ():
+            yield from _statements(handler.body)
+        for case in getattr(statement, "cases", ()) or ():
+            yield from _statements(case.body)
+
+
+@lru_cache(maxsize=64)
+def _scan(root: Path) -> ProjectArguments:
+    found: list[_Class] = []
+    parsed: set[str] = set()
+    budget = [MAX_PARSED_BYTES]
+    for path in _python_files(root):
+        _read_file(path, found, parsed, budget)
+    by_name: dict[str, list[_Class]] = {}
+    for cls in found:
+        by_name.setdefault(cls.name, []).append(cls)
+
+    def lineage(cls: _Class, seen: frozenset[str]) -> tuple[set[str], set[str]]:
+        """(fields, upstream bases) of `cls` and the project classes it inherits from."""
+        fields, upstream = set(cls.own_fields), set()
+        for base in cls.bases:
+            if base in UPSTREAM_ARGUMENT_CLASSES:
+                upstream.add(base)
+            if base in seen:
+                continue
+            for parent in by_name.get(base, ()):  # a project class (a same-named one counts too)
+                if parent is cls:
+                    continue
+                parent_fields, parent_upstream = lineage(parent, seen | {base})
+                fields |= parent_fields
+                upstream |= parent_upstream
+        return fields, upstream
+
+    chosen = []
+    for cls in found:
+        fields, upstream = lineage(cls, frozenset({cls.name}))
+        is_parsed = cls.name in parsed
+        if not is_parsed and not upstream:
+            continue
+        if not (cls.is_dataclass or upstream):
+            continue  # a parser only accepts dataclasses
+        chosen.append(ArgumentClass(cls.name, cls.path, cls.line, frozenset(fields), frozenset(upstream),
+                                    is_parsed))
+    chosen.sort(key=lambda cls: (str(cls.path), cls.line))
+    return ProjectArguments(root, tuple(chosen))

@@ -1,0 +1,200 @@
+"""linter/project_args.py: the keys a repository's own argument dataclasses add."""
+
+import textwrap
+
+import pytest
+
+from linter import project_args
+from linter.project_args import project_arguments, project_fields, repository_root
+
+
+def _write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def _repository(tmp_path):
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    project_args._scan.cache_clear()
+    return root
+
+
+def test_classes_named_in_a_parser_call_and_their_project_bases(tmp_path):
+    root = _repository(tmp_path)
+    _write(root / "component" / "argument.py", """\
+        from dataclasses import dataclass, field
+        from typing import ClassVar
+
+        @dataclass
+        class BaseArguments:
+            template_name: str = field(default="default")
+
+        @dataclass
+        class CustomizedArguments(BaseArguments):
+            max_seq_length: int = 1024
+            train_file: str = ""
+            _private: int = 0
+            registry: ClassVar[dict] = {}
+        """)
+    _write(root / "train.py", """\
+        from transformers import HfArgumentParser, TrainingArguments
+        from component.argument import CustomizedArguments
+        def main():
+            parser = HfArgumentParser((CustomizedArguments, TrainingArguments))
+        """)
+    found = project_arguments(root / "train_args" / "sft.json")
+    assert found.root == root
+    assert [cls.name for cls in found.classes] == ["CustomizedArguments"]
+    assert found.fields == {"template_name", "max_seq_length", "train_file"}
+    assert found.defines("train_file").parsed
+    assert found.upstream_bases == frozenset()
+
+
+def test_subclasses_of_upstream_configs_without_a_parser_call(tmp_path):
+    root = _repository(tmp_path)
+    _write(root / "src" / "alignment" / "configs.py", """\
+        from dataclasses import dataclass, field
+        import trl
+
+        @dataclass
+        class ScriptArguments(trl.ScriptArguments):
+            dataset_mixture: dict = None
+
+        @dataclass
+        class SFTConfig(trl.SFTConfig):
+            chat_template: str = None
+
+        @dataclass
+        class Unrelated:
+            secret_key: str = ""
+        """)
+    found = project_arguments(root / "recipes" / "sft" / "config.yaml")
+    assert {cls.name for cls in found.classes} == {"ScriptArguments", "SFTConfig"}
+    assert found.fields == {"dataset_mixture", "chat_template"}
+    assert found.upstream_bases == {"ScriptArguments", "SFTConfig"}
+    assert "secret_key" not in project_fields(root / "x.yaml")
+
+
+def test_parser_given_a_tuple_variable_and_a_keyword(tmp_path):
+    root = _repository(tmp_path)
+    _write(root / "run.py", """\
+        from dataclasses import dataclass
+        from transformers import HfArgumentParser
+
+        @dataclass
+        class ModelArguments:
+            model_name_or_path: str = None
+
+        @dataclass
+        class DataArguments:
+            data_path: str = None
+
+        classes = (ModelArguments,)
+        a = HfArgumentParser(classes)
+        b = HfArgumentParser(dataclass_types=DataArguments)
+        """)
+    assert project_fields(root / "c.yaml") == {"model_name_or_path", "data_path"}
+
+
+def test_skips_venvs_node_modules_hidden_and_huge_files(tmp_path, monkeypatch):
+    root = _repository(tmp_path)
+    parser_call = "from transformers import HfArgumentParser\nHfArgumentParser(({name},))\n"
+    dataclass_source = "from dataclasses import dataclass\n@dataclass\nclass {name}:\n    {field}: int = 1\n"
+    (root / ".venv").mkdir()
+    (root / ".venv" / "pyvenv.cfg").write_text("")
+    venv = root / "venv2"
+    venv.mkdir()
+    (venv / "pyvenv.cfg").write_text("")
+    for folder, name in [(root / ".venv", "A"), (venv, "B"), (root / "node_modules" / "pkg", "C")]:
+        _write(folder / "m.py", dataclass_source.format(name=name, field=f"field_{name.lower()}")
+               + parser_call.format(name=name))
+    monkeypatch.setattr(project_args, "MAX_FILE_BYTES", 400)
+    _write(root / "big.py", dataclass_source.format(name="D", field="field_d") + parser_call.format(name="D")
+           + "# padding\n" * 100)
+    _write(root / "ok.py", dataclass_source.format(name="E", field="field_e") + parser_call.format(name="E"))
+    assert project_fields(root / "c.yaml") == {"field_e"}
+
+
+def test_without_git_the_files_folder_is_the_repository(tmp_path):
+    project_args._scan.cache_clear()
+    _write(tmp_path / "outer.py", "from dataclasses import dataclass\nimport transformers\n@dataclass\n"
+           "class Outer(transformers.TrainingArguments):\n    outer_key: int = 1\n")
+    inner = tmp_path / "inner"
+    _write(inner / "inner.py", "from dataclasses import dataclass\nfrom trl import DPOConfig\n@dataclass\n"
+           "class Inner(DPOConfig):\n    inner_key: int = 1\n")
+    assert repository_root(inner / "c.yaml") == inner.resolve()
+    assert project_fields(inner / "c.yaml") == {"inner_key"}
+
+
+def test_unparsable_python_is_skipped(tmp_path):
+    root = _repository(tmp_path)
+    _write(root / "broken.py", "class (:\n HfArgumentParser\n")
+    assert project_arguments(root / "c.yaml").classes == ()
+
+
+TRICKY = '''\
+import dataclasses
+from dataclasses import dataclass, field
+from transformers import HfArgumentParser, Seq2SeqTrainingArguments
+
+
+@dataclasses.dataclass(
+    frozen=False,
+)
+class DataArguments:
+    """Docstring.
+Text below the class's indentation: this block cannot be parsed on its own.
+    """
+    data_path: str = field(
+        default=None,
+        metadata={"help": "a ) inside a string"},
+    )
+
+
+@dataclass
+class TrainArgs(
+    Seq2SeqTrainingArguments,
+):
+    # a comment at column 0 below does not end the class
+# like this one
+    generation_max_len: int = 128
+
+    def method(self):
+        return 1
+
+
+def main():
+    parser = HfArgumentParser(
+        (DataArguments,
+         TrainArgs)
+    )
+    other = HfArgumentParser(
+        DataArguments)
+'''
+
+
+@pytest.mark.parametrize("source", [
+    TRICKY,  # a docstring line below the class's indentation: the fast reading falls back
+    TRICKY.replace("Text below the class", "    Text below the class"),  # read from snippets alone
+])
+def test_the_fast_reading_matches_a_full_parse(tmp_path, monkeypatch, source):
+    root = _repository(tmp_path)
+    _write(root / "train.py", source)
+    assert (project_args._snippet_statements(source.encode()) is None) == (source == TRICKY)
+    _write(root / "args.py", "from dataclasses import dataclass\n\n@dataclass\nclass Plain:\n    plain_key: int = 1\n"
+           "\n\nclass Helper:\n    pass\n")
+    _write(root / "run.py", "from trl import TrlParser\nfrom args import Plain\nparser = TrlParser((Plain,))\n")
+
+    def read(fast):
+        monkeypatch.setattr(project_args, "FAST", fast)
+        project_args._scan.cache_clear()
+        return {(cls.name, cls.path.name, cls.line, cls.fields, cls.upstream_bases, cls.parsed)
+                for cls in project_arguments(root / "c.yaml").classes}
+
+    full = read(False)
+    assert full == read(True)
+    assert {entry[0] for entry in full} == {"DataArguments", "TrainArgs", "Plain"}
+    assert ("TrainArgs", "train.py", 20, frozenset({"generation_max_len"}), frozenset({"Seq2SeqTrainingArguments"}),
+            True) in full
