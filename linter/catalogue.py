@@ -29,6 +29,8 @@ _KEYS = (
     ("trainer.fills_deepspeed_auto", "bool", "the trainer that reads this config fills a linked DeepSpeed "
                                              "config's \"auto\" values and refuses values that disagree with its own"),
     ("launch.commented_config", "str", "a sharding launcher config a comment in the file launches it with"),
+    ("arguments.project_keys", "list", "keys of this file that the repository's own argument dataclasses define"),
+    ("arguments.project_parser", "bool", "the repository's own argument classes (no framework base) read this file"),
     ("device.kind", "str", "the accelerator the job runs on: cuda, or cpu/npu/xpu/... where a launcher config says"),
     # Model
     ("model.name", "str", "the base model: a hub id or a local path"),

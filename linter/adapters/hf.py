@@ -46,10 +46,10 @@ utils/quantization_config.py at 000e2231167497a6):
 How a YAML is told apart: an accelerate config by `distributed_type` (accelerate requires it)
 holding one of accelerate's DistributedType names, or by `compute_environment`. A YAML is
 TRL's when it holds a key only TRL's SFTConfig / ModelConfig / ScriptArguments define
-(`_TRL_KEYS`; `max_length` counts only beside a TrainingArguments key, as it is a common word)
+(`TRL_KEYS`; `max_length` counts only beside a TrainingArguments key, as it is a common word)
 and one more key of the family; then TRL's bf16 default applies. Otherwise it is a plain
 TrainingArguments YAML (bf16 default False) when it holds two keys only TrainingArguments
-defines (`_TRAINING_ARGUMENTS_KEYS`: `output_dir` or `learning_rate` alone say nothing).
+defines (`TRAINING_ARGUMENTS_KEYS`: `output_dir` or `learning_rate` alone say nothing).
 
 Where a relative `deepspeed:` / `deepspeed_config_file:` path points depends on the directory
 the run is launched from, which no file records: the link tries the config's folder, then each
@@ -71,9 +71,9 @@ from ..document import Document, RenderError, Scalar
 from ..fixes import Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from ..versions import older_than
-from . import (Adapter, Binding, Reader, as_float, comma_list, deepspeed_link, new_config, set_path, span_of,
+from . import (_MISSING as _NO_DEFAULT, Adapter, Binding, Reader, as_float, comma_list, deepspeed_link, new_config, set_path, span_of,
                templated, written)
-from .hf_kinds import classify, distributed_type_of
+from .hf_kinds import SHARED_KEYS, TRAINING_ARGUMENTS_KEYS, TRL_KEYS, classify, distributed_type_of
 
 _TRAINING_ARGS = "transformers/training_args.py (TrainingArguments)"
 _TRL_CONFIG = "trl/trainer/base_config.py (bf16 = not fp16 when unset, TRL >= 0.19; gradient_checkpointing True)"
@@ -210,7 +210,9 @@ class HFAdapter(Adapter):
     def _trainer(self, read: Reader, is_trl: bool) -> None:
         config, document = read.config, read.document
         config.set("trainer.fills_deepspeed_auto", Field(True, Origin(config.file_span)))
-        read.bind(_TRAINER_BINDINGS)
+        own_parser = self._project_arguments(read)
+        read.bind(_TRAINER_BINDINGS if not own_parser else
+                  [binding for binding in _TRAINER_BINDINGS if binding.default is _NO_DEFAULT])
         fp16 = config.get("precision.fp16")
         # TRL's own defaults arrived in v0.19.0 (bf16, PR #3515) and v0.22.0 (gradient
         # checkpointing, PR #3510); a pinned older TRL keeps TrainingArguments' False. An unknown
@@ -218,12 +220,19 @@ class HFAdapter(Adapter):
         trl_version = config.version("trl") if is_trl else None
         new_bf16 = is_trl and not (trl_version and older_than(trl_version[0], "0.19.0"))
         new_checkpointing = is_trl and not (trl_version and older_than(trl_version[0], "0.22.0"))
-        read.take(*_BF16, default=fp16.value is not True if new_bf16 else False,
-                  default_source=_TRL_CONFIG if new_bf16 else _TRAINING_ARGS)
-        read.take(*_CHECKPOINTING, default=new_checkpointing,
-                  default_source=_TRL_CONFIG if new_checkpointing else _TRAINING_ARGS)
-        read.take(*_LEARNING_RATE, convert=as_float,
-                  default=2e-5 if is_trl else 5e-5, default_source=_SFT_CONFIG if is_trl else _TRAINING_ARGS)
+        if own_parser:
+            # The repository's own argument classes read this file: their defaults are not TRL's
+            # or TrainingArguments', and are not known here.
+            for key, name in (_BF16, _CHECKPOINTING):
+                read.take(key, name)
+            read.take(*_LEARNING_RATE, convert=as_float)
+        else:
+            read.take(*_BF16, default=fp16.value is not True if new_bf16 else False,
+                      default_source=_TRL_CONFIG if new_bf16 else _TRAINING_ARGS)
+            read.take(*_CHECKPOINTING, default=new_checkpointing,
+                      default_source=_TRL_CONFIG if new_checkpointing else _TRAINING_ARGS)
+            read.take(*_LEARNING_RATE, convert=as_float,
+                      default=2e-5 if is_trl else 5e-5, default_source=_SFT_CONFIG if is_trl else _TRAINING_ARGS)
         self._betas(read)
         # trl/trainer/grpo_config.py (GRPOConfig, TRL >= 0.14): num_generations marks a `trl grpo` config.
         if is_trl and document.find("num_generations") is not None:
@@ -240,6 +249,28 @@ class HFAdapter(Adapter):
             self._trl_model(read, config.get("model.load_dtype"))
         # An inline mapping or JSON string is the DeepSpeed config itself: no file to link.
         deepspeed_link(config, document, document.find("deepspeed"))
+
+    def _project_arguments(self, read: Reader) -> bool:
+        """Record the keys this repository's own argument dataclasses define (project_args: the
+        classes an HfArgumentParser of the project reads); True when one of them, extending no
+        upstream argument class, defines a key that neither TRL nor TrainingArguments has, so
+        that the project's parser, not the framework's, reads the file."""
+        from ..project_args import project_arguments
+
+        config, root = read.config, read.document.root
+        keys = [pair.key.value for pair in root.pairs if isinstance(pair.key.value, str)]
+        project = project_arguments(config.path)
+        owners = {key: project.defines(key) for key in keys}
+        own = sorted(key for key, owner in owners.items() if owner is not None)
+        if not own:
+            return False
+        classes = sorted({owners[key].name for key in own})
+        origin = Origin(config.file_span, f"argument classes of this repository: {', '.join(classes)}")
+        config.set("arguments.project_keys", Field(own, origin))
+        framework_keys = TRAINING_ARGUMENTS_KEYS | TRL_KEYS | SHARED_KEYS
+        own_parser = any(not owners[key].upstream_bases for key in own if key not in framework_keys)
+        config.set("arguments.project_parser", Field(own_parser, origin))
+        return own_parser
 
     def _betas(self, read: Reader) -> None:
         document = read.document

@@ -9,7 +9,7 @@ from . import written
 
 # Field names only TrainingArguments defines (common words such as output_dir, learning_rate,
 # max_steps or seed are left out: other formats use them too).
-_TRAINING_ARGUMENTS_KEYS = {
+TRAINING_ARGUMENTS_KEYS = {
     "per_device_train_batch_size", "per_device_eval_batch_size", "gradient_accumulation_steps",
     "num_train_epochs", "lr_scheduler_type", "lr_scheduler_kwargs", "warmup_ratio", "logging_steps",
     "logging_strategy", "save_steps", "save_strategy", "save_total_limit", "eval_strategy",
@@ -22,7 +22,7 @@ _TRAINING_ARGUMENTS_KEYS = {
 # Field names only TRL defines: SFTConfig (trl/trainer/sft_config.py), ModelConfig
 # (trl/trainer/model_config.py) and ScriptArguments (trl/scripts/utils.py), at v1.9, plus
 # `max_seq_length` of TRL < 0.20.
-_TRL_KEYS = {
+TRL_KEYS = {
     "dataset_name", "dataset_config", "dataset_train_split", "dataset_test_split", "dataset_streaming",
     "dataset_text_field", "dataset_num_proc", "dataset_kwargs", "packing", "packing_strategy", "padding_free",
     "eval_packing", "completion_only_loss", "assistant_only_loss", "chat_template_path", "model_init_kwargs",
@@ -33,7 +33,7 @@ _TRL_KEYS = {
 _SHARED_WITH_DEEPSPEED = {"fp16", "bf16", "tf32", "gradient_accumulation_steps"}
 # Keys of the family that other formats use too (ModelConfig's, and common training words):
 # they count toward a TRL file, but do not mark one.
-_SHARED_KEYS = {
+SHARED_KEYS = {
     "model_name_or_path", "model_revision", "dtype", "torch_dtype", "attn_implementation", "load_in_4bit",
     "load_in_8bit", "bnb_4bit_quant_type", "bnb_4bit_quant_storage", "lora_alpha", "lora_dropout", "use_dora",
     "trust_remote_code", "max_length", "learning_rate", "output_dir",
@@ -63,13 +63,13 @@ def classify(document: Document) -> tuple[str | None, int]:
         if isinstance(peft_type, Scalar) and isinstance(peft_type.value, str):
             return "peft", 2
         booleans = {key for key in ("fp16", "bf16") if isinstance(written(document, key), bool)}
-        marks = (keys & _TRAINING_ARGUMENTS_KEYS) - _SHARED_WITH_DEEPSPEED | booleans | (keys & {"output_dir"})
+        marks = (keys & TRAINING_ARGUMENTS_KEYS) - _SHARED_WITH_DEEPSPEED | booleans | (keys & {"output_dir"})
         if len(marks) >= 2:
-            return ("trl" if keys & _TRL_KEYS else "trainer"), len(marks)
+            return ("trl" if keys & TRL_KEYS else "trainer"), len(marks)
         return None, 0
-    trainer_keys = keys & _TRAINING_ARGUMENTS_KEYS
-    trl_marks = keys & _TRL_KEYS | (keys & {"max_length"} if trainer_keys else set())
-    if trl_marks and len(keys & (_TRL_KEYS | _SHARED_KEYS | _TRAINING_ARGUMENTS_KEYS)) >= 2:
+    trainer_keys = keys & TRAINING_ARGUMENTS_KEYS
+    trl_marks = keys & TRL_KEYS | (keys & {"max_length"} if trainer_keys else set())
+    if trl_marks and len(keys & (TRL_KEYS | SHARED_KEYS | TRAINING_ARGUMENTS_KEYS)) >= 2:
         return "trl", len(trl_marks)
     if len(trainer_keys) >= 2:
         return "trainer", 1
