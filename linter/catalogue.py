@@ -28,6 +28,7 @@ _KEYS = (
                          "axolotl, llamafactory, ludwig, xtuner, unsloth)"),
     ("trainer.fills_deepspeed_auto", "bool", "the trainer that reads this config fills a linked DeepSpeed "
                                              "config's \"auto\" values and refuses values that disagree with its own"),
+    ("launch.repository_sharding", "str", "sharding launcher configs the checkout ships, any of which may launch it"),
     ("launch.commented_config", "str", "a sharding launcher config a comment in the file launches it with"),
     ("arguments.project_keys", "list", "keys of this file that the repository's own argument dataclasses define"),
     ("arguments.project_parser", "bool", "the repository's own argument classes (no framework base) read this file"),

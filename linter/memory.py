@@ -89,6 +89,20 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
     if isinstance(unmodeled, str) and unmodeled:
         result.unknown_reason = f"{unmodeled} places the model in a way the estimate does not model"
         result.assumptions.append(result.unknown_reason + ": computed as if on one GPU")
+    if run.primary.value("file.kind") == "peft":
+        # A saved adapter_config.json: how the base model is loaded and trained is elsewhere.
+        result.unknown_reason = "a saved adapter config says nothing about how the base model is loaded"
+        result.assumptions.append(result.unknown_reason)
+    if run.missing:
+        # A linked DeepSpeed config that is not here (often a path inside the launch container)
+        # holds the sharding: the estimate cannot see it.
+        result.unknown_reason = f"the linked {run.missing[0].text} is not here, and its sharding decides"
+        result.assumptions.append(result.unknown_reason)
+    if run.primary.value("arguments.project_parser") is True:
+        # The repository's own argument classes read the file: how its script loads the model
+        # (quantized, with an adapter, in which dtype) is not in the framework's keys.
+        result.unknown_reason = "the repository's own argument classes read this file; its script decides how the model loads"
+        result.assumptions.append(result.unknown_reason)
     world = _world(run, world_size)
     launcher = run.primary.value("launch.commented_config") if world is None else None
     result.world_size = world or 1
@@ -140,6 +154,12 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
         result.assumptions.append("no adapter configured (use_peft not set): a full fine-tune")
     method = "full" if full else "qlora" if bits == 4 else "lora"
     sharded = (deepspeed and stage >= 1) or fsdp not in (None, "NO_SHARD")
+    shipped = run.primary.value("launch.repository_sharding") if world is None and not sharded else None
+    if shipped and not launcher:
+        result.sharded_unknown = True
+        result.unknown_reason = (f"the checkout launches runs with sharding configs ({shipped}), and this file "
+                                 "does not say which launches it")
+        result.assumptions.append(result.unknown_reason + ": computed for 1 GPU without sharding")
     if launcher and not sharded:
         result.sharded_unknown = True
         result.unknown_reason = (f"its own comment launches it with {launcher}, which shards it over a number of GPUs "

@@ -42,12 +42,22 @@ class SchemaError:
 
 class Schema:
     def __init__(self, name: str, root: dict, coerces_numeric_strings: bool = False,
-                 drops_unknown_silently: bool = False):
+                 drops_unknown_silently: bool = False, renamed_keys: dict | None = None,
+                 unknown_keys: str = "", renamed_values: dict | None = None, written_from: dict | None = None):
         self.name = name
         self.root = root
         self.coerces_numeric_strings = coerces_numeric_strings
         # The framework ignores a key it does not know without a word (x-trainlint unknown-keys).
         self.drops_unknown_silently = drops_unknown_silently
+        # Top-level keys the framework renamed, as its own deprecation documents it (x-trainlint
+        # renamed-keys): {old: {to, package, renamed (first release with the new name),
+        # removed (first release without the old one), source}}.
+        self.renamed_keys = renamed_keys or {}
+        self.unknown_keys = unknown_keys  # what the loader does with a key it does not know
+        self.renamed_values = renamed_values or {}  # {key: {old value: {to, package, removed, source}}}
+        # The releases the schema was written from ({package: version}): what it says of an older
+        # release's keys and values is not known (x-trainlint written-from).
+        self.written_from = written_from or {}
         self.refs: dict = {}
 
     def validate(self, value: Any) -> list[SchemaError]:
@@ -305,5 +315,7 @@ def load(name: str) -> Schema | None:
             root = json.loads(path.read_text("utf-8"))
             options = root.get("x-trainlint", {})
             return Schema(name, root, options.get("numeric-strings") == "coerced",
-                          options.get("unknown-keys") == "dropped-silently")
+                          options.get("unknown-keys") == "dropped-silently", options.get("renamed-keys"),
+                          options.get("unknown-keys", ""), options.get("renamed-values"),
+                          options.get("written-from"))
     return None

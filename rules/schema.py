@@ -7,7 +7,7 @@ import re
 
 from linter.changes import RenameKey, WriteLiteral
 from linter.fixes import Applicability
-from linter.registry import ERROR, WARNING, Rule, register
+from linter.registry import ERROR, INFO, WARNING, Rule, register
 
 # PyYAML's YAML 1.1 booleans: an unquoted `NO` or `on` reaches the framework as a bool.
 _YAML11_BOOLEANS = {spelling for word in ("yes", "no", "on", "off", "true", "false")
@@ -27,6 +27,20 @@ def _schema_errors(config):
         cached = (schema, tree, schema.validate(tree.value) if tree is not None else [])
         config.cache["schema_errors"] = cached
     return cached
+
+
+def _older_than_schema(config, schema, context, code) -> bool:
+    """Does the run use a release older than the one the schema describes? Its keys and values
+    are then not known here: unknown means silent (noted for --verbose)."""
+    from linter.versions import older_than
+
+    for package, floor in schema.written_from.items():
+        found = config.version(package)
+        if found is not None and older_than(found[0], floor):
+            context.notes.append(f"{config.path}: {code} skipped: {package} {found[0]} ({found[1]}) is older than "
+                                 f"the {floor} the {schema.name} schema describes")
+            return True
+    return False
 
 
 def _each_error(run):
@@ -58,6 +72,15 @@ def _misread(schema, tree, error):
     if text in _YAML11_BOOLEANS and strings_expected:
         return "string", text, tree.spell(error.path, text)
     return None
+
+
+def _renamed_value(schema, tree, error) -> dict | None:
+    """The documented rename of a top-level key's value that an older release accepts
+    (x-trainlint renamed-values: {key: {old value: {to, package, removed, source}}})."""
+    if len(error.path) != 1 or error.kind != "enum":
+        return None
+    value = tree.value.get(error.path[0]) if isinstance(tree.value, dict) else None
+    return schema.renamed_values.get(error.path[0], {}).get(value) if isinstance(value, str) else None
 
 
 def _accepts(schema, tree, path: tuple, value) -> bool:
@@ -96,9 +119,17 @@ class UnknownKey(Rule):
         {"zero_optimization": {"stage": 2, "overlap_comm": true}}
 
     ## Fix safety
-    Unsafe: renames the key when exactly one known key is close to it (difflib ratio >= 0.8) and
-    the mapping does not already hold that key. The author may have meant another key, so the
-    rename is offered, not applied by `--fix` alone.
+    A rename is an edit only where the framework documents it (its deprecation: the schema's
+    `renamed-keys`, with the release that renamed the key and the one that removed it) and the
+    version in use accepts the new name; then it is safe. A key that is merely close to a known
+    one (difflib ratio >= 0.8) is named as a hint ("did you mean"), never edited: the author may
+    have meant another key, or a key of the project's own argument classes.
+
+    Keys the repository's own argument dataclasses define (found with `ast` in the linted
+    file's repository) are known. Where those classes read the file, the script that reads it
+    decides, so other unknown keys are reported as info, with that reason. A renamed key is
+    reported only where the version in use no longer accepts it; with no version known it is
+    not reported (an older release accepts it).
 
     ## References
     - schemas/*.schema.json (each names the upstream files and version it was written from)
@@ -116,21 +147,49 @@ class UnknownKey(Rule):
             if error.kind != "unknown-key":
                 continue
             key = error.path[-1]
-            close = difflib.get_close_matches(str(key), error.known_keys, n=3, cutoff=0.8)
+            if len(error.path) == 1 and key in (config.value("arguments.project_keys") or ()):
+                continue  # a field of the repository's own argument classes
             located = tree.locate(error.path)
             span = located.key_span if located else None
             siblings = tree.value
             for step in error.path[:-1]:
                 siblings = siblings[step]
+            renamed = schema.renamed_keys.get(key) if len(error.path) == 1 else None
+            if renamed is not None:
+                finding = self._renamed(config, span, key, renamed, siblings, context)
+                if finding is not None:
+                    yield finding
+                continue
+            if _older_than_schema(config, schema, context, self.code):
+                continue
+            close = difflib.get_close_matches(str(key), error.known_keys, n=3, cutoff=0.8)
             hint = f"; did you mean {' or '.join(repr(name) for name in close)}?" if close else ""
-            fix = None
-            if len(close) == 1 and close[0] not in siblings:
-                fix = self.fix(f"Rename {key!r} to {close[0]!r}",
-                               RenameKey(config, error.path, close[0]))
             # DeepSpeed drops an unknown key without a word; the others warn or refuse.
             severity = ERROR if schema.drops_unknown_silently else WARNING
+            if schema.unknown_keys == "dropped-with-warning":
+                severity = INFO
+                hint += f"; {config.schema} drops keys it does not know, with a warning"
+            if config.value("arguments.project_parser") is True:
+                severity = INFO
+                hint += ("; this repository's own argument classes read this file, and the script that "
+                         "reads it decides")
             yield self.finding(config, span, f"unknown key {_dotted(error.path)!s} for {config.schema}{hint}",
-                               fix=fix, severity=severity)
+                               severity=severity)
+
+    def _renamed(self, config, span, key, renamed, siblings, context):
+        """A documented rename: reported where the version in use no longer accepts the key."""
+        package, new = renamed["package"], renamed["to"]
+        found = context.version_before(package, renamed["removed"], config, self.code)
+        if found is not None or config.version(package) is None:
+            return None  # the version in use still accepts it, or which version runs is unknown
+        version, origin = config.version(package)
+        fix = None
+        if new not in siblings:
+            fix = self.fix(f"Rename {key!r} to {new!r}", RenameKey(config, (key,), new),
+                           applicability=Applicability.SAFE)
+        return self.finding(config, span, f"{key} was renamed {new} in {package} {renamed['renamed']} and removed "
+                                          f"in {renamed['removed']}; {package} {version} ({origin}) refuses it",
+                            fix=fix)
 
 
 @register
@@ -172,6 +231,13 @@ class InvalidValue(Rule):
                 continue  # a placeholder a launcher fills in before the framework reads the file
             span = located.value_span if located else None
             where = _dotted(error.path) or "the file"
+            if _older_than_schema(config, schema, context, self.code):
+                continue
+            renamed = _renamed_value(schema, tree, error)
+            if renamed is not None:
+                found = context.version_before(renamed["package"], renamed["removed"], config, self.code)
+                if found is not None or config.version(renamed["package"]) is None:
+                    continue  # the version in use still accepts the old value, or is unknown
             yield self.finding(config, span, f"{where}: {error.message} ({config.schema} schema)")
 
 

@@ -64,7 +64,8 @@ class MissingLinkedFile(Rule):
         deepspeed: deepspeed_configs/zero2.json
 
     ## Fix safety
-    No fix: only the author knows which file was meant.
+    No fix: only the author knows which file was meant. An absolute path is not checked: it
+    names a place on the machine (or container) that launches the run.
 
     ## References
     - transformers/training_args.py: `deepspeed` (a path to a JSON file, or a dict)
@@ -76,6 +77,12 @@ class MissingLinkedFile(Rule):
 
     def check(self, run, context):
         for link in run.missing:
+            if link.text.startswith(("/", "~")):
+                # An absolute path names a place on the machine the run is launched on (often a
+                # container image): its absence here says nothing.
+                context.notes.append(f"{run.primary.path}: LNK001 skipped for {link.text}: an absolute path "
+                                     "is resolved on the machine that launches the run")
+                continue
             tried = ", ".join(str(path) for path in link.candidates) or "nowhere"
             yield self.finding(run.primary, link.span,
                                f"linked {link.kind} config {link.text!r} does not exist (looked for {tried})")

@@ -57,8 +57,8 @@ def read_verdicts(path: Path = HERE / "verdicts.tsv") -> dict[tuple, dict]:
 
 
 def claimed_formats(tree: Path, rows: list[dict]) -> dict[tuple[str, str], tuple[str | None, str]]:
-    """(repo, path) -> (adapter name or None, sub-format) as the engine claims each file on a walk.
-    Uses the engine's loader; if its internals have moved, returns {} (evaluate says so)."""
+    """(repo, path) -> (adapter name or None, sub-format) as the engine claims each file on a walk
+    (ConfigIR.framework is the claiming adapter's name)."""
     try:
         from linter.engine import Options, Session
 
@@ -70,7 +70,7 @@ def claimed_formats(tree: Path, rows: list[dict]) -> dict[tuple[str, str], tuple
             path = tree / folder_name(row["repo"]) / row["path"]
             loaded = session.load(path, explicit=False)
             config = getattr(loaded, "config", None)
-            adapter = getattr(getattr(config, "adapter", None), "name", None) if config is not None else None
+            adapter = config.framework if config is not None else None
             claims[(row["repo"], row["path"])] = (adapter, getattr(config, "schema", "") or "")
         return claims
     except Exception as error:  # noqa: BLE001 - the engine is being refactored; fall back, say why

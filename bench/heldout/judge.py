@@ -133,6 +133,10 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
     if code == "DS004":
         return "true", ("offload_param is a ZeRO-3 feature (deepspeed/runtime/zero/config.py: offload_param "
                         "'Valid only for stage 3'); in a stage-2 config it is ignored")
+    if code == "DS005":
+        return "true", ("ZeRO-2 with overlap_comm true on the pinned DeepSpeed, older than 0.19.0, which carries the "
+                        "last of the overlap_comm gradient-corruption fixes (PR #7965; earlier #5606 in 0.14.3, "
+                        "#7805 in 0.18.5); NaN grad_norm reports: deepspeedai/DeepSpeed#5347, #5294")
     if code == "DS001":
         return "true", "ZeRO-2 with fp16 is set in the file; INCIDENTS.md records NaN losses for this combination"
     if code == "PRE001":
@@ -141,6 +145,10 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
                              "file into its own dataclasses (finetune.py FlatArguments / dpo_utils "
                              "DPOExperimentConfig), and mixed precision comes from the accelerate launch; the file "
                              "sets no bf16")
+        if repo == "huggingface/open-r1" and path.startswith("recipes/dataset_filtering/") \
+                and "bf16 mixed precision" not in message:
+            return "true", ("torch_dtype: bfloat16 is written (the model loads in bf16) and the V100 has no bf16 "
+                            "arithmetic; with trl==0.18.0 pinned (setup.py) bf16 mixed precision stays off")
         if repo == "huggingface/open-r1" and path.startswith("recipes/dataset_filtering/"):
             return "false", ("'bf16 mixed precision' is TRL's bf16 default of TRL >= 0.19; open-r1 pins "
                              "trl==0.18.0, where bf16 defaults to False (only torch_dtype: bfloat16 is set)")
@@ -175,6 +183,12 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
             return "false", ("the config links a ZeRO-3 DeepSpeed config inside the axolotl image "
                              "(/workspace/axolotl/deepspeed_configs/zero3_bf16.json) and modal runs it on several "
                              "GPUs; states are sharded, which the estimate without the link cannot see")
+        if repo in ("QwenLM/Qwen2.5", "QwenLM/Qwen3") and "lora-sft" in path and "V100" in message:
+            return "true", ("a 7B model's 16-bit weights alone are 14.2 GiB (Qwen2-7B config.json: 7.6B parameters) "
+                            "on a 16 GiB V100; activations and the CUDA context come on top (a warning: above 90 %)")
+        if repo == "unslothai/notebooks" and "gpt-oss-(120B)" in path:
+            return "true", ("gpt-oss-120B's 4-bit weights alone exceed 40 GiB (117B parameters; the notebook is "
+                            "written for an 80 GB A100); on a 40 GB A100 or a V100 the model does not load")
         if repo == "SmartFlowAI/EmoLLM":
             return "true", ("XTuner packs to max_length 2048 with the file's per-device batch; Llama-3's 128,256-"
                             "token vocabulary makes the logits and fp32 loss alone exceed the GPU "

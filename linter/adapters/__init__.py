@@ -304,13 +304,18 @@ def as_float(value: Any) -> Any:
 
 def working_directory_candidates(config_path: Path, path: str) -> tuple[Path, ...]:
     """Where a path that the framework opens relative to its working directory may be: the
-    config's folder and each folder above it (the directory the run is launched from is one of
-    them when, as usual, configs live in a subfolder of the project)."""
+    config's folder and each folder above it up to the repository root (the directory the run
+    is launched from is one of them when, as usual, configs live in a subfolder of the project)."""
     written_path = Path(path).expanduser()
     if written_path.is_absolute():
         return (written_path,)
     folder = config_path.resolve().parent
-    return tuple(directory / written_path for directory in (folder, *folder.parents))
+    folders = []
+    for directory in (folder, *folder.parents):
+        folders.append(directory)
+        if (directory / ".git").exists():
+            break  # the repository root: the run is launched from inside its checkout
+    return tuple(directory / written_path for directory in folders)
 
 
 def templated(node: Node | None) -> bool:

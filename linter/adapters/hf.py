@@ -249,6 +249,20 @@ class HFAdapter(Adapter):
             self._trl_model(read, config.get("model.load_dtype"))
         # An inline mapping or JSON string is the DeepSpeed config itself: no file to link.
         deepspeed_link(config, document, document.find("deepspeed"))
+        if not config.links and document.find("deepspeed") is None and config.value("parallel.fsdp") is not True:
+            self._repository_launchers(config)
+
+    @staticmethod
+    def _repository_launchers(config: ConfigIR) -> None:
+        """`accelerate launch --config_file X` runs an HfArgumentParser file: where the checkout
+        ships sharding launcher configs, one of them may shard this run, and the file cannot say."""
+        from ..repository import root_of, sharding_launchers
+
+        root = root_of(config.path)
+        found = sharding_launchers(root) if root is not None else []
+        if found:
+            names = ", ".join(str(path.relative_to(root)) for path in found[:3])
+            config.set("launch.repository_sharding", Field(names, Origin(config.file_span, str(root))))
 
     def _project_arguments(self, read: Reader) -> bool:
         """Record the keys this repository's own argument dataclasses define (project_args: the

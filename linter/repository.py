@@ -1,0 +1,64 @@
+"""What a config's repository holds beyond the files linted: the configs that link a file (so a
+commit that stages only a DeepSpeed JSON is still checked as a run), and the launcher configs
+that shard runs. Reads only text, bounded in files and bytes, cached per repository."""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+
+MAX_FILES = 3000
+MAX_BYTES = 256 * 1024
+_SUFFIXES = (".yaml", ".yml", ".json", ".conf", ".py")
+_SKIPPED = {"node_modules", "__pycache__", "site-packages", ".git", "build", "dist"}
+# accelerate configs that shard (config_args.py distributed_type), and DeepSpeed JSON.
+_SHARDING = re.compile(r"^distributed_type:\s*['\"]?(?:DEEPSPEED|FSDP)\b|\"zero_optimization\"\s*:", re.M)
+
+
+def root_of(path: Path) -> Path | None:
+    """The checkout a file lies in: the nearest folder above it holding `.git`; None outside one."""
+    folder = path.resolve().parent
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+@lru_cache(maxsize=8)
+def _texts(root: Path) -> tuple[tuple[Path, str], ...]:
+    """(path, text) of every config-like file of the checkout, bounded; .gitignore'd folders skipped."""
+    from .gitignore import ignore_matcher
+
+    ignored = ignore_matcher(root)
+    found: list[tuple[Path, str]] = []
+    for directory, subdirs, files in os.walk(root):
+        current = Path(directory)
+        subdirs[:] = sorted(name for name in subdirs if name not in _SKIPPED and not name.startswith(".")
+                            and not (current / name / "pyvenv.cfg").exists()
+                            and not ignored.ignored(current / name, is_dir=True))
+        for name in sorted(files):
+            path = current / name
+            if not name.endswith(_SUFFIXES) or ignored.ignored(path, is_dir=False):
+                continue
+            try:
+                if not path.is_file() or path.stat().st_size > MAX_BYTES:
+                    continue
+                text = path.read_text("utf-8", errors="replace")
+            except OSError:
+                continue
+            found.append((path, text))
+            if len(found) >= MAX_FILES:
+                return tuple(found)
+    return tuple(found)
+
+
+def sharding_launchers(root: Path) -> list[Path]:
+    """accelerate configs with DeepSpeed/FSDP and DeepSpeed JSON files in the checkout."""
+    return [path for path, text in _texts(root) if not path.name.endswith(".py") and _SHARDING.search(text)]
+
+
+def mentioning(root: Path, name: str) -> list[Path]:
+    """Files of the checkout whose text names `name` (a file name a config may link)."""
+    return [path for path, text in _texts(root) if name in text]
