@@ -34,16 +34,22 @@ def discover(paths: list[Path], settings_for: Callable[[Path], Settings]) -> lis
                 seen.add(real_path(path))
                 found.append((path, True))
             continue
+        from .gitignore import ignore_matcher  # only a folder walk reads .gitignore files
+
+        ignored = ignore_matcher(path)
         for directory, subdirs, files in os.walk(path):
             current = Path(directory)
             subdirs[:] = sorted(
                 name for name in subdirs
                 if not name.startswith(".") and name not in SKIPPED_DIRS and not _is_venv(current / name)
+                and not ignored.ignored(current / name, is_dir=True)
             )
             for name in sorted(files):
                 candidate = current / name
                 if candidate.suffix.lower() not in CONFIG_SUFFIXES or real_path(candidate) in seen:
                     continue
+                if ignored.ignored(candidate, is_dir=False):
+                    continue  # what git ignores (checkpoints, caches) is not the project's config
                 if settings_for(candidate).excludes(candidate):
                     continue
                 seen.add(real_path(candidate))

@@ -21,8 +21,9 @@ class Fixer:
     def __init__(self, loader: Loader, linter: Linter, writable: set[Path], diff: bool):
         self.loader = loader
         self.linter = linter
-        self.writable = writable  # the linted paths: referenced files elsewhere are never written
+        self.writable = writable  # the linted paths (resolved)
         self.diff = diff
+        self._roots: set[Path] | None = None
         self.notes: list[str] = []
         self.diffs: list[str] = []
 
@@ -47,16 +48,21 @@ class Fixer:
                 return f"the result would not read {change.describe()}"
         return Run(configs[0], configs[1:], run.missing)
 
-    def _fixable(self, fix: Fix, unsafe: bool) -> bool:
-        if not fix.applies(unsafe):
-            return False
-        outside = sorted({str(e.path) for e in fix.edits if real_path(e.path) not in self.writable})
-        if outside:
-            note = f"{outside[0]}: not written: it is referenced from the linted files but not among them"
-            if note not in self.notes:
-                self.notes.append(note)
-            return False
-        return True
+    def may_write(self, path: Path) -> bool:
+        """A linted file, or a regular file of the checkout a linted file lies in (a linked
+        DeepSpeed JSON, the trainer config that links a staged one), reached without a symlink
+        that leaves the checkout."""
+        resolved = real_path(path)
+        if resolved in self.writable:
+            return True
+        if self._roots is None:
+            from .repository import root_of
+
+            self._roots = {root for root in map(root_of, self.writable) if root is not None}
+        return resolved.is_file() and any(resolved.is_relative_to(root) for root in self._roots)
+
+    def _outside(self, fix: Fix) -> list[str]:
+        return sorted({str(edit.path) for edit in fix.edits if not self.may_write(edit.path)})
 
     def fix_run(self, run: Run, settings: Settings, hardware: Hardware, unsafe: bool) -> tuple[Run, list]:
         """Apply fixes pass by pass; the fixed run and the (file, code, name) of each applied fix."""
@@ -64,8 +70,17 @@ class Fixer:
         dropped: set[tuple] = set()  # a fix that failed verification is not tried again next pass
         for _ in range(MAX_PASSES):
             findings = self.linter.lint(run, settings, hardware, keep_changes=True)
-            fixable = {id(f.fix): f for f in findings if f.fix is not None and self._fixable(f.fix, unsafe)
-                       and (f.code, f.span.path, f.fix.message) not in dropped}
+            offered = [f for f in findings if f.fix is not None and f.fix.applies(unsafe)]
+            outside = sorted({path for f in offered for path in self._outside(f.fix)})
+            if outside:
+                # The run's fixes are planned together: fixing one file of it and not the file
+                # it links would leave the run worse (a trainer in bf16, its DeepSpeed JSON in fp16).
+                note = (f"{outside[0]}: not written, and no fix of its run applied: it lies outside the "
+                        f"linted files' checkout; pass it to trainlint check to fix the run")
+                if note not in self.notes:
+                    self.notes.append(note)
+                break
+            fixable = {id(f.fix): f for f in offered if (f.code, f.span.path, f.fix.message) not in dropped}
             if not fixable:
                 break
             texts = {config.path: self._text(config) for config in run.configs if config.editable}
@@ -95,22 +110,31 @@ class Fixer:
 
         before = {config.path: self.loader.document_of(config)[0].source for config in original.configs
                   if config.editable}
-        for config in fixed.configs:
-            if not config.editable:
-                continue
-            old = before[config.path]
-            new_text = self._text(config)
-            if new_text == old.text:
-                continue
-            if self.diff:
+        changed = [(config, before[config.path]) for config in fixed.configs
+                   if config.editable and self._text(config) != before[config.path].text]
+        if self.diff:
+            for config, old in changed:
                 self.diffs.append("".join(difflib.unified_diff(
-                    old.text.splitlines(keepends=True), new_text.splitlines(keepends=True),
+                    old.text.splitlines(keepends=True), self._text(config).splitlines(keepends=True),
                     fromfile=f"a/{config.path}", tofile=f"b/{config.path}")))
-                continue
+            return True
+        # The files of one run are written together or not at all: a failure rolls back the
+        # files already written (each back to the bytes it was read with).
+        written: list[tuple] = []
+        for config, old in changed:
+            new_bytes = old.encode(self._text(config))
             try:
-                write_atomic(config.path, old.encode(new_text), old.encode())
+                write_atomic(config.path, new_bytes, old.encode())
             except WriteError as error:
                 self.notes.append(f"{config.path}: error: {error}")
+                for done, done_old, done_new in reversed(written):
+                    try:
+                        write_atomic(done.path, done_old.encode(), done_new)
+                        self.notes.append(f"{done.path}: restored: the other files of its run could not be written")
+                    except WriteError as undo_error:
+                        self.notes.append(f"{done.path}: error: could not restore it: {undo_error}")
                 return False
+            written.append((config, old, new_bytes))
+        for config, _ in changed:
             self.loader.written(config)
         return True

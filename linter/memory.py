@@ -30,12 +30,11 @@ The per-token coefficients below were measured, not derived: bench/memory_valida
 this estimator with torch.cuda.max_memory_reserved() on an H100 (84 rows: Llama-3.2 1B/3B shapes
 plus held-out TinyLlama, Qwen2.5-1.5B and eager-attention rows; LoRA, QLoRA and full
 fine-tuning; bf16 and fp16; two batch sizes; checkpointing on and off; sequence 1024-4096);
-bench/memory_validation.py produced it. Nothing at multi-GPU scale has been measured: the sharded rows are DeepSpeed's and
-torch's arithmetic, checked in tests/test_memory.py.
+bench/memory_validation.py produced it. Nothing multi-GPU was measured: sharding is DeepSpeed's
+and torch's arithmetic, checked in tests/test_memory.py.
 """
 
 from __future__ import annotations
-
 
 from .ir import Run
 from .models import dimensions_of

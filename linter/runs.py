@@ -32,7 +32,36 @@ class RunBuilder:
                 self._attach(run, link, findings)
             runs.append(run)
         linked = {id(linked) for run in runs for linked in run.linked}
-        return [run for run in runs if id(run.primary) not in linked or run.linked or run.missing]
+        runs = [run for run in runs if id(run.primary) not in linked or run.linked or run.missing]
+        return [joined for run in runs for joined in self._with_linkers(run, linked, findings)]
+
+    def _with_linkers(self, run: Run, linked: set[int], findings: list[Finding]) -> list[Run]:
+        """A linked-kind file (a DeepSpeed config) linted without the config that links it (a
+        commit that stages only ds.json) is checked within the runs of the configs in its
+        repository that link it: cross-file checks need the whole run."""
+        config = run.primary
+        if run.linked or id(config) in linked or config.value("file.kind") != "deepspeed" or not config.editable:
+            return [run]
+        from .repository import mentioning, root_of
+
+        root = root_of(config.path)
+        if root is None:
+            return [run]
+        target = real_path(config.path)
+        joined = []
+        for path in mentioning(root, config.path.name):
+            if real_path(path) == target:
+                continue
+            primary = self.loader.load(path, explicit=False).config
+            if primary is None or not any(real_path(candidate) == target for link in primary.links
+                                          for candidate in link.candidates if candidate.is_file()):
+                continue
+            whole = Run(primary)
+            for link in [*primary.links, *self._declared_links(primary)]:
+                self._attach(whole, link, findings)
+            if any(real_path(other.path) == target for other in whole.linked):
+                joined.append(whole)
+        return joined or [run]
 
     def _declared_links(self, config: ConfigIR) -> list[Link]:
         """Links that settings declare (`[[runs]] files = [primary, linked, ...]`)."""

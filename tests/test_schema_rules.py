@@ -71,18 +71,41 @@ def check(path, *args):
     return json.loads(result.out)
 
 
-def test_unknown_deepspeed_key_is_an_error_with_an_unsafe_rename(shipped, tmp_path):
+def test_unknown_deepspeed_key_is_an_error_whose_close_match_is_a_hint_never_an_edit(shipped, tmp_path):
     path = tmp_path / "ds.json"
-    path.write_text('{\n  "train_micro_batch_size_per_gpu": 4,\n  "zero_optimization": {"stage": 2, "overlap_com": true}\n}\n')
+    text = '{\n  "train_micro_batch_size_per_gpu": 4,\n  "zero_optimization": {"stage": 2, "overlap_com": true}\n}\n'
+    path.write_text(text)
     [finding] = check(path)
     assert finding["code"] == "SCH001" and finding["severity"] == "error"
     assert "zero_optimization.overlap_com" in finding["message"] and "did you mean 'overlap_comm'" in finding["message"]
     assert (finding["line"], finding["column"]) == (3, 37)  # the key itself
-    assert finding["fix"]["applicability"] == "unsafe"
-    assert trainlint("check", path, "--select", "SCH", "--fix", "--no-detect").code == 1  # unsafe: not applied
-    assert trainlint("check", path, "--select", "SCH", "--fix", "--unsafe-fixes", "--no-detect").code == 0
-    assert path.read_text() == ('{\n  "train_micro_batch_size_per_gpu": 4,\n'
-                                '  "zero_optimization": {"stage": 2, "overlap_comm": true}\n}\n')
+    assert finding["fix"] is None
+    assert trainlint("check", path, "--select", "SCH", "--fix", "--unsafe-fixes", "--no-detect").code == 1
+    assert path.read_text() == text
+
+
+def test_a_documented_rename_is_a_safe_fix_only_where_the_pinned_release_refuses_the_old_key(tmp_path, monkeypatch):
+    from linter import versions
+
+    monkeypatch.setattr(versions, "installed", lambda package: None)  # versions come from the pins written here
+    text = "model_name_or_path: m\ndataset_name: d\nmax_seq_length: 1024\n"
+
+    def project(name: str, pin: str | None):
+        folder = tmp_path / name
+        folder.mkdir()
+        if pin:
+            (folder / "requirements.txt").write_text(pin + "\n")
+        (folder / "sft.yaml").write_text(text)
+        return folder / "sft.yaml"
+
+    assert check(project("unpinned", None)) == []  # no version known: an older TRL accepts it
+    assert check(project("old", "trl==0.19.1")) == []  # renamed in 0.16, removed in 0.20: 0.19 reads it
+    path = project("new", "trl==0.21.0")
+    [finding] = check(path)
+    assert "max_seq_length was renamed max_length in trl 0.16.0 and removed in 0.20.0" in finding["message"]
+    assert finding["fix"]["applicability"] == "safe"
+    assert trainlint("check", path, "--select", "SCH", "--fix", "--no-detect").code == 0
+    assert path.read_text() == text.replace("max_seq_length", "max_length")
 
 
 def test_no_rename_when_the_close_key_is_already_there_or_nothing_is_close(shipped, tmp_path):
@@ -167,14 +190,29 @@ def test_yaml11_boolean_where_a_string_is_meant(shipped, tmp_path):
     assert path.read_text() == text.replace("NO", '"NO"')
 
 
-def test_unknown_key_in_yaml_renames_only_the_key(shipped, tmp_path):
+def test_unknown_key_in_yaml_is_named_with_a_hint_and_left_alone(shipped, tmp_path):
     path = tmp_path / "sft.yaml"
     text = "model_name_or_path: m\nstage: sft\nlerning_rate: 1.0e-4   # tuned\nbf16: true\n"
     path.write_text(text)
     [finding] = check(path)
     assert finding["code"] == "SCH001" and finding["severity"] == "warning"
+    assert "did you mean 'learning_rate'" in finding["message"] and finding["fix"] is None
     trainlint("check", path, "--select", "SCH", "--fix", "--unsafe-fixes", "--no-detect")
-    assert path.read_text() == text.replace("lerning_rate", "learning_rate")
+    assert path.read_text() == text
+
+
+def test_keys_of_the_projects_own_argument_classes_are_known(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "train.py").write_text(
+        "from dataclasses import dataclass, field\nfrom transformers import HfArgumentParser, TrainingArguments\n"
+        "@dataclass\nclass ScriptArguments:\n    dataset_mixer: dict = field(default_factory=dict)\n"
+        "    chat_template: str = ''\n\nparser = HfArgumentParser((ScriptArguments, TrainingArguments))\n")
+    path = tmp_path / "recipe.yaml"
+    path.write_text("model_name_or_path: m\ndataset_name: d\ndataset_mixer: {a: 1.0}\nchat_template: x\n"
+                    "bf16: true\nlerning_rate: 1.0e-4\n")
+    [finding] = check(path)
+    assert "lerning_rate" in finding["message"] and finding["severity"] == "info"
+    assert "this repository's own argument classes read this file" in finding["message"]
 
 
 def test_rules_have_full_documentation():

@@ -73,7 +73,7 @@ from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from ..versions import older_than
 from . import (_MISSING as _NO_DEFAULT, Adapter, Binding, Reader, as_float, comma_list, deepspeed_link, new_config, set_path, span_of,
                templated, written)
-from .hf_kinds import SHARED_KEYS, TRAINING_ARGUMENTS_KEYS, TRL_KEYS, classify, distributed_type_of
+from .hf_kinds import classify, distributed_type_of, record_project_arguments, record_repository_launchers
 
 _TRAINING_ARGS = "transformers/training_args.py (TrainingArguments)"
 _TRL_CONFIG = "trl/trainer/base_config.py (bf16 = not fp16 when unset, TRL >= 0.19; gradient_checkpointing True)"
@@ -210,7 +210,7 @@ class HFAdapter(Adapter):
     def _trainer(self, read: Reader, is_trl: bool) -> None:
         config, document = read.config, read.document
         config.set("trainer.fills_deepspeed_auto", Field(True, Origin(config.file_span)))
-        own_parser = self._project_arguments(read)
+        own_parser = record_project_arguments(read)
         read.bind(_TRAINER_BINDINGS if not own_parser else
                   [binding for binding in _TRAINER_BINDINGS if binding.default is _NO_DEFAULT])
         fp16 = config.get("precision.fp16")
@@ -250,41 +250,7 @@ class HFAdapter(Adapter):
         # An inline mapping or JSON string is the DeepSpeed config itself: no file to link.
         deepspeed_link(config, document, document.find("deepspeed"))
         if not config.links and document.find("deepspeed") is None and config.value("parallel.fsdp") is not True:
-            self._repository_launchers(config)
-
-    @staticmethod
-    def _repository_launchers(config: ConfigIR) -> None:
-        """`accelerate launch --config_file X` runs an HfArgumentParser file: where the checkout
-        ships sharding launcher configs, one of them may shard this run, and the file cannot say."""
-        from ..repository import root_of, sharding_launchers
-
-        root = root_of(config.path)
-        found = sharding_launchers(root) if root is not None else []
-        if found:
-            names = ", ".join(str(path.relative_to(root)) for path in found[:3])
-            config.set("launch.repository_sharding", Field(names, Origin(config.file_span, str(root))))
-
-    def _project_arguments(self, read: Reader) -> bool:
-        """Record the keys this repository's own argument dataclasses define (project_args: the
-        classes an HfArgumentParser of the project reads); True when one of them, extending no
-        upstream argument class, defines a key that neither TRL nor TrainingArguments has, so
-        that the project's parser, not the framework's, reads the file."""
-        from ..project_args import project_arguments
-
-        config, root = read.config, read.document.root
-        keys = [pair.key.value for pair in root.pairs if isinstance(pair.key.value, str)]
-        project = project_arguments(config.path)
-        owners = {key: project.defines(key) for key in keys}
-        own = sorted(key for key, owner in owners.items() if owner is not None)
-        if not own:
-            return False
-        classes = sorted({owners[key].name for key in own})
-        origin = Origin(config.file_span, f"argument classes of this repository: {', '.join(classes)}")
-        config.set("arguments.project_keys", Field(own, origin))
-        framework_keys = TRAINING_ARGUMENTS_KEYS | TRL_KEYS | SHARED_KEYS
-        own_parser = any(not owners[key].upstream_bases for key in own if key not in framework_keys)
-        config.set("arguments.project_parser", Field(own_parser, origin))
-        return own_parser
+            record_repository_launchers(config)
 
     def _betas(self, read: Reader) -> None:
         document = read.document

@@ -1,10 +1,11 @@
-"""How Hugging Face-family files are told apart: TrainingArguments and TRL argument files (YAML
+"""How Hugging Face-family files are told apart, and which script reads them: TrainingArguments and TRL argument files (YAML
 or JSON, what HfArgumentParser reads), accelerate configs (YAML or JSON) and PEFT adapter
 configs, each by keys only that kind has (see hf.py for the sources of each key list)."""
 
 from __future__ import annotations
 
 from ..document import Document, Mapping, Scalar
+from ..ir import Field, Origin
 from . import written
 
 # Field names only TrainingArguments defines (common words such as output_dir, learning_rate,
@@ -81,3 +82,38 @@ def distributed_type_of(document: Document) -> str | None:
     if value is False:
         return "NO"  # YAML 1.1 reads an unquoted NO as a boolean
     return value.upper() if isinstance(value, str) else None
+
+
+def record_project_arguments(read) -> bool:
+    """Record the keys this repository's own argument dataclasses define (project_args: the
+    classes an HfArgumentParser of the project reads); True when one of them, extending no
+    upstream argument class, defines a key that neither TRL nor TrainingArguments has, so
+    that the project's parser, not the framework's, reads the file."""
+    from ..project_args import project_arguments
+
+    config, root = read.config, read.document.root
+    keys = [pair.key.value for pair in root.pairs if isinstance(pair.key.value, str)]
+    project = project_arguments(config.path)
+    owners = {key: project.defines(key) for key in keys}
+    own = sorted(key for key, owner in owners.items() if owner is not None)
+    if not own:
+        return False
+    classes = sorted({owners[key].name for key in own})
+    origin = Origin(config.file_span, f"argument classes of this repository: {', '.join(classes)}")
+    config.set("arguments.project_keys", Field(own, origin))
+    framework_keys = TRAINING_ARGUMENTS_KEYS | TRL_KEYS | SHARED_KEYS
+    own_parser = any(not owners[key].upstream_bases for key in own if key not in framework_keys)
+    config.set("arguments.project_parser", Field(own_parser, origin))
+    return own_parser
+
+
+def record_repository_launchers(config) -> None:
+    """`accelerate launch --config_file X` runs an HfArgumentParser file: where the checkout
+    ships sharding launcher configs, one of them may shard this run, and the file cannot say."""
+    from ..repository import root_of, sharding_launchers
+
+    root = root_of(config.path)
+    found = sharding_launchers(root) if root is not None else []
+    if found:
+        names = ", ".join(str(path.relative_to(root)) for path in found[:3])
+        config.set("launch.repository_sharding", Field(names, Origin(config.file_span, str(root))))
