@@ -328,11 +328,13 @@ class MoeZero3WithoutLeafModules(Rule):
     LLaMA-Factory mark the MoE blocks as ZeRO-3 leaves themselves and are left out.
 
     ## Why is this bad?
-    transformers 4.x runs only the experts that received tokens (`expert_hit` loop in
-    MixtralSparseMoeBlock.forward). ZeRO-3 gathers each submodule's parameters in a
-    collective when the submodule runs, so ranks whose tokens were routed to different
-    experts wait in different all-gathers and the job hangs until the NCCL timeout
-    (DeepSpeed#4808, LLaMA-Factory#1998). The remedy is `deepspeed.utils.set_z3_leaf_modules`
+    transformers runs only the experts that received tokens in MixtralSparseMoeBlock.forward
+    (4.36-4.39: `if top_x.shape[0] == 0: continue`; from 4.52.0 the `expert_hitted` loop of
+    PR #32429, in Qwen2-MoE too; Qwen3-MoE from 4.53.0); 4.40-4.51 call every expert, even
+    on no tokens. ZeRO-3 gathers each submodule's parameters in a collective when the
+    submodule runs, so ranks whose tokens were routed to different experts wait in different
+    all-gathers and the job hangs until the NCCL timeout (DeepSpeed#4808,
+    LLaMA-Factory#1998). The remedy is `deepspeed.utils.set_z3_leaf_modules`
     on the MoE block, which neither the HF Trainer nor TRL calls; DeepSpeed 0.18.0 applies it
     to these three blocks by default (`zero_optimization.leaf_module`), and transformers 5
     stores the experts as one module that every rank runs.
@@ -346,13 +348,13 @@ class MoeZero3WithoutLeafModules(Rule):
     `ds_z3.json`:
         {"zero_optimization": {"stage": 3}, "bf16": {"enabled": "auto"}}
     `requirements.txt`:
-        deepspeed==0.15.4
-        transformers==4.46.3
+        deepspeed==0.17.1
+        transformers==4.52.4
     ZeRO stage 2, or a launcher that sets the leaf modules (LLaMA-Factory, Axolotl,
     accelerate's `deepspeed_moe_layer_cls_names`), also avoids the hang.
     Use instead DeepSpeed 0.18.0 or later, in `requirements.txt`:
         deepspeed==0.18.0
-        transformers==4.46.3
+        transformers==4.52.4
 
     ## Fix safety
     No fix: the remedy is a DeepSpeed upgrade or a code change.
