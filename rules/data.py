@@ -22,11 +22,23 @@ class PadTokenIsEos(Rule):
     (unslothai/unsloth#416, huggingface/trl#976).
 
     ## Example
+    `train.py`:
+        from transformers import DataCollatorForLanguageModeling
+        from unsloth import FastLanguageModel
+
+        model, tokenizer = FastLanguageModel.from_pretrained("unsloth/llama-3-8b-bnb-4bit")
         tokenizer.pad_token = tokenizer.eos_token
         collator = DataCollatorForLanguageModeling(tokenizer=tokenizer, mlm=False)
-    Use instead a pad token that is not EOS (the tokenizer's own, a reserved special token,
-    or one added with `tokenizer.add_special_tokens`), or a collator that pads labels with
-    -100 without matching ids (`DataCollatorForSeq2Seq`, TRL's own SFT collator).
+    A collator that pads labels with -100 without matching ids (`DataCollatorForSeq2Seq`,
+    TRL's own SFT collator) keeps EOS in the loss; so does a pad token that is not EOS (the
+    tokenizer's own, a reserved special token, or one added with `tokenizer.add_special_tokens`).
+    Use instead:
+        from transformers import DataCollatorForSeq2Seq
+        from unsloth import FastLanguageModel
+
+        model, tokenizer = FastLanguageModel.from_pretrained("unsloth/llama-3-8b-bnb-4bit")
+        tokenizer.pad_token = tokenizer.eos_token
+        collator = DataCollatorForSeq2Seq(tokenizer=tokenizer)
 
     ## Fix safety
     No fix: which token to pad with depends on the tokenizer's vocabulary.

@@ -136,10 +136,13 @@ class Zero2OverlapComm(Rule):
     (DeepSpeed#5347, #5294); the maintainers' workaround is overlap_comm false.
 
     ## Example
-        {"zero_optimization": {"stage": 2, "overlap_comm": true}}   # deepspeed==0.15.4
+    `ds_config.json`:
+        {"zero_optimization": {"stage": 2, "overlap_comm": true}}
+    `requirements.txt`:
+        deepspeed==0.15.4
     Use instead:
         {"zero_optimization": {"stage": 2, "overlap_comm": false}}
-    or DeepSpeed 0.19.0 or later.
+    or DeepSpeed 0.19.0 or later (`deepspeed==0.19.0` in requirements.txt).
 
     ## Fix safety
     Unsafe: overlap_comm false gives the same gradients but no longer hides communication

@@ -125,15 +125,19 @@ class AccelerateDeepSpeedFileConflict(Rule):
     is given on the command line; `accelerate config` leaves it out for this reason).
 
     ## Example
+    `accelerate.yaml`:
         distributed_type: DEEPSPEED
+        num_processes: 2
         deepspeed_config:
           deepspeed_config_file: ds_z2.json
           zero_stage: 2
-    Use instead:
+    `ds_z2.json`:
+        {"zero_optimization": {"stage": 2}}
+    Use instead, in `accelerate.yaml` (the stage is in ds_z2.json already):
         distributed_type: DEEPSPEED
+        num_processes: 2
         deepspeed_config:
           deepspeed_config_file: ds_z2.json
-    with `"zero_optimization": {"stage": 2}` in ds_z2.json.
 
     ## Fix safety
     No fix: the value may need to move into the DeepSpeed file, which is the author's call.

@@ -55,10 +55,17 @@ class PackedWithoutFlashAttention(Rule):
     backend does not handle cross-sample decontamination".
 
     ## Example
-        # TRL, transformers==4.51.3
+    `sft.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-0.5B
+        dataset_name: trl-lib/Capybara
         packing: true
         attn_implementation: sdpa
-    Use instead:
+    `requirements.txt`:
+        trl==0.19.1
+        transformers==4.51.3
+    Use instead, in `sft.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-0.5B
+        dataset_name: trl-lib/Capybara
         packing: true
         attn_implementation: flash_attention_2
 
@@ -166,12 +173,17 @@ class FsdpFlatParamsWithLora(Rule):
     `use_orig_params: false` to save memory. Before 4.39.0 nothing applies it.
 
     ## Example
-        # sft.yaml, transformers==4.38.2
+    `sft.yaml`:
+        model_name_or_path: meta-llama/Llama-2-7b-hf
+        dataset_name: trl-lib/Capybara
         use_peft: true
         fsdp: full_shard auto_wrap
         fsdp_config:
           use_orig_params: false
-    Use instead transformers 4.39.0 or later, or `use_orig_params: true`.
+    `requirements.txt`:
+        transformers==4.38.2
+    Use instead transformers 4.39.0 or later (or `use_orig_params: true`), in `requirements.txt`:
+        transformers==4.39.0
 
     ## Fix safety
     No fix: `use_orig_params: true` works but keeps more memory per GPU, and upgrading
@@ -235,11 +247,20 @@ class ReentrantCheckpointingPeft(Rule):
     0.16.0 enables input gradients for reentrant checkpointing.
 
     ## Example
-        # grpo.yaml, trl==0.15.2
+    `grpo.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
+        dataset_name: trl-lib/tldr
         use_peft: true
         num_generations: 8
         gradient_checkpointing: true
-    Use instead TRL 0.16 or later, or
+    `requirements.txt`:
+        trl==0.15.2
+    Use instead non-reentrant checkpointing (or TRL 0.16 or later), in `grpo.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
+        dataset_name: trl-lib/tldr
+        use_peft: true
+        num_generations: 8
+        gradient_checkpointing: true
         gradient_checkpointing_kwargs:
           use_reentrant: false
 
@@ -307,21 +328,33 @@ class MoeZero3WithoutLeafModules(Rule):
     LLaMA-Factory mark the MoE blocks as ZeRO-3 leaves themselves and are left out.
 
     ## Why is this bad?
-    transformers 4.x runs only the experts that received tokens (`expert_hit` loop in
-    MixtralSparseMoeBlock.forward). ZeRO-3 gathers each submodule's parameters in a
-    collective when the submodule runs, so ranks whose tokens were routed to different
-    experts wait in different all-gathers and the job hangs until the NCCL timeout
-    (DeepSpeed#4808, LLaMA-Factory#1998). The remedy is `deepspeed.utils.set_z3_leaf_modules`
+    transformers runs only the experts that received tokens in MixtralSparseMoeBlock.forward
+    (4.36-4.39: `if top_x.shape[0] == 0: continue`; from 4.52.0 the `expert_hitted` loop of
+    PR #32429, in Qwen2-MoE too; Qwen3-MoE from 4.53.0); 4.40-4.51 call every expert, even
+    on no tokens. ZeRO-3 gathers each submodule's parameters in a collective when the
+    submodule runs, so ranks whose tokens were routed to different experts wait in different
+    all-gathers and the job hangs until the NCCL timeout (DeepSpeed#4808,
+    LLaMA-Factory#1998). The remedy is `deepspeed.utils.set_z3_leaf_modules`
     on the MoE block, which neither the HF Trainer nor TRL calls; DeepSpeed 0.18.0 applies it
     to these three blocks by default (`zero_optimization.leaf_module`), and transformers 5
     stores the experts as one module that every rank runs.
 
     ## Example
-        # sft.yaml, deepspeed==0.15.4, transformers==4.46.3
+    `sft.yaml`:
         model_name_or_path: mistralai/Mixtral-8x7B-v0.1
+        per_device_train_batch_size: 1
+        bf16: true
         deepspeed: ds_z3.json
-    Use instead DeepSpeed 0.18.0 or later, or ZeRO stage 2, or a launcher that sets the leaf
-    modules (LLaMA-Factory, Axolotl, accelerate's `deepspeed_moe_layer_cls_names`).
+    `ds_z3.json`:
+        {"zero_optimization": {"stage": 3}, "bf16": {"enabled": "auto"}}
+    `requirements.txt`:
+        deepspeed==0.17.1
+        transformers==4.52.4
+    ZeRO stage 2, or a launcher that sets the leaf modules (LLaMA-Factory, Axolotl,
+    accelerate's `deepspeed_moe_layer_cls_names`), also avoids the hang.
+    Use instead DeepSpeed 0.18.0 or later, in `requirements.txt`:
+        deepspeed==0.18.0
+        transformers==4.52.4
 
     ## Fix safety
     No fix: the remedy is a DeepSpeed upgrade or a code change.
