@@ -130,6 +130,11 @@ class AxolotlAdapter(Adapter):
             if _present(read.node(key)):  # is_fsdp_enabled: either key not None (loaders/model.py)
                 read.set("parallel.fsdp", True, key)
                 break
+        # FSDP version (schemas/config.py fsdp_version, schemas/fsdp.py FSDPConfig fsdp_version alias
+        # "version"; None means accelerate's FSDP1): FSDP1 flattens parameters, FSDP2 shards each one.
+        for path in (("fsdp_version",), ("fsdp_config", "fsdp_version"), ("fsdp_config", "version")):
+            if _take(read, "parallel.fsdp_version", *path) is not None:
+                break
         deepspeed_link(config, read.node("deepspeed"))
         return config
 
@@ -205,6 +210,9 @@ class AxolotlAdapter(Adapter):
         _take(read, "adapter.alpha", "lora_alpha")
         _take(read, "adapter.target_modules", "lora_target_modules", convert=_as_list)
         _take(read, "adapter.modules_to_save", "lora_modules_to_save", convert=_as_list)
+        # lora_target_linear adds every linear layer to the targets (loaders/adapter.py load_lora:
+        # find_all_linear_names), so written names then never all miss (MOD001).
+        _take(read, "adapter.target_linear", "lora_target_linear")
 
     def _quantization(self, read: Reader) -> None:
         document, config = read.document, read.config

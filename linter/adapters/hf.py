@@ -231,6 +231,11 @@ class HFAdapter(Adapter):
         # TrainingArguments.fsdp: "" (off), a string of options ("full_shard auto_wrap"), a list,
         # or a boolean in recent transformers.
         read.take("parallel.fsdp", "fsdp", convert=lambda value: bool(value) and str(value).strip().lower() != "false")
+        # The FSDP version (accelerate's FullyShardedDataParallelPlugin: 1 unless fsdp_config says
+        # "fsdp_version"/"version" 2); a fsdp_config path is recorded as written: a version not known here.
+        for path in (("fsdp_config", "fsdp_version"), ("fsdp_config", "version"), ("fsdp_config",)):
+            if read.take("parallel.fsdp_version", *path) is not None:
+                break
         if is_trl:
             self._trl_model(read, load_dtype)
         # An inline mapping or JSON string is the DeepSpeed config itself: no file to link.
@@ -293,6 +298,7 @@ class HFAdapter(Adapter):
         read.take("batch.world_size", "num_processes")
         if distributed_type == "FSDP":
             read.set("parallel.fsdp", True, "distributed_type")
+            read.take("parallel.fsdp_version", "fsdp_config", "fsdp_version")  # accelerate config_args.py
             read.take("parallel.offload_param", "fsdp_config", "fsdp_offload_params")
         if distributed_type != "DEEPSPEED":
             return

@@ -132,6 +132,10 @@ class LlamaFactoryAdapter(Adapter):
         fsdp = read.node("fsdp")
         if fsdp is not None and fsdp.plain() not in (None, "", []):
             read.set("parallel.fsdp", True, "fsdp")
+            # TrainingArguments.fsdp_config (as hf.py): the version where written, a path as written.
+            for path in (("fsdp_config", "fsdp_version"), ("fsdp_config", "version"), ("fsdp_config",)):
+                if read.take("parallel.fsdp_version", *path) is not None:
+                    break
         deepspeed_link(config, read.node("deepspeed"))
         return config
 
