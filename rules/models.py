@@ -93,7 +93,7 @@ class LoraTargetsMissing(Rule):
                 continue
             yield self.finding(
                 config, targets.span,
-                f"{model[0]} is a {found[0]} model ({found[1]}): it has no module named "
+                f"{model[0]} has the {found[0]} architecture ({found[1]}), with no module named "
                 f"{', '.join(sorted({name.strip() for name in names}))}; PEFT raises \"Target modules ... not found "
                 f"in the base model\" after loading it. Its modules: {', '.join(sorted(modules))} ({source})",
                 fix=self.fix(f"Target modules the {found[0]} architecture has"))
