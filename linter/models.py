@@ -222,9 +222,9 @@ def prequantized(model_name: str, config_dir: Path | None = None) -> tuple[str, 
         return str(method), f"{own[1]} quantization_config", storage
     named = re.search(r"[-_](gptq|awq)([-_]|$)", model_name.rsplit("/", 1)[-1], re.I)
     if named:
+        example = "https://huggingface.co/Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4/blob/main/config.json"
         return named.group(1).lower(), (f"the -{named.group(1).upper()} name of pre-quantized uploads (e.g. "
-                                        "https://huggingface.co/Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4/blob/main/config.json "
-                                        "quantization_config)"), None
+                                        f"{example} quantization_config)"), None
     if re.search(r"-bnb-4bit$", model_name, re.I):
         return "bitsandbytes", ("the -bnb-4bit name of Unsloth's pre-quantized uploads (e.g. "
                                 "https://huggingface.co/unsloth/llama-3-8b-bnb-4bit/blob/main/config.json "

@@ -133,6 +133,7 @@ class Gemma2WithoutSoftCapping(Rule):
     ## References
     - transformers/models/gemma2/modeling_gemma2.py (eager_attention_forward caps the logits;
       sdpa_attention_forward does not; flash_attention_forward passes softcap only for flash-attn >= 2.6.0)
+    - transformers/integrations/sdpa_attention.py (sdpa_attention_forward: no softcap argument; current main)
     - huggingface/transformers#31887 (FA2 softcapping), #32309 (wrong Gemma 2 outputs with FA2)
     - hiyouga/LLaMA-Factory#5079; llamafactory/model/model_utils/attention.py
       (configure_attn_implementation: check_version("flash_attn>=2.6.3") for Gemma 2; "SDPA does not support it")
@@ -171,6 +172,7 @@ class Gemma2WithoutSoftCapping(Rule):
                 yield self.finding(
                     config, implementation.span,
                     f"{model[0]} (Gemma 2) with flash_attention_2 and flash-attn {old[0]} ({old[1]}): "
-                    f"soft-capping needs flash-attn >= {_GEMMA2_FLASH_SOFTCAP}; upgrade it or train with eager attention",
+                    f"soft-capping needs flash-attn >= {_GEMMA2_FLASH_SOFTCAP}; upgrade it or train with eager "
+                    "attention",
                     fix=self.fix(f"Upgrade to flash-attn>={_GEMMA2_FLASH_SOFTCAP}",
                                  applicability=Applicability.DISPLAY_ONLY))

@@ -234,7 +234,8 @@ def test_mod002_not_for_gemma_1_or_gemma_3(recall_copy):
 
 @pytest.mark.parametrize("pin, fires", [("2.5.9.post1", True), ("2.6.3", False), (None, False)])
 def test_mod002_flash_attention_bound(recall_copy, pin, fires):
-    path = recall_copy("llamafactory/gemma2_sdpa.yaml", lambda text: text.replace("flash_attn: sdpa", "flash_attn: fa2"))
+    path = recall_copy("llamafactory/gemma2_sdpa.yaml",
+                       lambda text: text.replace("flash_attn: sdpa", "flash_attn: fa2"))
     if pin is not None:
         (path.parent / "requirements.txt").write_text(f"flash-attn=={pin}\n")
     assert ("MOD002" in codes(path, "--gpu", "A100")) is fires
