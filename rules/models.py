@@ -147,16 +147,14 @@ class Gemma2WithoutSoftCapping(Rule):
     def check(self, run, context):
         from linter.models import model_type_of
 
-        model = _model(run)
-        if model is None:
-            return
-        found = model_type_of(*model)
+        candidates = [config for config in run.configs if config.value("training.enabled") is not False
+                      and config.value("attention.implementation") in ("sdpa", "flash_attention_2")]
+        model = _model(run) if candidates else None  # the checkpoint is looked up only when it matters
+        found = model_type_of(*model) if model is not None else None
         if found is None or found[0] != "gemma2":
             return
-        for config in run.configs:
+        for config in candidates:
             implementation = config.get("attention.implementation")
-            if implementation is None or config.value("training.enabled") is False:
-                continue
             if implementation.value == "sdpa":
                 yield self.finding(
                     config, implementation.span,
