@@ -14,6 +14,13 @@ def _training(config) -> bool:
     return config.value("training.enabled") is not False
 
 
+def _bitsandbytes_8bit(config) -> bool:
+    """8-bit weights through bitsandbytes: every framework's `load_in_8bit`, and LLaMA-Factory's
+    quantization_bit 8 with its default method (hqq and eetq quantize otherwise)."""
+    return config.value("quantization.bits") == 8 and config.value("quantization.method") in (None, "bnb",
+                                                                                               "bitsandbytes")
+
+
 @register
 class Int8BelowTuring(Rule):
     """QNT006 int8-below-turing
@@ -56,7 +63,7 @@ class Int8BelowTuring(Rule):
             return
         for config in run.configs:
             bits = config.get("quantization.bits")
-            if bits is None or bits.value != 8 or not _training(config):
+            if not _bitsandbytes_8bit(config) or not _training(config):
                 continue
             names = ", ".join(f"{target.name} (cc {target.cc})" for target in lacking)
             yield self.finding(
@@ -121,7 +128,7 @@ class Int8UnderFsdp(Rule):
             return
         for config in run.configs:
             bits = config.get("quantization.bits")
-            if bits is None or bits.value != 8 or not _training(config):
+            if not _bitsandbytes_8bit(config) or not _training(config):
                 continue
             yield self.finding(
                 config, bits.span,

@@ -193,6 +193,14 @@ def test_qnt006_int8_on_volta_not_on_turing_or_ampere(recall_copy, name):
     assert "QNT006" not in codes(path, "--gpu", "A100")
 
 
+def test_qnt006_qnt007_bitsandbytes_only(recall_copy):
+    path = recall_copy("llamafactory/baichuan_lora_8bit.yaml", lambda text: text.replace(
+        "quantization_bit: 8\n", "quantization_bit: 8\nquantization_method: hqq\n") + "fsdp: full_shard\n")
+    assert not {"QNT006", "QNT007"} & set(codes(path, "--gpu", "V100"))
+    path.write_text(path.read_text().replace("quantization_method: hqq", "quantization_method: bnb"))
+    assert {"QNT006", "QNT007"} <= set(codes(path, "--gpu", "V100"))
+
+
 def test_qnt006_silent_for_4bit_and_without_training(recall_copy):
     four_bit = recall_copy("llamafactory/baichuan_lora_8bit.yaml", lambda text: text.replace(
         "quantization_bit: 8", "quantization_bit: 4"))

@@ -152,6 +152,11 @@ class LlamaFactoryAdapter(Adapter):
     def _quantization(self, read: Reader) -> None:
         config = read.config
         bits = read.take("quantization.bits", "quantization_bit")
+        # QuantizationArguments.quantization_method (model_args.py, default "bnb"; hqq and eetq are not
+        # bitsandbytes): the 8-bit rules apply to bitsandbytes only.
+        if bits is not None:
+            read.take("quantization.method", "quantization_method", default="bnb", default_source=_MODEL_ARGS,
+                      anchor=("quantization_bit",))
         if bits is None or bits.value != 4 or written(read.document, "quantization_method") not in (None, "bnb"):
             return  # the BitsAndBytes 4-bit path only
         anchor = ("quantization_bit",)
