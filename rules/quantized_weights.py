@@ -150,7 +150,9 @@ class PrequantizedUnderSharding(Rule):
     config.json has a `quantization_config`, or it is an Unsloth `-bnb-4bit` upload) under
     ZeRO-3 or FSDP:
     - with LLaMA-Factory, for every method except FP8 and MXFP4 (which it dequantizes);
-    - elsewhere, for bitsandbytes checkpoints under FSDP.
+    - elsewhere, for bitsandbytes 4-bit checkpoints stored as uint8 under FSDP version 1 (GPTQ,
+      AWQ and FP8 checkpoints under other frameworks' ZeRO-3/FSDP are not judged: no source here
+      says how they fail).
 
     ## Why is this bad?
     LLaMA-Factory refuses them at load time: "DeepSpeed ZeRO-3 or FSDP is incompatible with
