@@ -74,11 +74,13 @@ class Int8BelowTuring(Rule):
 
 
 def _sharded(run) -> str | None:
-    """"ZeRO-3", "FSDP" (version 1, which flattens parameters: accelerate's default) or "FSDP2"
-    (or another version written) when the run shards its parameters that way."""
+    """"ZeRO-3", "FSDP" (version 1, which flattens parameters: accelerate's default), "FSDP2", or FSDP
+    of a version not known here (a fsdp_config file) when the run shards its parameters that way."""
     if any(config.value("parallel.fsdp") is True for config in run.configs):
         versions = {config.value("parallel.fsdp_version") for config in run.configs} - {None}
-        return "FSDP" if versions <= {1, "1"} else "FSDP2"
+        if versions <= {1, "1"}:
+            return "FSDP"
+        return "FSDP2" if versions <= {2, "2"} else "FSDP (a version not known here)"
     if any(config.value("parallel.zero_stage") == 3 for config in run.configs):
         return "ZeRO-3"
     return None
