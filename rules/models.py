@@ -59,7 +59,9 @@ class LoraTargetsMissing(Rule):
 
     ## References
     - peft/tuners/tuners_utils.py (BaseTuner.inject_adapter: "Target modules ... not found in the base model")
-    - peft/tuners/tuners_utils.py check_target_module_exists (suffix match on `.` boundaries)
+    - peft/tuners/tuners_utils.py check_target_module_exists (suffix match on `.` boundaries); with
+      peft 0.21.2 on a tiny GPT-NeoX, `[q_proj, v_proj]` raises NoMatchingPeftModuleError while
+      `[query_key_value, v_proj]` only warns
     - hiyouga/LLaMA-Factory#1785; huggingface/peft#294
     - linter/data/architectures.json (model_types, modules: each row with its modeling file)
     """
