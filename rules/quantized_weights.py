@@ -115,7 +115,9 @@ class Int8UnderFsdp(Rule):
     ## References
     - axolotl-ai-cloud/axolotl#2250, #1589 ("Cannot flatten integer dtype tensors" with 8-bit and FSDP)
     - huggingface/peft#2833 (QLoRA FSDP doesn't work with 8bit, 2025); bitsandbytes-foundation/bitsandbytes#1709
-    - torch/distributed/fsdp/_flat_param.py (_validate_tensors_to_flatten: FSDP1's FlatParameter)
+    - torch/distributed/fsdp/_flat_param.py (_validate_tensors_to_flatten: FSDP1's FlatParameter); with
+      torch 2.13.0 (CPU, gloo) FSDP1 raises "Cannot flatten integer dtype tensors" on an int8 parameter,
+      FSDP2's fully_shard wraps it
     - accelerate/utils/dataclasses.py (FullyShardedDataParallelPlugin fsdp_version default 1)
     - bitsandbytes-foundation/bitsandbytes#970 (FSDP support for 4-bit through quant_storage)
     """
