@@ -102,6 +102,21 @@ class LoraTargetsMissing(Rule):
 
 
 _GEMMA2_FLASH_SOFTCAP = "2.6.3"
+# transformers releases and Gemma 2's attention (measured: tiny Gemma2ForCausalLM built with each
+# release on torch 2.13.0 CPU; logits with attn_logit_softcapping 1e-3 against None): every release
+# from 4.42.4 to 5.20.2 that accepts sdpa ignores the cap there; sdpa is the default (no
+# attn_implementation given) in 4.42.4-4.44.2 and 4.48.0-5.20.2, eager in 4.45.2-4.47.1 (#32865);
+# from 5.21.0 sdpa is refused at load ("does not support an attention implementation through
+# torch.nn.functional.scaled_dot_product_attention") and eager is the default.
+_SDPA_REFUSED = "5.21.0"
+_SDPA_DEFAULT = (("4.42.0", "4.45.0"), ("4.48.0", _SDPA_REFUSED))
+_TRL_MODEL_CONFIG = "trl/trainer/model_config.py (ModelConfig)"
+
+
+def _in_window(version: str, windows) -> bool:
+    from linter.versions import older_than
+
+    return any(older_than(version, high) is True and older_than(version, low) is False for low, high in windows)
 
 
 @register
@@ -110,8 +125,12 @@ class Gemma2WithoutSoftCapping(Rule):
 
     ## What it does
     Flags training a Gemma 2 model with an attention implementation that drops its attention
-    logit soft-capping: `sdpa` (in every transformers release with Gemma 2, 4.42 onwards), or
-    `flash_attention_2` with flash-attn older than 2.6.3.
+    logit soft-capping:
+    - `sdpa` written in the config (transformers 4.42-5.20 compute it without the cap; 5.21 and
+      later refuse sdpa for Gemma 2 at load);
+    - no attention written in a TRL config, with a transformers release whose default for Gemma 2
+      is sdpa (4.42-4.44 and 4.48-5.20; read from a pin or the installed package);
+    - `flash_attention_2` with flash-attn older than 2.6.3.
 
     ## Why is this bad?
     Gemma 2 was trained with its attention logits capped at 50 (`attn_logit_softcapping`,
@@ -129,16 +148,22 @@ class Gemma2WithoutSoftCapping(Rule):
         flash_attn: disabled   # eager, or fa2 with flash-attn >= 2.6.3
 
     ## Fix safety
-    Unsafe for `sdpa`: eager attention materialises the attention matrix and needs more
-    memory. With an old flash-attn the fix is an upgrade, shown only.
+    Unsafe: eager attention materialises the attention matrix and needs more memory. With an
+    old flash-attn the fix is an upgrade, shown only. LLaMA-Factory's `flash_attn: auto` (it
+    picks fa2 or eager for Gemma 2 itself) and Unsloth (its own soft-capped attention) are
+    never flagged.
 
     ## References
     - transformers/models/gemma2/modeling_gemma2.py (eager_attention_forward caps the logits;
-      sdpa_attention_forward does not; flash_attention_forward passes softcap only for flash-attn >= 2.6.0)
-    - transformers/integrations/sdpa_attention.py (sdpa_attention_forward: no softcap argument; current main)
-    - huggingface/transformers#31887 (FA2 softcapping), #32309 (wrong Gemma 2 outputs with FA2)
+      flash_attention_forward passes softcap only for flash-attn >= 2.6.0)
+    - transformers/integrations/sdpa_attention.py (sdpa_attention_forward: no softcap argument)
+    - measured with transformers 4.42.4, 4.43.4, 4.44.2, 4.45.2, 4.46.3, 4.47.1, 4.48.0, 4.48.3, 4.49.0,
+      4.50.3, 4.53.3, 4.57.6, 5.18.0, 5.20.0, 5.20.2, 5.21.0, 5.22.0, 5.22.1, 5.23.0 (default attention,
+      sdpa with and without the cap)
+    - huggingface/transformers#32865 (eager by default, 4.45), #31887 (FA2 softcapping), #32309
     - hiyouga/LLaMA-Factory#5079; llamafactory/model/model_utils/attention.py
       (configure_attn_implementation: check_version("flash_attn>=2.6.3") for Gemma 2; "SDPA does not support it")
+    - trl/trainer/model_config.py (attn_implementation None: transformers' default)
     """
 
     code = "MOD002"
@@ -149,23 +174,39 @@ class Gemma2WithoutSoftCapping(Rule):
     def check(self, run, context):
         from linter.models import model_type_of
 
-        candidates = [config for config in run.configs if config.value("training.enabled") is not False
-                      and config.value("attention.implementation") in ("sdpa", "flash_attention_2")]
+        candidates = [config for config in run.configs if config.value("training.enabled") is not False and (
+            config.value("attention.implementation") in ("sdpa", "flash_attention_2") or _trl_default(config))]
         model = _model(run) if candidates else None  # the checkpoint is looked up only when it matters
         found = model_type_of(*model) if model is not None else None
         if found is None or found[0] != "gemma2":
             return
         for config in candidates:
             implementation = config.get("attention.implementation")
-            if implementation.value == "sdpa":
+            eager = self.fix("Use eager attention (more memory)", Change(config, "attention.implementation", "eager"))
+            if implementation is None:
+                version = context.version("transformers", config.path)
+                if version is None:
+                    context.notes.append(f"{config.path}: {self.code} skipped: the transformers version is unknown "
+                                         "(its default attention for Gemma 2 depends on it)")
+                    continue
+                if not _in_window(version[0], _SDPA_DEFAULT):
+                    continue
+                yield self.finding(
+                    config, config.span("model.name"),
+                    f"{model[0]} (Gemma 2) with no attention set: transformers {version[0]} ({version[1]}) defaults "
+                    "to sdpa, which drops Gemma 2's attention logit soft-capping; set attn_implementation: eager",
+                    fix=eager)
+            elif implementation.value == "sdpa":
+                version = context.version("transformers", config.path)
+                refused = version is not None and _in_window(version[0], ((_SDPA_REFUSED, "999"),))
+                why = (f"transformers {version[0]} ({version[1]}) refuses sdpa for Gemma 2 at load" if refused
+                       else "transformers' SDPA path drops Gemma 2's attention logit soft-capping (releases up to "
+                            f"5.20; from {_SDPA_REFUSED} sdpa is refused at load)")
                 yield self.finding(
                     config, implementation.span,
-                    f"{model[0]} (Gemma 2) trained with sdpa attention: transformers' SDPA path drops Gemma 2's "
-                    "attention logit soft-capping; train with eager attention (or flash_attention_2 with "
-                    f"flash-attn >= {_GEMMA2_FLASH_SOFTCAP})",
-                    fix=self.fix("Use eager attention (more memory)",
-                                 Change(config, "attention.implementation", "eager")))
-            elif implementation.value == "flash_attention_2":
+                    f"{model[0]} (Gemma 2) trained with sdpa attention: {why}; train with eager attention (or "
+                    f"flash_attention_2 with flash-attn >= {_GEMMA2_FLASH_SOFTCAP})", fix=eager)
+            else:
                 old = context.version_before("flash-attn", _GEMMA2_FLASH_SOFTCAP, config.path, self.code)
                 if old is None:
                     continue
@@ -176,3 +217,12 @@ class Gemma2WithoutSoftCapping(Rule):
                     "attention",
                     fix=self.fix(f"Upgrade to flash-attn>={_GEMMA2_FLASH_SOFTCAP}",
                                  applicability=Applicability.DISPLAY_ONLY))
+
+
+def _trl_default(config) -> bool:
+    """A TRL config (the trl scripts load the model with ModelConfig.attn_implementation) that writes
+    no attention: the hf adapter records adapter.kind, with ModelConfig as its default source, for
+    TRL configs only."""
+    kind = config.get("adapter.kind")
+    return (config.framework == "hf" and config.schema == "trl" and config.get("attention.implementation") is None
+            and kind is not None and (kind.origin.default_source == _TRL_MODEL_CONFIG or not kind.origin.is_default))

@@ -34,6 +34,14 @@ def empty_hub_cache(tmp_path_factory, monkeypatch):
     models.checkpoint_config.cache_clear()
 
 
+@pytest.fixture(autouse=True)
+def nothing_installed(monkeypatch):
+    """Versions come from the pins each test writes, never from what this machine has installed."""
+    from linter import versions
+
+    monkeypatch.setattr(versions, "installed", lambda package: None)
+
+
 @pytest.fixture
 def recall_copy(tmp_path):
     """A copy of one framework's recall fixtures; returns the path of `name` inside it."""
@@ -247,6 +255,35 @@ def test_mod002_flash_attention_bound(recall_copy, pin, fires):
     if pin is not None:
         (path.parent / "requirements.txt").write_text(f"flash-attn=={pin}\n")
     assert ("MOD002" in codes(path, "--gpu", "A100")) is fires
+
+
+@pytest.mark.parametrize("pin, fires", [("4.44.2", True), ("4.46.3", False), ("4.57.6", True), ("5.20.2", True),
+                                       ("5.23.0", False), (None, False)])
+def test_mod002_trl_default_attention_by_transformers_release(recall_copy, pin, fires):
+    path = recall_copy("hf/trl_gemma2_sdpa.yaml", lambda text: text.replace("attn_implementation: sdpa\n", ""))
+    if pin is not None:
+        (path.parent / "requirements.txt").write_text(f"transformers=={pin}\n")
+    assert ("MOD002" in codes(path, "--gpu", "A100")) is fires
+    if fires:
+        trainlint("check", path, "--gpu", "A100", "--no-detect", "--select", "MOD002", "--fix", "--unsafe-fixes")
+        assert "attn_implementation: eager\n" in path.read_text() and "MOD002" not in codes(path, "--gpu", "A100")
+
+
+def test_mod002_unknown_transformers_is_a_verbose_note_and_a_saved_adapter_is_not_trl(recall_copy, tmp_path):
+    path = recall_copy("hf/trl_gemma2_sdpa.yaml", lambda text: text.replace("attn_implementation: sdpa\n", ""))
+    result = trainlint("check", path, "--gpu", "A100", "--no-detect", "--verbose")
+    assert "MOD002" not in result.out and "MOD002 skipped: the transformers version is unknown" in result.err
+    saved = tmp_path / "adapter_config.json"
+    saved.write_text(json.dumps({"peft_type": "LORA", "base_model_name_or_path": "google/gemma-2-9b", "r": 8}))
+    (tmp_path / "requirements.txt").write_text("transformers==4.57.6\n")
+    assert "MOD002" not in codes(saved, "--gpu", "A100")
+
+
+def test_mod002_sdpa_refused_from_transformers_5_21(recall_copy):
+    path = recall_copy("hf/trl_gemma2_sdpa.yaml")
+    (path.parent / "requirements.txt").write_text("transformers==5.23.0\n")
+    [mod002] = [f for f in findings(path, "--gpu", "A100") if f["code"] == "MOD002"]
+    assert "refuses sdpa for Gemma 2 at load" in mod002["message"]
 
 
 def test_mod002_unknown_flash_attention_version_is_a_verbose_note(recall_copy):
