@@ -47,6 +47,7 @@ _KEYS = (
     ("quantization.quant_type", "str", "4-bit data type: nf4 or fp4"),
     ("quantization.compute_dtype", "dtype", "dtype 4-bit layers compute in"),
     ("quantization.double_quant", "bool", "nested quantization of the 4-bit scales"),
+    ("quantization.method", "str", "LLaMA-Factory quantization_method (bnb, gptq, awq, ...)"),
     ("quantization.quant_storage", "dtype", "dtype the packed 4-bit weights are stored in (sharding needs it)"),
     # Parameter-efficient adapters
     ("adapter.kind", "str", "lora, qlora, ...; None (written) when every parameter trains"),
@@ -76,6 +77,7 @@ _KEYS = (
     ("parallel.offload_param", "bool", "parameters offloaded to CPU/NVMe"),
     ("parallel.offload_ratio", "num", "ZeRO-Offload++ share of the optimizer kept on CPU"),
     ("parallel.fsdp", "bool", "PyTorch FSDP on"),
+    ("parallel.fsdp_version", "int|str", "FSDP version (1 or 2) as written; a fsdp_config path as written"),
     ("parallel.fsdp_sharding", "str", "FSDP sharding: FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD or NO_SHARD"),
     ("parallel.unmodeled", "str", "a parallelism the memory model does not follow (expert, tensor, Megatron...)"),
     ("parallel.fsdp_use_orig_params", "bool", "FSDP use_orig_params (written value only)"),

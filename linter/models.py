@@ -212,3 +212,126 @@ def why_unknown(model_name: object) -> str:
         return "the config names no model"
     return (f"the dimensions of {model_name} are unknown (not in trainlint's table, no local config.json, "
             "not in the Hugging Face cache)")
+
+
+# ---- what a checkpoint is: its own config.json, else the shipped table (data/architectures.json) ----
+
+@lru_cache(maxsize=1)
+def _architectures() -> dict:
+    return json.loads((Path(__file__).parent / "data" / "architectures.json").read_text("utf-8"))
+
+
+@lru_cache(maxsize=1)
+def _compiled(section: str) -> list[tuple[re.Pattern, dict]]:
+    return [(re.compile(row["pattern"], re.I), row) for row in _architectures()[section]]
+
+
+def _hub_cache() -> Path:
+    """huggingface_hub's cache folder (constants.py): HF_HUB_CACHE, else $HF_HOME/hub, else
+    $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub."""
+    import os
+
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    home = os.environ.get("HF_HOME") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "huggingface")
+    return Path(home).expanduser() / "hub"
+
+
+def _config_file(model_name: str, config_dir: Path | None) -> Path | None:
+    """The checkpoint's config.json: a local folder (absolute, or relative to the config), else the
+    Hub cache's snapshot for `org/name` (the one refs/main names, else the newest)."""
+    local = Path(model_name) if Path(model_name).is_absolute() or config_dir is None else config_dir / model_name
+    if (local / "config.json").is_file():
+        return local / "config.json"
+    if model_name.count("/") != 1 or model_name.startswith((".", "/")):
+        return None
+    repo = _hub_cache() / ("models--" + model_name.replace("/", "--"))
+    try:
+        revision = (repo / "refs" / "main").read_text("utf-8").strip()
+        if (repo / "snapshots" / revision / "config.json").is_file():
+            return repo / "snapshots" / revision / "config.json"
+        snapshots = sorted((repo / "snapshots").glob("*/config.json"), key=lambda path: path.stat().st_mtime)
+    except OSError:
+        return None
+    return snapshots[-1] if snapshots else None
+
+
+@lru_cache(maxsize=256)
+def checkpoint_config(model_name: str, config_dir: Path | None) -> tuple[dict, str] | None:
+    """The checkpoint's own config.json as a dict, with its path; None where none can be read here."""
+    found = _config_file(model_name, config_dir)
+    if found is None:
+        return None
+    try:
+        config = json.loads(found.read_text("utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    return (config, str(found)) if isinstance(config, dict) else None
+
+
+def _by_name(section: str, model_name: str) -> dict | None:
+    for pattern, row in _compiled(section):
+        if pattern.search(model_name):
+            return row
+    return None
+
+
+def checkpoint_dtype(model_name: str, config_dir: Path | None = None) -> tuple[str, str] | None:
+    """(torch_dtype the checkpoint declares, where that is read) — its own config.json (`torch_dtype`,
+    or `dtype` as transformers >= 4.56 writes it), else the shipped table; None when unknown."""
+    own = checkpoint_config(model_name, config_dir)
+    if own is not None:
+        config, path = own
+        dtype = config.get("torch_dtype", config.get("dtype"))
+        if dtype is None and isinstance(config.get("text_config"), dict):  # multimodal wrappers
+            dtype = config["text_config"].get("torch_dtype", config["text_config"].get("dtype"))
+        return (str(dtype).replace("torch.", ""), f"{path} torch_dtype") if isinstance(dtype, str) else None
+    row = _by_name("checkpoint_dtypes", model_name)
+    return (row["torch_dtype"], row["source"]) if row else None
+
+
+def model_type_of(model_name: str, config_dir: Path | None = None) -> tuple[str, str] | None:
+    """(transformers model_type, where it is read): config.json, else the shipped name table."""
+    own = checkpoint_config(model_name, config_dir)
+    if own is not None:
+        model_type = own[0].get("model_type")
+        return (model_type, f"{own[1]} model_type") if isinstance(model_type, str) else None
+    exclude = _architectures()["model_type_exclude"]["pattern"]
+    if re.search(exclude, model_name.rsplit("/", 1)[-1], re.I):
+        return None
+    row = _by_name("model_types", model_name)
+    return (row["model_type"], row["source"]) if row else None
+
+
+def module_names(model_type: str) -> tuple[frozenset[str], str] | None:
+    """Every module name PEFT can target in `model_type` (last path component), with its source."""
+    entry = _architectures()["modules"].get(model_type)
+    return (frozenset(entry["names"]), entry["source"]) if entry else None
+
+
+def prequantized(model_name: str, config_dir: Path | None = None) -> tuple[str, str, str | None] | None:
+    """(quant_method, where it is read, bitsandbytes 4-bit storage dtype or None) for a checkpoint
+    saved already quantized: its config.json's quantization_config, else an Unsloth `-bnb-4bit`
+    upload (bitsandbytes with the default uint8 storage, by its naming)."""
+    own = checkpoint_config(model_name, config_dir)
+    if own is not None:
+        quantization = own[0].get("quantization_config")
+        if not isinstance(quantization, dict):
+            return None
+        method = quantization.get("quant_method") or ("bitsandbytes" if quantization.get("load_in_4bit")
+                                                      or quantization.get("load_in_8bit") else None)
+        if not method:
+            return None
+        storage = quantization.get("bnb_4bit_quant_storage", "uint8") if quantization.get("load_in_4bit") else None
+        return str(method), f"{own[1]} quantization_config", storage
+    named = re.search(r"[-_](gptq|awq)([-_]|$)", model_name.rsplit("/", 1)[-1], re.I)
+    if named:
+        example = "https://huggingface.co/Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4/blob/main/config.json"
+        return named.group(1).lower(), (f"the -{named.group(1).upper()} name of pre-quantized uploads (e.g. "
+                                        f"{example} quantization_config)"), None
+    if re.search(r"-bnb-4bit$", model_name, re.I):
+        return "bitsandbytes", ("the -bnb-4bit name of Unsloth's pre-quantized uploads (e.g. "
+                                "https://huggingface.co/unsloth/llama-3-8b-bnb-4bit/blob/main/config.json "
+                                "quantization_config, bnb_4bit_quant_storage uint8)"), "uint8"
+    return None

@@ -1,4 +1,4 @@
-"""Numeric hazards that depend on the model family and framework versions (INCIDENTS.md)."""
+"""Numeric hazards that depend on the model family, its checkpoint and framework versions."""
 
 from __future__ import annotations
 
@@ -137,13 +137,18 @@ class Fp16OverflowFamily(Rule):
     """NUM003 fp16-overflow-family
 
     ## What it does
-    Flags fp16 training of a model family known to overflow float16 (Gemma, T5, Llama 3,
-    Mistral) when no target GPU has bf16.
+    Flags fp16 training, when no target GPU has bf16, of a checkpoint that was trained in
+    bfloat16 — read from the checkpoint's own `torch_dtype` (its local folder's config.json or
+    the Hugging Face cache's copy; else a shipped table of checkpoint families, each row citing
+    the config.json it comes from) — or of a family known to overflow float16 (Gemma, T5).
 
     ## Why is this bad?
-    These models were trained in bfloat16 and their activations exceed float16's range of
-    65504; fp16 fine-tuning goes NaN within steps. Without bf16 hardware there is no drop-in
-    precision fix: watch the loss scale, clip gradients, lower the learning rate, or use fp32.
+    A model trained in bfloat16 never had to keep its activations inside float16's range
+    (max 65504): Qwen2/2.5/3, Llama 3, Mistral, Gemma, Baichuan2, InternLM2, GLM-4 and Falcon
+    fine-tuned in fp16 report NaN or zero losses within steps. Without bf16 hardware there is
+    no drop-in precision fix: train in fp32 (more memory, slower), or clip gradients, lower the
+    learning rate and watch the loss scale. Where every target has bf16, PRE002 moves the run to
+    bf16 instead.
 
     ## Example
     `sft.yaml`, on a T4:
@@ -161,7 +166,10 @@ class Fp16OverflowFamily(Rule):
 
     ## References
     - ludwig-ai/ludwig#3950 (Mistral), InternLM/xtuner#841 (Llama 3), huggingface/peft#1715 (Gemma)
+    - QwenLM/Qwen3#670 (Qwen fp16 NaN); hiyouga/LLaMA-Factory#4901, #7755 (bf16 checkpoints, fp16 NaN/zero loss)
     - huggingface/transformers#14189 (T5 inf/NaN in fp16)
+    - transformers/configuration_utils.py (`torch_dtype`: the dtype the weights were saved in);
+      linter/data/architectures.json (checkpoint_dtypes, each row with its config.json)
     """
 
     code = "NUM003"
@@ -172,16 +180,34 @@ class Fp16OverflowFamily(Rule):
 
     def check(self, run, context):
         hardware = context.hardware
-        family, model = _family(run)
         fp16 = _fp16_configs(run)
-        if family is None or "fp16_overflow" not in family.hazards or not fp16 or hardware.lacking("bf16") != hardware.targets:
+        if not fp16 or hardware.lacking("bf16") != hardware.targets:
             return
+        family, model = _family(run)
+        if family is not None and "fp16_overflow" in family.hazards:
+            why = f"{model} ({family.name}) overflows float16"
+        else:
+            dtype = _checkpoint_dtype(run)
+            if dtype is None or dtype[0] != "bfloat16":
+                return
+            why = f"{model} was trained in bfloat16 ({dtype[1]}) and can overflow float16"
         first = fp16[0]
         yield self.finding(first, first.span("precision.fp16"),
-                           f"{model} ({family.name}) overflows float16 and no target has bf16: expect NaN losses; "
-                           "clip gradients, lower the learning rate, or train in fp32",
+                           f"{why}, and no target has bf16: expect NaN or zero losses; train in fp32, or clip "
+                           "gradients and lower the learning rate",
                            targets=hardware.targets,
                            fix=self.fix("Use bf16-capable GPUs, or fp32"))
+
+
+def _checkpoint_dtype(run):
+    """The torch_dtype of the run's checkpoint, read next to the config that names it."""
+    from linter.models import checkpoint_dtype  # the table is read only when a rule needs it
+
+    found = run.first("model.name")
+    if found is None or not isinstance(found[1].value, str):
+        return None
+    config, field = found
+    return checkpoint_dtype(field.value, config.path.parent)
 
 
 @register

@@ -114,6 +114,11 @@ def test_corpus_lints_without_crash_and_without_false_errors(corpus, gpu):
     # fp8 needs Ada/Hopper.
     reviewed = {"PRE005": "fp8"} if gpu == "A100" else {"PRE001": "bf16", "PRE004": "tf32", "PRE005": "fp8",
                                                           "PRE007": "flash_attention_2"}
+    # QNT007 on every GPU, one file: axolotl's archived dbrx/8bit-lora.yaml (load_in_8bit under FSDP1),
+    # which its own README marks "8-bit LoRA w/ FSDP - WIP, need to handle loading 8-bit quantized weights".
+    reviewed["QNT007"] = "8-bit"
+    assert sorted(f["file"].split("examples/")[-1] for f in errors(findings) if f["code"] == "QNT007") \
+        == ["archived/dbrx/8bit-lora.yaml"]
     memory = {str(Path(f["file"]).resolve().relative_to(corpus.resolve())) for f in errors(findings)
               if f["code"] == "MEM001"}
     assert memory == MEM001_REVIEWED[gpu]

@@ -165,7 +165,7 @@ class AxolotlAdapter(Adapter):
         read.take("parallel.fsdp_sharding", "fsdp_config", "fsdp_sharding_strategy")
         if read.config.get("parallel.fsdp_sharding") is None:
             read.take("parallel.fsdp_sharding", "fsdp_config", "reshard_after_forward",
-                  convert=lambda on: "FULL_SHARD" if on is not False else "SHARD_GRAD_OP")
+                      convert=lambda on: "FULL_SHARD" if on is not False else "SHARD_GRAD_OP")
         fsdp_list = read.node("fsdp")
         if isinstance(fsdp_list, Sequence):
             options = [str(option).lower() for option in fsdp_list.plain()]
@@ -192,6 +192,11 @@ class AxolotlAdapter(Adapter):
             size = written(read.document, key)
             if isinstance(size, int) and not isinstance(size, bool) and size > 1:
                 read.set("parallel.unmodeled", what, key)
+                break
+        # FSDP version (schemas/config.py fsdp_version, schemas/fsdp.py FSDPConfig fsdp_version alias
+        # "version"; None means accelerate's FSDP1): FSDP1 flattens parameters, FSDP2 shards each one.
+        for path in (("fsdp_version",), ("fsdp_config", "fsdp_version"), ("fsdp_config", "version")):
+            if read.take("parallel.fsdp_version", *path) is not None:
                 break
         deepspeed_link(config, document, read.node("deepspeed"))
         return config

@@ -245,6 +245,11 @@ class HFAdapter(Adapter):
         # TRL SFTConfig.activation_offloading (trl/models/activation_offloading.py): saved
         # activations move to CPU RAM.
         read.take("memory.activation_offload", "activation_offloading")
+        # The FSDP version (accelerate's FullyShardedDataParallelPlugin: 1 unless fsdp_config says
+        # "fsdp_version"/"version" 2); a fsdp_config path is recorded as written: a version not known here.
+        for path in (("fsdp_config", "fsdp_version"), ("fsdp_config", "version"), ("fsdp_config",)):
+            if read.take("parallel.fsdp_version", *path) is not None:
+                break
         if is_trl:
             self._trl_model(read, config.get("model.load_dtype"))
         # An inline mapping or JSON string is the DeepSpeed config itself: no file to link.
@@ -306,6 +311,7 @@ class HFAdapter(Adapter):
         read.bind(_ACCELERATE_BINDINGS)
         if distributed_type == "FSDP":
             read.set("parallel.fsdp", True, "distributed_type")
+            read.take("parallel.fsdp_version", "fsdp_config", "fsdp_version")  # accelerate config_args.py
             read.take("parallel.offload_param", "fsdp_config", "fsdp_offload_params")
             # accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin: fsdp_sharding_strategy
             # (FSDP1; FULL_SHARD default), fsdp_reshard_after_forward (FSDP2: True = full shard,

@@ -171,6 +171,10 @@ class LlamaFactoryAdapter(Adapter):
             read.take("parallel.fsdp_sharding", "fsdp", convert=fsdp_sharding)
             if "offload" in str(fsdp.plain()).lower():
                 read.take("parallel.offload_param", "fsdp", convert=lambda _: True)
+            # TrainingArguments.fsdp_config (as hf.py): the version where written, a path as written.
+            for path in (("fsdp_config", "fsdp_version"), ("fsdp_config", "version"), ("fsdp_config",)):
+                if read.take("parallel.fsdp_version", *path) is not None:
+                    break
         # Engines that place the model where the memory estimate cannot follow: KTransformers runs
         # MoE experts on the CPU (hparams/model_args.py use_kt), Megatron-Core splits layers and
         # experts across GPUs (examples/megatron: *_model_parallel_size, mcore_adapter).
@@ -189,6 +193,11 @@ class LlamaFactoryAdapter(Adapter):
     def _quantization(self, read: Reader) -> None:
         config = read.config
         bits = read.take("quantization.bits", "quantization_bit")
+        # QuantizationArguments.quantization_method (model_args.py, default "bnb"; hqq and eetq are not
+        # bitsandbytes): the 8-bit rules apply to bitsandbytes only.
+        if bits is not None:
+            read.take("quantization.method", "quantization_method", default="bnb", default_source=_MODEL_ARGS,
+                      anchor=("quantization_bit",))
         if bits is None or bits.value != 4 or written(read.document, "quantization_method") not in (None, "bnb"):
             return  # the BitsAndBytes 4-bit path only
         read.bind(_QUANTIZATION_BINDINGS)

@@ -1,0 +1,217 @@
+"""Quantized weights against the hardware and the sharding strategy: LLM.int8() below Turing,
+8-bit weights under FSDP, and checkpoints saved already quantized under ZeRO-3 or FSDP."""
+
+from __future__ import annotations
+
+from linter.fixes import Applicability
+from linter.registry import ERROR, WARNING, Rule, register
+
+# bitsandbytes' LLM.int8() matmul needs Turing (compute capability 7.5) or newer.
+_INT8_MATMUL = (7, 5)
+
+
+def _training(config) -> bool:
+    return config.value("training.enabled") is not False
+
+
+def _bitsandbytes_8bit(config) -> bool:
+    """8-bit weights through bitsandbytes: every framework's `load_in_8bit`, and LLaMA-Factory's
+    quantization_bit 8 with its default method (hqq and eetq quantize otherwise)."""
+    return config.value("quantization.bits") == 8 and config.value("quantization.method") in (None, "bnb",
+                                                                                               "bitsandbytes")
+
+
+@register
+class Int8BelowTuring(Rule):
+    """QNT006 int8-below-turing
+
+    ## What it does
+    Flags training on top of 8-bit (LLM.int8(), `load_in_8bit`) weights when a target GPU has
+    compute capability below 7.5 (V100, P100, P40).
+
+    ## Why is this bad?
+    bitsandbytes' LLM.int8() matrix multiplication needs Turing or newer. On older GPUs it falls
+    back to a slow path whose training reports a loss of 0.0 or diverges, while the same script
+    trains on a Turing or Ampere card. bitsandbytes' own advice is its 4-bit quantization, which
+    works on every GPU.
+
+    ## Example
+        load_in_8bit: true     # on a V100
+    Use instead:
+        load_in_4bit: true
+        adapter: qlora
+
+    ## Fix safety
+    Display-only: moving to 4-bit changes the quantization (and in some frameworks the adapter
+    type); or run on Turing/Ampere hardware.
+
+    ## References
+    - bitsandbytes-foundation/bitsandbytes#343 (train_loss 0.0 on cc 7.0, fine on 7.5 and 8.6)
+    - bitsandbytes-foundation/bitsandbytes#529 (maintainer: "4-bit is supported by all GPUs, but 8-bit is not")
+    - huggingface/peft#236; transformers docs, quantization/bitsandbytes (LLM.int8(): Turing or newer)
+    """
+
+    code = "QNT006"
+    name = "int8-below-turing"
+    severity = WARNING
+    fix_applicability = Applicability.DISPLAY_ONLY
+    needs_targets = True
+
+    def check(self, run, context):
+        lacking = [target for target in context.targets if target.compute_capability < _INT8_MATMUL]
+        if not lacking:
+            return
+        for config in run.configs:
+            bits = config.get("quantization.bits")
+            if not _bitsandbytes_8bit(config) or not _training(config):
+                continue
+            names = ", ".join(f"{target.name} (cc {target.cc})" for target in lacking)
+            yield self.finding(
+                config, bits.span,
+                f"8-bit (LLM.int8()) training on {names}: bitsandbytes' int8 matmul needs compute capability "
+                ">= 7.5 (Turing); the loss goes to 0.0 or diverges; use 4-bit quantization instead",
+                targets=lacking, fix=self.fix("Use 4-bit quantization (QLoRA), which runs on every GPU"))
+
+
+def _sharded(run) -> str | None:
+    """"ZeRO-3", "FSDP" (version 1, which flattens parameters: accelerate's default), "FSDP2", or FSDP
+    of a version not known here (a fsdp_config file) when the run shards its parameters that way."""
+    if any(config.value("parallel.fsdp") is True for config in run.configs):
+        versions = {config.value("parallel.fsdp_version") for config in run.configs} - {None}
+        if versions <= {1, "1"}:
+            return "FSDP"
+        return "FSDP2" if versions <= {2, "2"} else "FSDP (a version not known here)"
+    if any(config.value("parallel.zero_stage") == 3 for config in run.configs):
+        return "ZeRO-3"
+    return None
+
+
+@register
+class Int8UnderFsdp(Rule):
+    """QNT007 int8-under-fsdp
+
+    ## What it does
+    Flags bitsandbytes 8-bit weights (`load_in_8bit`) in a run sharded with FSDP version 1 —
+    the default where no `fsdp_version` is written (accelerate's FullyShardedDataParallelPlugin,
+    Axolotl's `fsdp_version: None`). FSDP2 shards each parameter without flattening and is not
+    flagged.
+
+    ## Why is this bad?
+    FSDP flattens each wrapped module's parameters into one tensor and refuses integer ones:
+    the int8 weights stop the run at wrapping with "Cannot flatten integer dtype tensors" (or
+    "Must flatten tensors with uniform dtype"). bitsandbytes made only its 4-bit weights
+    shardable (a float `bnb_4bit_quant_storage`); 8-bit has no such option.
+
+    ## Example
+        load_in_8bit: true
+        fsdp_config: {...}
+    Use instead:
+        load_in_4bit: true
+        bnb_config_kwargs: {bnb_4bit_quant_storage: bfloat16}
+
+    ## Fix safety
+    Display-only: 4-bit changes the quantization; DeepSpeed ZeRO-2 or plain DDP keep 8-bit.
+
+    ## References
+    - axolotl-ai-cloud/axolotl#2250, #1589 ("Cannot flatten integer dtype tensors" with 8-bit and FSDP)
+    - huggingface/peft#2833 (QLoRA FSDP doesn't work with 8bit, 2025); bitsandbytes-foundation/bitsandbytes#1709
+    - torch/distributed/fsdp/_flat_param.py (_validate_tensors_to_flatten: FSDP1's FlatParameter); with
+      torch 2.13.0 (CPU, gloo) FSDP1 raises "Cannot flatten integer dtype tensors" on an int8 parameter,
+      FSDP2's fully_shard wraps it
+    - accelerate/utils/dataclasses.py (FullyShardedDataParallelPlugin fsdp_version default 1)
+    - bitsandbytes-foundation/bitsandbytes#970 (FSDP support for 4-bit through quant_storage)
+    """
+
+    code = "QNT007"
+    name = "int8-under-fsdp"
+    severity = ERROR
+    fix_applicability = Applicability.DISPLAY_ONLY
+
+    def check(self, run, context):
+        if _sharded(run) != "FSDP":
+            return
+        for config in run.configs:
+            bits = config.get("quantization.bits")
+            if not _bitsandbytes_8bit(config) or not _training(config):
+                continue
+            yield self.finding(
+                config, bits.span,
+                "8-bit bitsandbytes weights under FSDP: FSDP cannot flatten integer tensors (\"Cannot flatten "
+                "integer dtype tensors\"); use 4-bit with bnb_4bit_quant_storage set to the model dtype, or no FSDP",
+                fix=self.fix("Use 4-bit weights with a float quant storage, or DDP/ZeRO-2"))
+
+
+# LLaMA-Factory dequantizes these on load instead of refusing them (model_utils/quantization.py).
+_DEQUANTIZED_BY_LLAMAFACTORY = {"fp8", "mxfp4"}
+
+
+@register
+class PrequantizedUnderSharding(Rule):
+    """QNT008 prequantized-under-sharding
+
+    ## What it does
+    Flags fine-tuning a checkpoint saved already quantized (GPTQ, AWQ, AQLM, bitsandbytes — its
+    config.json has a `quantization_config`, or it is an Unsloth `-bnb-4bit` upload) under
+    ZeRO-3 or FSDP:
+    - with LLaMA-Factory, for every method except FP8 and MXFP4 (which it dequantizes);
+    - elsewhere, for bitsandbytes 4-bit checkpoints stored as uint8 under FSDP version 1 (GPTQ,
+      AWQ and FP8 checkpoints under other frameworks' ZeRO-3/FSDP are not judged: no source here
+      says how they fail).
+
+    ## Why is this bad?
+    LLaMA-Factory refuses them at load time: "DeepSpeed ZeRO-3 or FSDP is incompatible with
+    PTQ-quantized models". A saved bitsandbytes 4-bit checkpoint carries its own
+    quantization_config, which transformers uses in place of the one the config builds — with
+    the packed weights stored as uint8 — so FSDP cannot flatten them with the float parameters.
+
+    ## Example
+        model_name_or_path: Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4
+        deepspeed: examples/deepspeed/ds_z3_config.json
+    Use instead:
+        model_name_or_path: Qwen/Qwen2.5-7B-Instruct
+        quantization_bit: 4      # quantized on the fly: LLaMA-Factory supports ZeRO-3 and FSDP then
+
+    ## Fix safety
+    Display-only: the remedy is another checkpoint (the unquantized one, quantized on the fly),
+    or ZeRO-2 / DDP.
+
+    ## References
+    - llamafactory/model/model_utils/quantization.py (configure_quantization: "DeepSpeed ZeRO-3 or FSDP is
+      incompatible with PTQ-quantized models"; FP8 and MXFP4 dequantized in recent releases)
+    - hiyouga/LLaMA-Factory#6898; axolotl-ai-cloud/axolotl#2250
+    - bitsandbytes-foundation/bitsandbytes#1123 (a saved 4-bit checkpoint fails under FSDP)
+    - transformers/quantizers/auto.py (merge_quantization_configs: the checkpoint's quantization_config wins)
+    """
+
+    code = "QNT008"
+    name = "prequantized-under-sharding"
+    severity = ERROR
+    fix_applicability = Applicability.DISPLAY_ONLY
+
+    def check(self, run, context):
+        from linter.models import prequantized
+
+        sharding = _sharded(run)
+        found = run.first("model.name")
+        if sharding is None or found is None or not isinstance(found[1].value, str):
+            return
+        config, field = found
+        if not _training(config):
+            return
+        quantized = prequantized(field.value, config.path.parent)
+        if quantized is None:
+            return
+        method, source, storage = quantized
+        if config.value("file.kind") == "llamafactory":
+            if method.lower() in _DEQUANTIZED_BY_LLAMAFACTORY:
+                return
+            why = "LLaMA-Factory refuses it: \"DeepSpeed ZeRO-3 or FSDP is incompatible with PTQ-quantized models\""
+        elif method == "bitsandbytes" and sharding == "FSDP" and storage == "uint8":
+            why = "its saved quantization_config stores the 4-bit weights as uint8, which FSDP cannot flatten"
+        else:
+            return
+        yield self.finding(
+            config, field.span,
+            f"{field.value} is saved {method}-quantized ({source}) and the run shards with {sharding}: {why}; "
+            "start from the unquantized checkpoint (quantized on the fly), or shard without ZeRO-3/FSDP",
+            fix=self.fix("Use the unquantized checkpoint, or ZeRO-2/DDP"))
