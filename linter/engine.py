@@ -148,30 +148,17 @@ class Session:
 
     def discover(self, paths: list[Path]) -> list[tuple[Path, bool]]:
         """(path, named explicitly) for every candidate file, in a stable order."""
-        found: list[tuple[Path, bool]] = []
-        seen: set[Path] = set()
-        for path in paths:
-            if not path.exists():
-                raise UsageError(f"{path}: no such file or directory")
-            if path.is_file():
-                if real_path(path) not in seen:
-                    seen.add(real_path(path))
-                    found.append((path, True))
-                continue
-            for directory, subdirs, files in os.walk(path):
-                current = Path(directory)
-                subdirs[:] = sorted(
-                    name for name in subdirs
-                    if not name.startswith(".") and name not in SKIPPED_DIRS and not _is_venv(current / name)
-                )
-                for name in sorted(files):
-                    candidate = current / name
-                    if candidate.suffix.lower() not in CONFIG_SUFFIXES or real_path(candidate) in seen:
-                        continue
-                    if self.settings_for(candidate).excludes(candidate):
-                        continue
-                    seen.add(real_path(candidate))
-                    found.append((candidate, False))
+        # [reliability, issue 19] Walking lives in linter/walk.py: only regular files, bounded,
+        # symlinks kept inside the tree, one note per entry it cannot use (shown under --verbose).
+        from .walk import MissingPath, walk
+
+        notes: list[str] = []
+        try:
+            found = list(walk(paths, lambda path: self.settings_for(path).excludes(path), notes))
+        except MissingPath as error:
+            raise UsageError(str(error)) from None
+        if self.options.verbose:
+            self._verbose_notes.update(dict.fromkeys(notes))
         return found
 
     def load(self, path: Path, explicit: bool, adapter_name: str | None = None) -> FileResult:

@@ -146,3 +146,146 @@ def test_corpus_is_never_written_by_linting(corpus):
     before = {p: p.stat().st_mtime_ns for p in corpus.rglob("*") if p.is_file()}
     trainlint("check", corpus, "--gpu", "A100", "--format", "json")
     assert {p: p.stat().st_mtime_ns for p in corpus.rglob("*") if p.is_file()} == before
+
+
+# ---- issue 19, fault 7: one bad entry in a walked tree must not hang, eat memory or stop the run ----
+
+DS_FP16 = b'{"train_batch_size": 8, "fp16": {"enabled": true}}\n'
+
+
+def bounded_cli(*args, seconds: int = 30, memory_mb: int = 1024):
+    """The CLI in a child process with a wall-clock and an address-space limit: a hang or an
+    unbounded read fails the test instead of the machine."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
+
+    return subprocess.run([sys.executable, "-m", "linter", *map(str, args)], capture_output=True, text=True,
+                          timeout=seconds, preexec_fn=limit, cwd=Path(__file__).resolve().parents[1])
+
+
+def hostile_tree(tmp_path: Path) -> Path:
+    import socket
+
+    tree = tmp_path / "tree"
+    (tree / "sub").mkdir(parents=True)
+    (tree / "sub" / "ds.json").write_bytes(DS_FP16)
+    os.mkfifo(tree / "fifo.yaml")
+    (tree / "zero.yaml").symlink_to("/dev/zero")
+    (tree / "dangling.yaml").symlink_to(tree / "nowhere.yaml")
+    (tree / "loop.yaml").symlink_to(tree / "loop.yaml")
+    outside = tmp_path / "outside.json"
+    outside.write_bytes(DS_FP16)
+    (tree / "escape.json").symlink_to(outside)
+    inside = tree / "sub" / "ds.json"
+    (tree / "alias.json").symlink_to(inside)  # a link inside the tree: the same file, read once
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(tree / "sock.yaml"))
+    server.close()
+    return tree
+
+
+def test_hostile_walked_tree_is_linted_around_its_bad_entries(tmp_path):
+    tree = hostile_tree(tmp_path)
+    result = bounded_cli("check", tree, "--gpu", "A100", "--verbose", "--format", "json")
+    assert result.returncode == 1, result.stderr
+    findings = json.loads(result.stdout)
+    # The link inside the tree and its target are one file, linted once (under the first name walked).
+    assert [(Path(f["file"]).name, f["code"]) for f in findings] == [("alias.json", "PRE002")]
+    for name, why in [("fifo.yaml", "not a regular file (a FIFO)"), ("sock.yaml", "not a regular file (a socket)"),
+                      ("zero.yaml", "a symlink that leaves the walked folder"), ("dangling.yaml", "a dangling symlink"),
+                      ("loop.yaml", "a symlink loop"), ("escape.json", "a symlink that leaves the walked folder")]:
+        assert f"{name}: skipped: {why}" in result.stderr
+    quiet = bounded_cli("check", tree, "--gpu", "A100")
+    assert quiet.returncode == 1 and "skipped" not in quiet.stderr  # the notes are --verbose only
+
+
+def test_fix_in_a_hostile_tree_fixes_the_good_file(tmp_path):
+    tree = hostile_tree(tmp_path)
+    result = bounded_cli("check", tree, "--gpu", "A100", "--fix")
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert b'"bf16"' in (tree / "sub" / "ds.json").read_bytes()
+    assert (tmp_path / "outside.json").read_bytes() == DS_FP16  # reached only through a link out of the tree
+
+
+@pytest.mark.parametrize("name, make", [
+    ("fifo.yaml", lambda path: os.mkfifo(path)),
+    ("zero.yaml", lambda path: path.symlink_to("/dev/zero")),
+])
+def test_named_non_regular_file_is_one_finding_without_blocking(tmp_path, name, make):
+    path = tmp_path / name
+    make(path)
+    result = bounded_cli("check", path, "--no-detect", "--format", "json")
+    [finding] = json.loads(result.stdout)
+    assert finding["code"] == "SYN001" and "not a regular file" in finding["message"]
+
+
+def test_reads_are_bounded_by_bytes_read_not_by_stat(tmp_path, monkeypatch):
+    """A /proc-like file: stat says 0 bytes, reading never ends."""
+    from linter import source as source_module
+
+    path = tmp_path / "proc.yaml"
+    path.write_bytes(b"a: 1\n")
+    real_read = os.read
+    monkeypatch.setattr(source_module.os, "read", lambda fd, n: b"x" * n if n else real_read(fd, n))
+    with pytest.raises(source_module.SourceError, match="over the"):
+        source_module.read_bounded(path, limit=1 << 20)
+
+
+def test_blocking_read_is_not_waited_for(tmp_path):
+    """/proc/kmsg blocks a reader until the kernel logs; opened O_NONBLOCK it answers EAGAIN."""
+    from linter.source import SourceError, read_bounded
+
+    if not os.access("/proc/kmsg", os.R_OK):
+        pytest.skip("/proc/kmsg is not readable here")
+    try:
+        read_bounded(Path("/proc/kmsg"))
+    except SourceError as error:
+        assert "cannot read" in error.message
+
+
+def test_unlistable_and_unreadable_entries_are_one_note_or_finding_each(tmp_path, monkeypatch):
+    from linter import source as source_module
+    from linter import walk as walk_module
+
+    tree = tmp_path / "tree"
+    (tree / "closed").mkdir(parents=True)
+    (tree / "closed" / "ds.json").write_bytes(DS_FP16)
+    (tree / "locked.json").write_bytes(DS_FP16)
+    (tree / "ok.json").write_bytes(DS_FP16)
+    real_scandir, real_open = os.scandir, os.open
+
+    def scandir(path):
+        if Path(path).name == "closed":
+            raise PermissionError(13, "Permission denied")
+        return real_scandir(path)
+
+    def open_(path, *args, **kwargs):
+        if Path(path).name == "locked.json":
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(walk_module.os, "scandir", scandir)
+    monkeypatch.setattr(source_module.os, "open", open_)
+    result = trainlint("check", tree, "--gpu", "A100", "--verbose", "--format", "json")
+    assert result.code == 1
+    findings = sorted((Path(f["file"]).name, f["code"]) for f in json.loads(result.out))
+    assert findings == [("locked.json", "SYN001"), ("ok.json", "PRE002")]
+    assert "closed: skipped: cannot list this folder (Permission denied)" in result.err
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads and enters every folder")
+def test_listable_but_not_searchable_folder_does_not_stop_the_run(tmp_path):
+    tree = tmp_path / "tree"
+    (tree / "closed").mkdir(parents=True)
+    (tree / "closed" / "ds.json").write_bytes(DS_FP16)
+    (tree / "ok.json").write_bytes(DS_FP16)
+    (tree / "closed").chmod(0o644)
+    try:
+        result = trainlint("check", tree, "--gpu", "A100", "--format", "json")
+    finally:
+        (tree / "closed").chmod(0o755)
+    assert result.code == 1 and "ok.json" in result.out
