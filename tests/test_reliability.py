@@ -73,10 +73,24 @@ def test_file_over_10_mb_is_skipped_with_a_diagnostic(tmp_path):
 
 
 def test_bom_and_crlf_survive_a_fix(tmp_path):
-    path = tmp_path / "ds.json"
-    path.write_bytes(b"\xef\xbb\xbf" + FP16.replace(b"\n", b"\r\n"))
+    """PyYAML skips a leading BOM, so a YAML file keeps it through a fix (a JSON one is SYN001)."""
+    path = tmp_path / "axolotl.yaml"
+    original = b"base_model: m\nmicro_batch_size: 2\ndatasets:\n  - path: d\nfp16: true\n"
+    path.write_bytes(b"\xef\xbb\xbf" + original.replace(b"\n", b"\r\n"))
     trainlint("check", path, "--gpu", "A100", "--fix")
-    assert path.read_bytes() == b"\xef\xbb\xbf" + FIXED.replace(b"\n", b"\r\n")
+    fixed = original.replace(b"fp16: true\n", b"fp16: false\nbf16: true\n")
+    assert path.read_bytes() == b"\xef\xbb\xbf" + fixed.replace(b"\n", b"\r\n")
+
+
+def test_json_with_a_bom_is_syn001_and_never_rewritten(tmp_path):
+    """json.load refuses a BOM ("Unexpected UTF-8 BOM"): the framework cannot read the file,
+    and trainlint used to 'fix' it (issue 19, fault 10)."""
+    path = tmp_path / "ds.json"
+    path.write_bytes(b"\xef\xbb\xbf" + FP16)
+    result = trainlint("check", path, "--gpu", "A100", "--fix", "--format", "json")
+    [finding] = json.loads(result.out)
+    assert finding["code"] == "SYN001" and "byte order mark" in finding["message"]
+    assert path.read_bytes() == b"\xef\xbb\xbf" + FP16
 
 
 def test_symlinked_config_fixes_the_target_and_keeps_the_link(tmp_path):
@@ -289,3 +303,243 @@ def test_listable_but_not_searchable_folder_does_not_stop_the_run(tmp_path):
     finally:
         (tree / "closed").chmod(0o755)
     assert result.code == 1 and "ok.json" in result.out
+
+
+# ---- issue 19, faults 8 and 10: values, never exceptions; the framework loader's verdict ----
+
+AXOLOTL = "base_model: m\nmicro_batch_size: 2\ndatasets:\n  - path: d\n"
+
+
+@pytest.mark.parametrize("line", ["lora_dropout: 0b_", "lora_dropout: 0x_", "lora_dropout: -0b_",
+                                  "seed: " + "1" * 4301, "seed: !!int " + "9" * 5000, "lora_dropout: !!float x",
+                                  "lora_dropout: !!bool maybe", "lora_dropout: !!timestamp x", "lora_dropout: ="])
+def test_values_safe_load_cannot_construct_are_syn001_not_internal_errors(tmp_path, line):
+    """PyYAML raises on these (int('', 2), int() past 4,300 digits, a failed !!float ...):
+    the framework cannot load the file. They were internal errors (exit 2)."""
+    path = tmp_path / "axolotl.yaml"
+    path.write_text(AXOLOTL + line + "\n")
+    result = trainlint("check", path, "--gpu", "A100", "--format", "json")
+    assert result.code == 1 and "internal error" not in result.err
+    assert [f["code"] for f in json.loads(result.out)] == ["SYN001"]
+
+
+@pytest.mark.parametrize("line, value", [("lora_dropout: ._", "._"), ("lora_dropout: ._e+1", "._e+1"),
+                                         ("lora_dropout: ._5", "._5")])
+def test_plain_scalars_pyyaml_reads_as_strings_are_strings(tmp_path, line, value):
+    from linter.yaml_reader import parse_yaml
+    from linter.source import Source
+
+    document = parse_yaml(Source(Path("t.yaml"), AXOLOTL + line + "\n"))
+    assert document.find("lora_dropout").value == value
+    path = tmp_path / "axolotl.yaml"
+    path.write_text(AXOLOTL + line + "\n")
+    result = trainlint("check", path, "--gpu", "A100", "--format", "json")
+    assert "internal error" not in result.err and "SYN001" not in result.out
+
+
+def test_json_integer_over_4300_digits_is_syn001(tmp_path):
+    path = tmp_path / "ds.json"
+    path.write_text('{"train_batch_size": ' + "7" * 5000 + ', "fp16": {"enabled": true}}')
+    result = trainlint("check", path, "--gpu", "A100", "--format", "json")
+    assert result.code == 1 and "internal error" not in result.err
+    [finding] = json.loads(result.out)
+    assert finding["code"] == "SYN001" and "4,300-digit" in finding["message"]
+
+
+@pytest.mark.parametrize("text, why", [
+    ("fp16: true\nmodel: !custom {x: 1}\n", "no constructor for the tag"),
+    ("fp16: true\nmodel: !!python/object/apply:os.system ['true']\n", "no constructor for the tag"),
+    ("fp16: true\n---\nbf16: true\n", "second document"),
+    ("fp16: true\n---\n", "second document"),
+    ("fp16: true\nrun_name: a\tb\n", "tab"),
+    ("fp16:\ttrue\n", "tab"),
+    ("fp16: true\t# comment\n", "tab"),
+])
+def test_yaml_safe_load_refuses_is_syn001(tmp_path, text, why):
+    path = tmp_path / "axolotl.yaml"
+    path.write_text(AXOLOTL + text)
+    result = trainlint("check", path, "--gpu", "A100", "--fix", "--format", "json")
+    findings = json.loads(result.out)
+    assert [f["code"] for f in findings] == ["SYN001"] and why in findings[0]["message"], findings
+    assert path.read_text() == AXOLOTL + text  # nothing is "fixed" in a file the framework cannot load
+
+
+def test_second_document_is_reported_where_it_starts(tmp_path):
+    path = tmp_path / "axolotl.yaml"
+    path.write_text(AXOLOTL + "---\nbf16: true\n")
+    [finding] = json.loads(trainlint("check", path, "--gpu", "A100", "--format", "json").out)
+    assert (finding["line"], finding["column"]) == (5, 1)
+
+
+@pytest.mark.parametrize("text", ["run_name: 'a\tb'\n", "run_name: x  # a\tcomment\n",
+                                  "chat_template: |\n  {{ a }}\tb\n", "run_name: x\n...\n"])
+def test_what_safe_load_accepts_is_not_syn001(tmp_path, text):
+    import yaml as pyyaml  # the oracle (pre-commit, a test dependency, brings PyYAML)
+
+    pyyaml.safe_load(AXOLOTL + text)
+    path = tmp_path / "axolotl.yaml"
+    path.write_text(AXOLOTL + text)
+    assert "SYN001" not in trainlint("check", path, "--gpu", "A100").out
+
+
+def test_yaml_reader_agrees_with_pyyaml_on_hostile_scalars():
+    import math
+
+    import yaml as pyyaml
+
+    from linter.document import ParseError
+    from linter.source import Source
+    from linter.yaml_reader import parse_yaml
+
+    cases = ["._", "0b_", "0x_", "._e+1", "-0b_", "0_", "1._", ".5_", "._5", "0o17", "0b", "0x", "+0b1_", "1:30",
+             "190:20:30", "1_000:30", "2001-01-01", "2001-02-30", "2001-01-01 10:00:00 +1", "=", "!!bool YeS",
+             "!!int 0x_", "!!float .inf", "!!null x", "!!str 1", "! x", "!!binary AAAA", "!!binary a",
+             "!!timestamp 2002-12-14", ".NaN", "-.Inf", "0x1F", "0755", "1e5", "1.0e+5", "~", "Null", "NO", "On"]
+    for case in cases:
+        text = f"a: {case}\n"
+        try:
+            expected = ("ok", pyyaml.safe_load(text)["a"])
+        except Exception:  # noqa: BLE001 - any exception is a refusal
+            expected = ("refused", None)
+        try:
+            found = ("ok", parse_yaml(Source(Path("t.yaml"), text)).find("a").value)
+        except ParseError:
+            found = ("refused", None)
+        if expected[0] == found[0] == "ok" and isinstance(expected[1], float) and math.isnan(expected[1]):
+            assert math.isnan(found[1])
+            continue
+        assert found == expected, case
+
+
+def test_yaml_tab_verdicts_agree_with_pyyaml(corpus):
+    """Random tabs in corpus YAML files: accepted or refused exactly as yaml.safe_load does."""
+    import random
+
+    import yaml as pyyaml
+
+    from linter.document import ParseError
+    from linter.source import Source
+    from linter.yaml_reader import parse_yaml
+
+    files = sorted(p for p in corpus.rglob("*") if p.suffix in (".yaml", ".yml"))
+    rng = random.Random(11)
+    for _ in range(300):
+        text = rng.choice(files).read_text(encoding="utf-8")
+        for _ in range(rng.randint(1, 3)):
+            at = rng.randrange(len(text) + 1)
+            text = text[:at] + rng.choice(["\t", " \t", "\t#x", "\t "]) + text[at:]
+        try:
+            pyyaml.safe_load(text)
+            expected = True
+        except RecursionError:
+            continue
+        except Exception:  # noqa: BLE001
+            expected = False
+        try:
+            parse_yaml(Source(Path("t.yaml"), text))
+            found = True
+        except ParseError:
+            found = False
+        assert found == expected, text
+
+
+def test_valid_300_deep_json_is_read_and_1001_deep_is_syn001(tmp_path):
+    deep = tmp_path / "ds.json"
+    deep.write_text('{"train_batch_size": 8, "fp16": {"enabled": true}, "x": ' + "[" * 300 + "]" * 300 + "}")
+    result = trainlint("check", deep, "--gpu", "A100", "--format", "json")
+    assert "SYN001" not in result.out and "PRE002" in result.out and result.code == 1
+    deeper = tmp_path / "deeper.json"
+    deeper.write_text('{"train_batch_size": 8, "x": ' + '{"a": ' * 999 + "1" + "}" * 999 + "}")
+    result = trainlint("check", deeper, "--gpu", "A100", "--fix")
+    assert "internal error" not in result.err and "SYN001" not in result.out
+    too_deep = tmp_path / "too_deep.json"
+    too_deep.write_text('{"train_batch_size": 8, "x": ' + "[" * 1001 + "]" * 1001 + "}")
+    [finding] = json.loads(trainlint("check", too_deep, "--gpu", "A100", "--format", "json").out)
+    assert finding["code"] == "SYN001"
+
+
+UNSLOTH = ("from unsloth import FastLanguageModel\n"
+           "model, tokenizer = FastLanguageModel.from_pretrained(model_name='m', load_in_4bit=True)\n")
+
+
+def test_python_with_a_latin1_coding_cookie_is_read(tmp_path):
+    from linter.source import Source
+
+    path = tmp_path / "train.py"
+    path.write_bytes(b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + UNSLOTH.encode())
+    source = Source.read(path)
+    assert "café" in source.text and source.encode() == path.read_bytes()
+    result = trainlint("check", path, "--gpu", "A100", "--format", "json")
+    assert "SYN001" not in result.out, result.out
+
+
+def test_python_with_a_bogus_coding_cookie_is_syn001(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_bytes(b"# -*- coding: no-such-codec -*-\n" + UNSLOTH.encode())
+    with pytest.raises(SyntaxError):
+        compile(path.read_bytes(), str(path), "exec")  # what Python itself says
+    [finding] = json.loads(trainlint("check", path, "--gpu", "A100", "--format", "json").out)
+    assert finding["code"] == "SYN001" and "no-such-codec" in finding["message"]
+
+
+def test_truncated_deepspeed_json_in_a_walked_folder_is_syn001(tmp_path):
+    (tmp_path / "ds_config.json").write_text('{\n    "bfloat16": {\n        "enabled": "auto"\n    },\n\n    "o')
+    result = trainlint("check", tmp_path, "--gpu", "A100", "--format", "json")
+    assert result.code == 1 and [f["code"] for f in json.loads(result.out)] == ["SYN001"]
+
+
+# ---- merge keys and anchors (faults 4 and 10) ----
+
+HF_MERGE = """common: &common
+  learning_rate: 0.0002
+  fp16: true
+output_dir: out
+<<: *common
+per_device_train_batch_size: 4
+"""
+
+
+def test_merge_keys_are_resolved_as_pyyaml_resolves_them():
+    import yaml as pyyaml
+
+    from linter.source import Source
+    from linter.yaml_reader import parse_yaml
+
+    text = ("a: &a {x: 1, y: 1}\nb: &b {x: 2, z: 2}\nc:\n  <<: [*a, *b]\n  y: 3\nd:\n  <<: *b\n  <<: {w: 4}\n")
+    document = parse_yaml(Source(Path("t.yaml"), text))
+    assert document.root.plain() == pyyaml.safe_load(text)
+    c = document.find("c")
+    assert [pair.key.value for pair in c.written] == ["<<", "y"]  # where edits go
+    assert document.find("c", "x").shared == "a" and not document.find("c", "y").shared
+
+
+def test_merge_key_is_not_an_unknown_key_and_rules_see_merged_values(tmp_path):
+    path = tmp_path / "trainer.yaml"
+    path.write_text(HF_MERGE)
+    result = trainlint("check", path, "--gpu", "A100", "--format", "json")
+    codes = [f["code"] for f in json.loads(result.out)]
+    assert "<<" not in result.out, result.out
+    assert "PRE002" in codes  # fp16 comes in through the merge
+
+
+def test_fix_inside_an_anchored_mapping_that_aliases_use_is_refused_and_said(tmp_path):
+    path = tmp_path / "trainer.yaml"
+    path.write_text(HF_MERGE)
+    result = trainlint("check", path, "--gpu", "A100", "--fix", "--format", "json")
+    assert path.read_text() == HF_MERGE
+    [finding] = [f for f in json.loads(result.out) if f["code"] == "PRE002"]
+    assert "anchored node &common" in finding["fix"]["message"]
+
+
+def test_anchored_nodes_know_they_are_shared():
+    from linter.document import RenderError
+    from linter.source import Source
+    from linter.yaml_reader import parse_yaml
+
+    document = parse_yaml(Source(Path("t.yaml"), "quantization: &q\n  bits: 4\nother: *q\nlone: &l {a: 1}\n"))
+    assert document.find("quantization").shared == "q" and document.find("quantization", "bits").shared == "q"
+    assert document.find("lone").shared == ""  # anchored, but no alias uses it: safe to edit
+    with pytest.raises(RenderError, match="anchored node &q"):
+        document.insert_pair(document.find("quantization"), "bnb_4bit_compute_dtype", "bfloat16")
+    with pytest.raises(RenderError, match="anchored node &q"):
+        document.replace_scalar(document.find("other", "bits"), 8)

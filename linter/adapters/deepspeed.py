@@ -27,7 +27,9 @@ _CLAIM_KEYS = {
     "zero_optimization", "fp16", "bf16", "bfloat16", "train_batch_size",
     "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "zero_allow_untested_optimizer",
 }
-_SNIFF = re.compile(r'"(?:zero_optimization|train_micro_batch_size_per_gpu|train_batch_size)"\s*:')
+# A file that does not parse "sniffs" as DeepSpeed when it names any key `claims` looks for
+# (issue 19: a truncated config cut before `zero_optimization` was skipped silently).
+_SNIFF = re.compile(r'"(?:' + "|".join(sorted(_CLAIM_KEYS)) + r')"\s*:')
 
 
 def _offloaded(block) -> bool:
