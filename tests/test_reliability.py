@@ -543,3 +543,118 @@ def test_anchored_nodes_know_they_are_shared():
         document.insert_pair(document.find("quantization"), "bnb_4bit_compute_dtype", "bfloat16")
     with pytest.raises(RenderError, match="anchored node &q"):
         document.replace_scalar(document.find("other", "bits"), 8)
+
+
+# ---- issue 19, faults 3 and 6: writes that cannot race, keep owner and links, leave no temp files ----
+
+FIXED_DS = b'{"train_batch_size": 8, "fp16": {"enabled": false}, "bf16": {"enabled": true}}\n'
+
+
+@pytest.mark.parametrize("how", ["rename", "in place"])
+def test_a_save_landing_during_the_write_is_never_overwritten(tmp_path, monkeypatch, how):
+    """Another program saves after the last check and before the rename (issue 19, fault 3)."""
+    path = tmp_path / "ds.json"
+    path.write_bytes(DS_FP16)
+    theirs = b'{"train_batch_size": 9, "fp16": {"enabled": true}}\n'
+    real_fsync = os.fsync
+    saved = []
+
+    def fsync_then_someone_saves(descriptor):
+        real_fsync(descriptor)
+        if not saved:
+            saved.append(True)
+            if how == "rename":
+                (tmp_path / "editor.swp").write_bytes(theirs)
+                os.replace(tmp_path / "editor.swp", path)
+            else:
+                with open(path, "r+b") as stream:
+                    stream.write(theirs)
+                os.utime(path, ns=(1, 1))  # a save in place always moves mtime
+
+    monkeypatch.setattr(os, "fsync", fsync_then_someone_saves)
+    result = trainlint("check", path, "--gpu", "A100", "--fix")
+    assert saved and path.read_bytes() == theirs
+    assert result.code == 1 and "changed on disk" in result.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds.json"]
+
+
+def test_hard_links_are_kept_and_both_names_see_the_fix(tmp_path):
+    path = tmp_path / "ds.json"
+    path.write_bytes(DS_FP16)
+    other = tmp_path / "linked.json"
+    os.link(path, other)
+    inode = path.stat().st_ino
+    trainlint("check", path, "--gpu", "A100", "--fix")
+    assert path.stat().st_ino == inode and path.stat().st_nlink == 2
+    assert path.read_bytes() == other.read_bytes() == FIXED_DS
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds.json", "linked.json"]
+
+
+def test_mode_is_kept(tmp_path):
+    path = tmp_path / "ds.json"
+    path.write_bytes(DS_FP16)
+    path.chmod(0o640)
+    trainlint("check", path, "--gpu", "A100", "--fix")
+    assert path.read_bytes() == FIXED_DS and (path.stat().st_mode & 0o7777) == 0o640
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+def test_fix_as_root_keeps_the_owner_and_group(tmp_path):
+    path = tmp_path / "ds.json"
+    path.write_bytes(DS_FP16)
+    os.chown(path, 65534, 65534)
+    trainlint("check", path, "--gpu", "A100", "--fix")
+    assert path.read_bytes() == FIXED_DS
+    assert (path.stat().st_uid, path.stat().st_gid) == (65534, 65534)
+
+
+def test_an_owner_that_cannot_be_kept_means_a_write_in_place(tmp_path, monkeypatch):
+    """Not root, and the file is another user's (group-writable): the file keeps its inode,
+    so its owner stays, rather than becoming ours."""
+    path = tmp_path / "ds.json"
+    path.write_bytes(DS_FP16)
+    inode = path.stat().st_ino
+    real_stat = os.stat
+
+    def stat_as_if_owned_by_another(target, *args, **kwargs):
+        status = real_stat(target, *args, **kwargs)
+        if Path(target) == path:
+            fields = list(status)
+            fields[4] = status.st_uid + 1  # st_uid
+            return os.stat_result(fields, {name: getattr(status, name) for name in
+                                           ("st_mtime_ns", "st_atime_ns", "st_ctime_ns")})
+        return status
+
+    def refuse(*args):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "stat", stat_as_if_owned_by_another)
+    monkeypatch.setattr(os, "fchown", refuse)
+    result = trainlint("check", path, "--gpu", "A100", "--fix")
+    assert result.code == 0, result.err
+    assert path.read_bytes() == FIXED_DS and real_stat(path).st_ino == inode
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds.json"]
+
+
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT"])
+def test_a_signal_during_the_write_leaves_no_temporary_file(tmp_path, signal_name):
+    """Ctrl-C or SIGTERM while --fix writes (issue 19, fault 6): the file is whole, old or new,
+    and no .NAME.XXXX.trainlint-tmp remains."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "ds.json"
+    path.write_bytes(DS_FP16)
+    script = (
+        "import os, signal, sys\n"
+        "real = os.fsync\n"
+        f"def fsync(fd):\n    os.kill(os.getpid(), signal.{signal_name})\n    real(fd)\n"
+        "os.fsync = fsync\n"
+        "from linter.cli import main\n"
+        f"sys.exit(main(['check', {str(path)!r}, '--gpu', 'A100', '--fix']))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                            cwd=Path(__file__).resolve().parents[1])
+    assert result.returncode != 0  # the signal still ends the run
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds.json"]
+    assert path.read_bytes() in (DS_FP16, FIXED_DS)
