@@ -318,11 +318,11 @@ def _indent_step(source: Source, indent: str) -> str:
     if "\t" in indent:
         return "\t"
     # The smallest non-zero indentation in the file is its unit.
-    widths = {len(line) - len(line.lstrip(" ")) for line in source.text.splitlines() if line.strip()}
-    widths.discard(0)
+    widths = {len(match) for match in _INDENTS.findall(source.text)}
     return " " * (min(widths) if widths else 2)
 
 
+_INDENTS = re.compile(r"^( +)[^\s]", re.M)  # the leading spaces of each line that has more
 _NEEDS_QUOTES = re.compile(r"""^[\s\-?:,\[\]{}#&*!|>'"%@`]|[:#]\s|\s$|^$""")
 
 

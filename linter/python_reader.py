@@ -73,7 +73,8 @@ def is_open(call: ast.Call) -> bool:
 
 
 class PythonDocument:
-    __slots__ = ("source", "tree", "format", "constants", "star_import", "bound", "_line_starts", "_uses", "_ascii")
+    __slots__ = ("source", "tree", "format", "constants", "star_import", "bound", "_line_starts", "_uses", "_ascii",
+                 "_calls", "_imports")
 
     def __init__(self, source: Source, tree: ast.Module, format: str = "python",
                  constants: dict[str, ast.expr] | None = None, star_import: bool = False,
@@ -88,6 +89,9 @@ class PythonDocument:
         self._line_starts = _line_starts if _line_starts is not None else []
         self._uses = _uses
         self._ascii = self.source.text.isascii()  # then byte columns are character columns
+        # Filled by the one walk over the tree (`_index`): calls by call_name, imported packages.
+        self._calls: dict[str, list[ast.Call]] | None = None
+        self._imports: set[str] = set()
 
     # ---- positions ---------------------------------------------------------------------------
 
@@ -193,13 +197,7 @@ class PythonDocument:
     def _reads(self) -> Counter:
         """(name, keyword it is passed as, or None) -> how often the module reads that name."""
         if self._uses is None:
-            uses: Counter = Counter()
-            passed = {id(item.value): item.arg for node in ast.walk(self.tree) if isinstance(node, ast.Call)
-                      for item in node.keywords if isinstance(item.value, ast.Name)}
-            for node in ast.walk(self.tree):
-                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                    uses[node.id, passed.get(id(node))] += 1
-            self._uses = uses
+            _index(self)
         return self._uses
 
     def insert_keyword(self, call: ast.Call, name: str, value: Any, after: str | None = None,
@@ -251,18 +249,16 @@ class PythonDocument:
 
     def calls(self, *names: str) -> Iterator[ast.Call]:
         """Calls to functions of these names, in source order."""
-        found = [node for node in ast.walk(self.tree) if isinstance(node, ast.Call) and call_name(node) in names]
+        if self._calls is None:
+            _index(self)
+        found = [call for name in dict.fromkeys(names) for call in self._calls.get(name, ())]
         return iter(sorted(found, key=lambda node: (node.lineno, node.col_offset)))
 
     def imports(self) -> set[str]:
         """Top-level package names this module imports."""
-        found = set()
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Import):
-                found.update(alias.name.split(".")[0] for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                found.add(node.module.split(".")[0])
-        return found
+        if self._calls is None:
+            _index(self)
+        return self._imports
 
 
 def _string_style(original: str) -> tuple[str, str]:
@@ -293,8 +289,11 @@ def _spell_dtype(original: str, node: ast.expr, dtype: str) -> str:
 def parse_python(source: Source) -> PythonDocument:
     """Parse with `ast` (compiling nothing, importing nothing); a SyntaxError becomes a
     ParseError at its character offset."""
+    if len(source.text) > MAX_PYTHON_CHARS:
+        raise ParseError(f"file is {len(source.text):,} characters, over the {MAX_PYTHON_CHARS:,}-character limit "
+                         "for Python files (its syntax tree would take ~200 bytes per character); skipped", 0)
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _collector_paused():
             warnings.simplefilter("ignore")  # invalid escape sequences and the like: not ours to report
             tree = ast.parse(source.text, filename=str(source.path))
     except SyntaxError as error:
@@ -303,11 +302,31 @@ def parse_python(source: Source) -> PythonDocument:
         first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise ParseError(f"invalid Python: {first_line}", 0) from None
     document = PythonDocument(source, tree)
-    try:
-        _find_constants(document)
-    except RecursionError:  # a pathologically deep expression: no name is trusted
-        document.constants = {}
+    _index(document)
     return document
+
+
+# `ast` holds ~200 bytes of syntax tree per character of dense code: a 10 MB script is ~2 GB
+# (issue 19, fault 11). Real training scripts and XTuner configs are tens of kilobytes.
+MAX_PYTHON_CHARS = 2 * 1024 * 1024
+
+
+class _collector_paused:
+    """The cyclic garbage collector off while `ast` builds a tree (millions of objects, no
+    cycles): its passes over the growing heap doubled the parse time of a large file."""
+
+    def __enter__(self):
+        import gc
+
+        self.was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc_info):
+        import gc
+
+        if self.was_enabled:
+            gc.enable()
+        return False
 
 
 def _line_starts(text: str) -> list[int]:
@@ -323,8 +342,19 @@ def _error_offset(source: Source, error: SyntaxError) -> int:
     return min(start + max((error.offset or 1) - 1, 0), line_break.start() if line_break else len(source.text))
 
 
-def _find_constants(document: PythonDocument) -> None:
-    tree = document.tree
+def _index(document: PythonDocument) -> None:
+    """Everything the adapters ask of the tree, in one walk (issue 19: a 10 MB script was walked
+    ~13 times, 55 s): calls by name, imported packages, name reads (and the keyword each is
+    passed as), and, for the constants, mutations, scope writers and module-scope bindings.
+
+    Each node is visited once with a flag: is it evaluated in module scope? Function and class
+    bodies are not; their names, decorators, defaults, bases and keywords are. Iterative, so a
+    deep expression cannot exhaust the stack.
+    """
+    calls: dict[str, list[ast.Call]] = {}
+    imports: set[str] = set()
+    uses: Counter = Counter()
+    passed: dict[int, str | None] = {}  # id of a Name passed as a keyword argument -> the keyword
     bindings: Counter = Counter()
     mutated: set[str] = set()
     star_lines: list[int] = []
@@ -335,60 +365,89 @@ def _find_constants(document: PythonDocument) -> None:
             node = node.value
         return node.id if isinstance(node, ast.Name) else None
 
-    # Mutations and scope writers, anywhere (a function that mutates may be called at import).
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            name = root_name(node.value)
-            if name:
-                mutated.add(name)
-        elif isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATORS:
-                name = root_name(node.func.value)
+    Name, Call, Attribute, Subscript = ast.Name, ast.Call, ast.Attribute, ast.Subscript
+    Load, Store, Del = ast.Load, ast.Store, ast.Del
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    iter_child_nodes = ast.iter_child_nodes
+    pending: list[tuple[ast.AST, bool]] = [(document.tree, True)]
+    pop, push = pending.pop, pending.append
+    while pending:
+        node, module_scope = pop()
+        kind = node.__class__
+        if kind is Name:
+            context = node.ctx.__class__
+            if context is Load:
+                uses[node.id, passed.get(id(node))] += 1
+            elif module_scope:
+                bindings[node.id] += 1
+            continue
+        if kind is Call:
+            calls.setdefault(call_name(node), []).append(node)
+            function = node.func
+            if function.__class__ is Attribute and function.attr in _MUTATORS:
+                name = root_name(function.value)
                 if name:
                     mutated.add(name)
-            elif isinstance(node.func, ast.Name) and node.func.id in _SCOPE_WRITERS:
+            elif function.__class__ is Name and function.id in _SCOPE_WRITERS:
                 scope_writer = True
-        elif isinstance(node, ast.Global):
+            for item in node.keywords:
+                if item.value.__class__ is Name:
+                    passed[id(item.value)] = item.arg
+        elif kind is Attribute or kind is Subscript:
+            if node.ctx.__class__ is not Load:  # Store or Del: `name.attr = `, `del name[k]`
+                name = root_name(node.value)
+                if name:
+                    mutated.add(name)
+        elif kind is ast.Global:
             bindings.update(node.names)
-
-    # Bindings in module scope: everything outside function and class bodies (whose own
-    # names, decorators, defaults and bases are bound or evaluated in module scope).
-    pending: list[ast.AST] = [tree]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bindings[node.name] += 1
-            outside = [*node.decorator_list]
-            if isinstance(node, ast.ClassDef):
-                outside += [*node.bases, *node.keywords]
-            else:
-                outside += [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
-            pending.extend(outside)
-            continue
-        if isinstance(node, ast.Lambda):
-            pending.extend(node.args.defaults)
-            continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            bindings[node.id] += 1
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                if alias.name == "*":
-                    star_lines.append(node.lineno)
+        elif kind is ast.Import or kind is ast.ImportFrom:
+            if kind is ast.Import:
+                imports.update(alias.name.split(".")[0] for alias in node.names)
+            elif node.module and not node.level:
+                imports.add(node.module.split(".")[0])
+            if module_scope:
+                for alias in node.names:
+                    if alias.name == "*":
+                        star_lines.append(node.lineno)
+                    else:
+                        bindings[alias.asname or alias.name.split(".")[0]] += 1
+        elif kind in functions:
+            if module_scope:
+                bindings[node.name] += 1
+                outside = [*node.decorator_list]
+                if kind is ast.ClassDef:
+                    outside += [*node.bases, *node.keywords]
                 else:
-                    bindings[alias.asname or alias.name.split(".")[0]] += 1
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-            bindings[node.name] += 1
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            bindings[node.rest] += 1
-        pending.extend(ast.iter_child_nodes(node))
+                    outside += [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+                inside = {id(item) for item in outside}
+                for child in iter_child_nodes(node):
+                    push((child, id(child) in inside))
+                continue
+        elif kind is ast.Lambda:
+            if module_scope:
+                inside = {id(item) for item in node.args.defaults}
+                for child in iter_child_nodes(node):
+                    push((child, id(child) in inside))
+                continue
+        elif module_scope:
+            if kind in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar) and node.name:
+                bindings[node.name] += 1
+            elif kind is ast.MatchMapping and node.rest:
+                bindings[node.rest] += 1
+        for child in iter_child_nodes(node):
+            push((child, module_scope))
 
+    document._calls = calls
+    document._imports = imports
+    document._uses = uses
     document.star_import = bool(star_lines)
     document.bound = frozenset(bindings)
+    document.constants = {}
     if scope_writer:
         return
     last_star = max(star_lines, default=0)
     constants = {}
-    for statement in tree.body:
+    for statement in document.tree.body:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
                 and isinstance(statement.targets[0], ast.Name):
             name, value = statement.targets[0].id, statement.value

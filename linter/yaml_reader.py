@@ -9,7 +9,6 @@ whose implicit resolver follows YAML 1.1 (`NO` is false, `2e-5` is a string, `07
 from __future__ import annotations
 
 import re
-import sys
 from typing import Any
 
 from .document import Document, Mapping, Pair, ParseError, Scalar, Sequence
@@ -106,6 +105,9 @@ def _int(digits: str, base: int = 10) -> int:
 
 def _to_int(text: str) -> int:
     """SafeConstructor.construct_yaml_int."""
+    if text.isdigit() and (text[0] != "0" or len(text) == 1) and len(text) <= 4300:
+        return int(text)  # the common case: a plain decimal (isdigit also takes other scripts' digits,
+        #                   but _INT only lets ASCII ones reach here)
     sign, digits = _sign(text.replace("_", ""))
     if digits == "0":
         return 0
@@ -226,13 +228,21 @@ def _composer():
 _yaml = None
 
 
+# PyYAML's composer recurses twice per nesting level (compose_node -> compose_*_node), so past
+# 500 levels safe_load certainly exceeds the default recursion limit of 1,000 (sooner, called
+# from inside a framework): deeper is reported; shallower is not, since that is unknown.
+MAX_DEPTH = 500
+
+
 def parse_yaml(source: Source) -> Document:
     """The document as PyYAML's safe_load reads it, or a ParseError where safe_load raises.
 
-    ruamel composes (positions, no construction); then this module applies what safe_load adds:
-    one document only (get_single_node), the implicit resolvers above, the SafeConstructor's
-    tags (any other tag raises), merge keys (flatten_mapping), and the scanner's refusal of tabs
-    outside quoted and block scalars and comments, which ruamel's YAML 1.2 scanner accepts.
+    ruamel's (C) parser gives the events, with marks; this module composes them into Document
+    nodes in one pass (no ruamel nodes, nothing constructed) and applies what safe_load adds:
+    one document only (get_single_node), no duplicate or undefined anchors, the implicit
+    resolvers above, the SafeConstructor's tags (any other tag raises), merge keys
+    (flatten_mapping), and the scanner's refusal of tabs outside quoted and block scalars and
+    comments, which ruamel's YAML 1.2 scanner accepts.
     """
     global _yaml
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
@@ -240,14 +250,9 @@ def parse_yaml(source: Source) -> Document:
     if _yaml is None:
         _yaml = _composer()
     text = source.text
+    scalars: list | None = [] if "\t" in text else None
     try:
-        documents = iter(_yaml.compose_all(text))
-        root = next(documents, None)
-        if root is not None and next(documents, None) is not None:
-            # yaml.safe_load -> get_single_node: "expected a single document in the stream".
-            second = _second_document(text, root.end_mark.index)
-            raise ParseError("invalid YAML: a second document starts here; yaml.safe_load, which the "
-                             "frameworks read their YAML with, accepts a single document per file", second)
+        root = _compose(_events(text), scalars)
     except MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         message = error.problem or error.context or "invalid YAML"
@@ -258,133 +263,182 @@ def parse_yaml(source: Source) -> Document:
         raise ParseError(f"invalid YAML: {error}".splitlines()[0], getattr(error, "position", 0) or 0) from None
     except RecursionError:
         raise ParseError("invalid YAML: nesting too deep", 0) from None
-    scalars: list | None = [] if "\t" in text else None
-    document = Document(source=source, root=_convert(root, text, scalars), format="yaml")
+    document = Document(source=source, root=root, format="yaml")
     if scalars is not None:
         _check_tabs(text, scalars)
     return document
 
 
-def _second_document(text: str, first_end: int) -> int:
-    marker = re.compile(r"^---(?=[ \t\r\n]|$)", re.M).search(text, first_end)
-    return marker.start() if marker else first_end
+def _events(text: str):
+    """The parser's events. With the C extension, its get_event is called directly: ruamel's
+    YAML.parse wrapper costs a generator step and a check_event call per event (~20% of a
+    10 MB file's parse)."""
+    try:
+        from _ruamel_yaml import CParser
+    except ImportError:  # no C extension: the pure parser gives the same events, slower
+        yield from _yaml.parse(text)
+        return
+    from ruamel.yaml.events import StreamEndEvent
+
+    parser = CParser(text)
+    get_event = parser.get_event
+    try:
+        while True:
+            event = get_event()
+            if event is None or event.__class__ is StreamEndEvent:
+                return
+            yield event
+    finally:
+        parser.dispose()
 
 
-def _convert(root, text: str, scalars: list | None = None):
-    """ruamel nodes -> Document nodes. Aliases share the anchored node: no expansion, no blow-up.
+_EVENTS: dict | None = None
 
-    `scalars` (when the text has a tab) collects (start, end, style) of every scalar written in
-    the file, for the tab check.
-    """
-    if root is None:
-        return None
-    seen: dict[int, Any] = {}
-    aliased: dict[int, Any] = {}  # ruamel node id -> converted node, for anchors that aliases use
-    limit = sys.getrecursionlimit()
 
-    def convert(node, depth: int):
-        if id(node) in seen:
-            converted = seen[id(node)]
-            aliased[id(node)] = converted
-            if isinstance(converted, Scalar):  # an alias: editing it would edit the anchor
-                return Scalar(converted.value, converted.start, converted.end, converted.style, True,
-                              converted.shared or _anchor_name(text, converted.start) or "")
-            return converted
-        if depth > limit - 100:
-            raise ParseError("invalid YAML: nested too deeply", node.start_mark.index)
-        start, end = node.start_mark.index, node.end_mark.index
-        decorated = start < len(text) and text[start] in "&!"
-        tag = _explicit_tag(node, text, start) if decorated else None
-        kind = node.id
+def _event_kinds() -> dict:
+    global _EVENTS
+    if _EVENTS is None:
+        from ruamel.yaml import events
+
+        _EVENTS = {events.ScalarEvent: "scalar", events.AliasEvent: "alias", events.MappingStartEvent: "mapping",
+                   events.SequenceStartEvent: "sequence", events.MappingEndEvent: "end",
+                   events.SequenceEndEvent: "end", events.DocumentStartEvent: "document"}
+    return _EVENTS
+
+
+def _compose(events, scalars: list | None):
+    """Events -> Document nodes, iteratively. Aliases share the anchored node: no expansion, no
+    blow-up. `scalars` (when the text has a tab) collects (start, end, style) of every scalar.
+    Spans are the composer's: a node starts at its first event's start mark (its anchor or tag,
+    if written) and a collection ends at its end event's end mark."""
+    kinds = _event_kinds()
+    anchors: dict[str, Any] = {}
+    aliased: dict[int, tuple[Any, str]] = {}
+    # Each open collection: [node, key waiting for its value (mappings only), merge pairs].
+    stack: list[list] = []
+    root = None
+    documents = 0
+    for event in events:
+        kind = kinds.get(event.__class__)
+        if kind is None:
+            continue
         if kind == "scalar":
-            if tag is not None and tag not in _SCALAR_TAGS:
-                raise _unknown_tag(tag, kind, start)
+            in_key = bool(stack) and stack[-1][1] is None and stack[-1][0].__class__ is Mapping
+            start = event.start_mark.index
+            style = event.style or ""
+            tag = event.tag
             if scalars is not None:
-                scalars.append((start, end, node.style or ""))
+                scalars.append((start, event.end_mark.index, style))
+            value = event.value
             try:
-                value = _scalar_value(node, tag)
+                if tag == "!":
+                    # The non-specific tag: PyYAML's parser marks the scalar implicit, so the
+                    # resolvers run even on a quoted one (`! '5'` loads as 5).
+                    value = resolve_plain(value)
+                elif tag is not None:
+                    convert = _SCALAR_TAGS.get(tag)
+                    if convert is None:
+                        raise _unknown_tag(tag, "scalar", start)
+                    value = convert(value)
+                elif not style and not (in_key and value == "="):  # flatten_mapping retags a `=` key as str
+                    value = _resolve_fast(value)
             except Unloadable as error:
                 raise ParseError(f"invalid YAML for yaml.safe_load: {error}", start) from None
-            result = Scalar(value, start, end, node.style or "", decorated)
-        elif kind == "mapping":
-            if tag is not None and tag not in _MAPPING_TAGS:
+            node = Scalar(value, start, event.end_mark.index, style, event.anchor is not None or tag is not None)
+            if event.anchor is not None:
+                _define(anchors, event.anchor, node, start)
+            if in_key and event.value == "<<" and ((not style and tag is None) or tag == _MERGE):
+                node.style = "<<"  # a merge key: its mapping is flattened when it ends
+        elif kind == "alias":
+            target = anchors.get(event.anchor)
+            if target is None:
+                raise ParseError(f"invalid YAML: found undefined alias {event.anchor!r}", event.start_mark.index)
+            aliased[id(target)] = (target, event.anchor)
+            if target.__class__ is Scalar:  # an alias site: editing it would edit the anchor
+                node = Scalar(target.value, target.start, target.end, target.style, True, event.anchor)
+            else:
+                node = target
+        elif kind == "end":
+            frame = stack.pop()
+            frame[0].end = event.end_mark.index
+            if frame[2]:
+                _flatten(frame[0], frame[2])
+            continue
+        elif kind == "document":
+            documents += 1
+            if documents > 1:
+                # yaml.safe_load -> get_single_node: "expected a single document in the stream".
+                raise ParseError("invalid YAML: a second document starts here; yaml.safe_load, which the frameworks "
+                                 "read their YAML with, accepts a single document per file", event.start_mark.index)
+            continue
+        else:  # a mapping or sequence starts
+            if len(stack) >= MAX_DEPTH:
+                raise ParseError(f"invalid YAML: nested deeper than {MAX_DEPTH} levels, past what PyYAML's "
+                                 "recursive composer can read", event.start_mark.index)
+            tag = event.tag
+            start = event.start_mark.index
+            if tag is not None and tag != "!" and tag not in (_MAPPING_TAGS if kind == "mapping" else _SEQUENCE_TAGS):
                 raise _unknown_tag(tag, kind, start)
-            result = Mapping([], start, end, bool(node.flow_style))
-            seen[id(node)] = result
-            merged: list[Pair] = []
-            for key, value in node.value:
-                key_node = convert_key(key, depth)
-                value_node = convert(value, depth + 1)
-                pair = Pair(key_node, value_node)
-                result.pairs.append(pair)
-                if _is_merge(key, text):
-                    merged.append(pair)
-            if merged:
-                _flatten(result, merged)
-            return result
-        else:
-            if tag is not None and tag not in _SEQUENCE_TAGS:
-                raise _unknown_tag(tag, kind, start)
-            result = Sequence([], start, end, bool(node.flow_style))
-            seen[id(node)] = result
-            result.items.extend(convert(item, depth + 1) for item in node.value)
-            return result
-        seen[id(node)] = result
-        return result
-
-    def convert_key(key, depth: int) -> Scalar:
-        if key.id == "scalar" and not key.style and key.value == "=" and id(key) not in seen:
-            # flatten_mapping retags a `=` key as a string: as a key it loads.
-            start = key.start_mark.index
-            if scalars is not None:
-                scalars.append((start, key.end_mark.index, ""))
-            converted = Scalar("=", start, key.end_mark.index)
-            seen[id(key)] = converted
-            return converted
-        key_node = convert(key, depth + 1)
-        if not isinstance(key_node, Scalar):
-            key_node = Scalar(None, key_node.start, key_node.end)
-        return key_node
-
-    try:
-        converted = convert(root, 0)
-    except RecursionError:
-        raise ParseError("invalid YAML: nesting too deep", 0) from None
-    _mark_shared(aliased, text)
-    return converted
+            flow = bool(event.flow_style)
+            node = Mapping([], start, start, flow) if kind == "mapping" else Sequence([], start, start, flow)
+            if event.anchor is not None:
+                _define(anchors, event.anchor, node, start)
+            if stack:
+                _attach(stack[-1], node)
+            elif root is None:
+                root = node
+            stack.append([node, None, []])
+            continue
+        if stack:
+            _attach(stack[-1], node)
+        elif root is None:
+            root = node
+    _mark_shared(aliased)
+    return root
 
 
-_EXPLICIT_TAG = re.compile(r"(?:&\S+\s+)?!")
-_ANCHOR = re.compile(r"&([^\s,\[\]{}]+)")
+def _define(anchors: dict, name: str, node, start: int) -> None:
+    if name in anchors:
+        # PyYAML's composer raises "found duplicate anchor"; ruamel only warns.
+        raise ParseError(f"invalid YAML for yaml.safe_load: found duplicate anchor {name!r}", start)
+    anchors[name] = node
 
 
-def _explicit_tag(node, text: str, start: int) -> str | None:
-    """The node's tag when the file writes one (`!!int 3`, `!custom x`), else None. The
-    non-specific `!` resolves as if untagged, which the composer has already done."""
-    if not _EXPLICIT_TAG.match(text, start):
-        return None
-    tag = node.tag if isinstance(node.tag, str) else getattr(node.tag, "value", str(node.tag))
-    return None if tag in ("!", None) else tag
+def _attach(frame: list, node) -> None:
+    """Put a node into the collection being built (a collection as soon as it opens)."""
+    parent = frame[0]
+    if parent.__class__ is Sequence:
+        parent.items.append(node)
+    elif frame[1] is None:
+        if node.__class__ is not Scalar:
+            # construct_mapping: a list or dict key is unhashable, and safe_load raises.
+            raise ParseError("invalid YAML for yaml.safe_load: found unhashable key (a mapping or sequence "
+                             "used as a key)", node.start)
+        frame[1] = node
+    else:
+        key = frame[1]
+        frame[1] = None
+        pair = Pair(key, node)
+        parent.pairs.append(pair)
+        if key.style == "<<":
+            key.style = ""
+            frame[2].append(pair)
 
 
-def _anchor_name(text: str, start: int) -> str | None:
-    match = _ANCHOR.match(text, start)
-    return match.group(1) if match else None
+def _resolve_fast(text: str) -> Any:
+    """resolve_plain after PyYAML's first-character dispatch (Resolver.yaml_implicit_resolvers):
+    most plain scalars are names that no resolver can match."""
+    if text and text[0] not in _RESOLVABLE_FIRST:
+        return text
+    return resolve_plain(text)
+
+
+_RESOLVABLE_FIRST = frozenset("-+0123456789.~nNyYtTfFoO=")
 
 
 def _unknown_tag(tag: str, kind: str, start: int) -> ParseError:
     return ParseError(f"invalid YAML for yaml.safe_load: it has no constructor for the tag {tag!r} "
                       f"on a {kind} (the frameworks load YAML with safe_load, which refuses it)", start)
-
-
-def _is_merge(key, text: str) -> bool:
-    """A `<<` key as PyYAML's resolver reads it: plain and untagged, or explicitly !!merge."""
-    if key.id != "scalar" or key.value != "<<":
-        return False
-    start = key.start_mark.index
-    if start < len(text) and text[start] in "&!":
-        return _explicit_tag(key, text, start) == _MERGE
-    return not key.style
 
 
 def _flatten(mapping: Mapping, merge_pairs: list[Pair]) -> None:
@@ -414,11 +468,10 @@ def _flatten(mapping: Mapping, merge_pairs: list[Pair]) -> None:
     mapping.pairs = merged + [pair for pair in mapping.written if id(pair) not in merge_ids]
 
 
-def _mark_shared(aliased: dict[int, Any], text: str) -> None:
+def _mark_shared(aliased: dict[int, tuple[Any, str]]) -> None:
     """Give every node that an alias reaches (the anchored node and all inside it) the anchor's
     name in `shared`: an edit there changes every alias too."""
-    for node in aliased.values():
-        name = _anchor_name(text, node.start) or "?"
+    for node, name in aliased.values():
         pending = [node]
         while pending:
             current = pending.pop()
@@ -475,12 +528,3 @@ def _in_comment(text: str, start: int, index: int) -> bool:
             return True
         hash_at = text.find("#", hash_at + 1, index)
     return False
-
-
-def _scalar_value(node, tag: str | None) -> Any:
-    text = node.value
-    if tag is not None:
-        return _SCALAR_TAGS[tag](text)
-    if node.style:  # quoted and block scalars are strings
-        return text
-    return resolve_plain(text)

@@ -393,7 +393,7 @@ def test_yaml_reader_agrees_with_pyyaml_on_hostile_scalars():
 
     cases = ["._", "0b_", "0x_", "._e+1", "-0b_", "0_", "1._", ".5_", "._5", "0o17", "0b", "0x", "+0b1_", "1:30",
              "190:20:30", "1_000:30", "2001-01-01", "2001-02-30", "2001-01-01 10:00:00 +1", "=", "!!bool YeS",
-             "!!int 0x_", "!!float .inf", "!!null x", "!!str 1", "! x", "!!binary AAAA", "!!binary a",
+             "!!int 0x_", "!!float .inf", "!!null x", "!!str 1", "! x", "! 5", "! '5'", "&a 5", "!!binary AAAA", "!!binary a",
              "!!timestamp 2002-12-14", ".NaN", "-.Inf", "0x1F", "0755", "1e5", "1.0e+5", "~", "Null", "NO", "On"]
     for case in cases:
         text = f"a: {case}\n"
@@ -658,3 +658,63 @@ def test_a_signal_during_the_write_leaves_no_temporary_file(tmp_path, signal_nam
     assert result.returncode != 0  # the signal still ends the run
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds.json"]
     assert path.read_bytes() in (DS_FP16, FIXED_DS)
+
+
+# ---- issue 19, fault 11: resources ----
+
+def test_valid_yaml_with_over_a_million_nodes_is_not_invalid_yaml(tmp_path):
+    """A node cap of 1,000,000 called a valid 10 MB YAML (700k keys) "invalid YAML"."""
+    path = tmp_path / "axolotl.yaml"
+    path.write_text(AXOLOTL + "extra:\n" + "".join(f"  k{index}: {index % 7}\n" for index in range(550_000)))
+    result = trainlint("check", path, "--gpu", "A100", "--format", "json")
+    assert "SYN001" not in result.out and "internal error" not in result.err
+
+
+def test_python_reading_walks_the_syntax_tree_once(monkeypatch):
+    """A 10 MB script took ~55 s: the tree was walked ~13 times (calls(), imports(), constants)."""
+    import ast
+
+    from linter.adapters import adapters_for
+    from linter.python_reader import parse_python
+    from linter.source import Source
+
+    body = "".join(f"value_{index} = dict(a={index}, b=call_{index % 10}(value_{max(index - 1, 0)}))\n"
+                   for index in range(300))
+    text = UNSLOTH + body + "trainer = SFTTrainer(model=model, args=TrainingArguments(fp16=True))\n"
+    nodes = sum(1 for _ in ast.walk(ast.parse(text)))
+    visits = 0
+    real = ast.iter_child_nodes
+
+    def counted(node):
+        nonlocal visits
+        visits += 1
+        return real(node)
+
+    monkeypatch.setattr(ast, "iter_child_nodes", counted)
+    document = parse_python(Source(Path("train.py"), text))
+    for adapter in adapters_for("python"):
+        if adapter.claims(document):
+            adapter.parse(document)
+    assert visits <= nodes * 1.1, (visits, nodes)
+
+
+def test_python_file_too_large_to_parse_is_one_finding_not_gigabytes(tmp_path):
+    from linter.python_reader import MAX_PYTHON_CHARS
+
+    path = tmp_path / "train.py"
+    line = "x = dict(a=1, b=[1, 2], c='v')\n"
+    path.write_text(UNSLOTH + line * (MAX_PYTHON_CHARS // len(line) + 1))
+    result = bounded_cli("check", path, "--gpu", "A100", "--format", "json", memory_mb=1024)
+    [finding] = json.loads(result.stdout)
+    assert finding["code"] == "SYN001" and "limit for Python files" in finding["message"]
+
+
+@pytest.mark.parametrize("text, why", [("a: &x 1\nb: &x 2\n", "duplicate anchor"), ("a: *nowhere\n", "undefined alias"),
+                                       ("? [1]\n: 2\n", "unhashable key"), ("<<: 1\n", "merging")])
+def test_anchor_and_key_errors_safe_load_raises_are_parse_errors(text, why):
+    from linter.document import ParseError
+    from linter.source import Source
+    from linter.yaml_reader import parse_yaml
+
+    with pytest.raises(ParseError, match=why):
+        parse_yaml(Source(Path("t.yaml"), text))
