@@ -57,7 +57,7 @@ def big_json(path: Path) -> int:
     return index
 
 
-def big_python(path: Path) -> int:
+def big_python(path: Path, limit: int = LIMIT) -> int:
     header = ("from unsloth import FastLanguageModel\nimport torch\n"
               "model, tokenizer = FastLanguageModel.from_pretrained(model_name='m', dtype=torch.float16, "
               "load_in_4bit=True)\n")
@@ -66,7 +66,7 @@ def big_python(path: Path) -> int:
     index = 0
     while True:
         part = f"value_{index} = dict(a={index}, b=[{index}, 'x'], c=call_{index % 10}(value_{max(index - 1, 0)}))\n"
-        if size + len(part) > LIMIT - 16:
+        if size + len(part) > limit - 16:
             break
         parts.append(part)
         size += len(part)
@@ -88,10 +88,12 @@ def many_files(folder: Path, count: int = 1000) -> None:
                 "adapter: lora\nlora_r: 16\nlearning_rate: 0.0002\nfp16: true\n")
 
 
-def measure(command: list[str]) -> tuple[float, float, int]:
+def measure(command: list[str], before=None) -> tuple[float, float, int]:
     """Median wall seconds, the largest peak RSS (MiB) and the exit code over RUNS runs."""
     walls, peaks, code = [], [], 0
     for _ in range(RUNS):
+        if before is not None:
+            before()
         started = time.perf_counter()
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
         _, status, usage = os.wait4(process.pid, 0)
@@ -111,14 +113,23 @@ def main() -> int:
         inputs.append((f"10 MB YAML ({big_yaml(yaml_path):,} keys)", [str(yaml_path)]))
         json_path = scratch_path / "big_ds.json"
         inputs.append((f"10 MB DeepSpeed JSON ({big_json(json_path):,} keys)", [str(json_path)]))
+        inputs.append(("the 10 MB YAML with --fix (one insertion, verified by a re-parse)", [str(yaml_path), "--fix"]))
         python_path = scratch_path / "big_train.py"
-        inputs.append((f"10 MB Unsloth script ({big_python(python_path):,} statements)", [str(python_path)]))
+        inputs.append((f"10 MB Unsloth script ({big_python(python_path):,} statements): over the 2 MiB Python limit, "
+                       "SYN001", [str(python_path)]))
+        mid_path = scratch_path / "mid_train.py"
+        inputs.append((f"2 MiB Unsloth script ({big_python(mid_path, 2 * 1024 * 1024):,} statements), the largest "
+                       "Python read", [str(mid_path)]))
         many_files(scratch_path / "many")
         inputs.append(("1,000 files (500 YAML, 500 JSON), one call", [str(scratch_path / "many")]))
         for name, paths in inputs:
-            size = sum(p.stat().st_size for path in paths for p in ([Path(path)] if Path(path).is_file()
-                                                                   else Path(path).iterdir()))
-            wall, peak, code = measure([*trainlint, *paths])
+            files = [Path(path) for path in paths if not path.startswith("--")]
+            size = sum(p.stat().st_size for path in files for p in ([path] if path.is_file() else path.iterdir()))
+            if "--fix" in paths:
+                original = files[0].read_bytes()
+                wall, peak, code = measure([*trainlint, *paths], before=lambda: files[0].write_bytes(original))
+            else:
+                wall, peak, code = measure([*trainlint, *paths])
             rows.append(f"| {name} | {size / 1e6:.1f} MB | {wall:.2f} | {peak:.0f} | {code} |")
     print(f"Scale rows ({sys.version.split()[0]}, {os.cpu_count()} CPUs, median of {RUNS} runs; "
           "`python bench/scale.py`):\n")

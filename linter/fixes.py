@@ -109,14 +109,18 @@ def write_atomic(path: Path, data: bytes, expected: bytes) -> None:
     afterwards (see `_swap`). SIGINT and SIGTERM are held back while the temporary file exists, so
     an interrupted fix leaves no `.NAME.XXXX.trainlint-tmp` behind; they are delivered after.
     """
+    from .source import SourceError, read_bounded
+
     target = Path(os.path.realpath(path))
     try:
         status = os.stat(target)
-        current = _read(target)
+        if not stat.S_ISREG(status.st_mode):
+            raise WriteError("not a regular file; not written")
+        current = read_bounded(target)  # never blocks on a FIFO swapped in, never unbounded
     except OSError as error:
         raise WriteError(f"cannot re-read before writing: {error.strerror or error}") from None
-    if not stat.S_ISREG(status.st_mode):
-        raise WriteError("not a regular file; not written")
+    except SourceError as error:
+        raise WriteError(f"cannot re-read before writing: {error.message}") from None
     if current != expected:
         raise WriteError("file changed on disk since it was read; not written")
     if not os.access(target, os.W_OK):
