@@ -329,4 +329,9 @@ _NEEDS_QUOTES = re.compile(r"""^[\s\-?:,\[\]{}#&*!|>'"%@`]|[:#]\s|\s$|^$""")
 def _needs_quotes(text: str) -> bool:
     from .yaml_reader import resolve_plain  # the resolver decides what a plain scalar would mean
 
-    return bool(_NEEDS_QUOTES.search(text)) or resolve_plain(text) != text
+    if _NEEDS_QUOTES.search(text):
+        return True
+    try:
+        return resolve_plain(text) != text
+    except ValueError:  # yaml_reader.Unloadable: plain, safe_load could not even load it (`0b_`)
+        return True

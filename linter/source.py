@@ -137,7 +137,7 @@ class Source:
         try:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
         except SyntaxError as error:
-            raise SourceError(f"invalid Python: {error.msg if hasattr(error, 'msg') else error}") from None
+            raise SourceError(f"invalid Python: {error.msg}") from None  # e.g. "unknown encoding: ..."
         bom = encoding == "utf-8-sig"
         body = raw[len(BOM):] if bom else raw
         codec = "utf-8" if bom else encoding

@@ -138,3 +138,12 @@ def test_insert_after_a_block_scalar_ending_the_file_keeps_its_value(header, exp
     assert fixed == f"base_model: m\nchat_template_jinja: {expected_header}\n  {{{{ bos }}}}\n  {{{{ eos }}}}\nbf16: true"
     before, after = pyyaml.safe_load(text), pyyaml.safe_load(fixed)
     assert after.pop("bf16") is True and after == before
+
+
+@pytest.mark.parametrize("value", ["0b_", "0x_", "=", "2001-01-01", "9" * 5000])
+def test_strings_plain_yaml_would_misread_or_refuse_are_quoted(value):
+    """A string whose plain spelling safe_load would read as another type, or refuse to load
+    (`0b_` raises in int()), is written quoted; rendering never raises."""
+    document = yaml("a: x\n")
+    rendered = document.render_scalar(value)
+    assert rendered.startswith('"') and yaml(f"a: {rendered}\n").find("a").value == value
