@@ -718,3 +718,80 @@ def test_anchor_and_key_errors_safe_load_raises_are_parse_errors(text, why):
 
     with pytest.raises(ParseError, match=why):
         parse_yaml(Source(Path("t.yaml"), text))
+
+
+def _comparable(value):
+    """PyYAML's value with NaN made equal to itself and a set as the dict of None the tree keeps."""
+    import math
+
+    if isinstance(value, float) and math.isnan(value):
+        return "nan"
+    if isinstance(value, dict):
+        return {key if not isinstance(key, (dict, list)) else repr(key): _comparable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_comparable(item) for item in value]
+    if isinstance(value, set):
+        return dict.fromkeys(value)
+    return value
+
+
+def test_yaml_reader_reads_mutated_corpus_files_as_safe_load_does(corpus):
+    """Differential check against PyYAML (the frameworks' loader): the same verdict, and the same
+    values where both accept, over corpus YAML files and their mutations."""
+    import random
+
+    import yaml as pyyaml
+
+    from linter.document import ParseError
+    from linter.source import Source, SourceError
+    from linter.yaml_reader import parse_yaml
+    from tests.fuzz.mutations import mutate
+
+    files = sorted(p for p in corpus.rglob("*") if p.suffix in (".yaml", ".yml"))
+    rng = random.Random(23)
+    for _ in range(400):
+        name, data = mutate(rng.choice(files).read_bytes(), rng)
+        try:
+            text = Source.from_bytes(Path("t.yaml"), data).text
+        except SourceError:
+            continue
+        try:
+            expected = ("ok", _comparable(pyyaml.safe_load(text)))
+        except RecursionError:
+            continue
+        except Exception:  # noqa: BLE001 - any exception is a refusal
+            expected = ("refused", None)
+        try:
+            document = parse_yaml(Source(Path("t.yaml"), text))
+            found = ("ok", _comparable(document.root.plain() if document.root is not None else None))
+        except ParseError:
+            found = ("refused", None)
+        assert found == expected, (name, text[:300])
+
+
+def test_json_reader_reads_mutated_corpus_files_as_json_load_does(corpus):
+    """Differential check against json.load as the frameworks call it (text opened as UTF-8)."""
+    import random
+
+    from linter.document import ParseError
+    from linter.json_reader import parse_json
+    from linter.source import Source, SourceError
+    from tests.fuzz.mutations import mutate
+
+    files = sorted(corpus.rglob("*.json"))
+    rng = random.Random(29)
+    for _ in range(400):
+        name, data = mutate(rng.choice(files).read_bytes(), rng)
+        try:
+            source = Source.from_bytes(Path("t.json"), data)
+        except SourceError:
+            continue
+        try:
+            expected = ("ok", _comparable(json.loads(data.decode("utf-8"))))
+        except ValueError:  # JSONDecodeError, and int() past 4,300 digits
+            expected = ("refused", None)
+        try:
+            found = ("ok", _comparable(parse_json(source).root.plain()))
+        except ParseError:
+            found = ("refused", None)
+        assert found == expected, (name, data[:300])
