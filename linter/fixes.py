@@ -237,7 +237,7 @@ def _rename_exchange(a: Path, b: Path) -> bool:
     if _renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
         return True
     code = ctypes.get_errno()
-    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV):  # EXDEV: overlayfs before copy-up
         return False  # this file system cannot exchange: fall back to check-then-rename
     raise OSError(code, os.strerror(code))
 

@@ -795,3 +795,28 @@ def test_json_reader_reads_mutated_corpus_files_as_json_load_does(corpus):
         except ParseError:
             found = ("refused", None)
         assert found == expected, (name, data[:300])
+
+
+def test_without_rename_exchange_the_write_still_checks_before_replacing(tmp_path, monkeypatch):
+    """Where the kernel or file system cannot exchange names, the fallback checks just before
+    os.replace: a save that landed earlier is still kept."""
+    from linter import fixes
+
+    monkeypatch.setattr(fixes, "_rename_exchange", lambda a, b: False)
+    path = tmp_path / "ds.json"
+    path.write_bytes(DS_FP16)
+    assert trainlint("check", path, "--gpu", "A100", "--fix").code == 0
+    assert path.read_bytes() == FIXED_DS
+    path.write_bytes(DS_FP16)
+    theirs = b'{"train_batch_size": 9, "fp16": {"enabled": true}}\n'
+    real_fsync = os.fsync
+
+    def fsync_then_someone_saves(descriptor):
+        real_fsync(descriptor)
+        (tmp_path / "editor.swp").write_bytes(theirs)
+        os.replace(tmp_path / "editor.swp", path)
+
+    monkeypatch.setattr(os, "fsync", fsync_then_someone_saves)
+    result = trainlint("check", path, "--gpu", "A100", "--fix")
+    assert result.code == 1 and "changed on disk" in result.err and path.read_bytes() == theirs
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds.json"]
