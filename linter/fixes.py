@@ -201,13 +201,30 @@ def _swap(temp: Path, target: Path, status: os.stat_result, expected: bytes) -> 
             if not _same_file(status, now) or _read(target) != expected:
                 raise WriteError("file changed on disk while the fix was written; not written")
             os.replace(temp, target)
+            _sync_directory(target.parent)
             return
         displaced = os.stat(temp)
         if not _same_file(status, displaced) or _read(temp) != expected:
             _rename_exchange(temp, target)  # theirs back in place; the temp name holds ours again
             raise WriteError("file changed on disk while the fix was written; their version kept, not written")
+        _sync_directory(target.parent)
     except OSError as error:
         raise WriteError(f"cannot write: {error.strerror or error}") from None
+
+
+def _sync_directory(directory: Path) -> None:
+    """Make the rename itself durable (the file's data was fsynced before it); best effort, as
+    some file systems refuse to open or sync a directory."""
+    try:
+        descriptor = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
 
 
 def _rename_exchange(a: Path, b: Path) -> bool:
