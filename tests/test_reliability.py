@@ -820,3 +820,49 @@ def test_without_rename_exchange_the_write_still_checks_before_replacing(tmp_pat
     result = trainlint("check", path, "--gpu", "A100", "--fix")
     assert result.code == 1 and "changed on disk" in result.err and path.read_bytes() == theirs
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds.json"]
+
+
+def _without_root_file_access() -> list[str] | None:
+    """A command prefix that runs a child as root minus CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH, so
+    file permissions apply to it; None where that is not possible here."""
+    import shutil
+    import subprocess
+
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        return None
+    prefix = [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-dac_override,-dac_read_search"]
+    probe = subprocess.run([*prefix, "true"], capture_output=True)
+    return prefix if probe.returncode == 0 else None
+
+
+def test_real_permissions_unreadable_file_unlistable_and_unsearchable_folders(tmp_path):
+    """At 3b1935a this tree stopped the whole run with exit 2 (PermissionError on a folder that can
+    be listed but not entered)."""
+    import subprocess
+    import sys
+
+    prefix = _without_root_file_access()
+    if prefix is None:
+        pytest.skip("needs root with setpriv to drop the file-access capabilities")
+    tree = tmp_path / "tree"
+    for folder in ("closed", "unlisted"):
+        (tree / folder).mkdir(parents=True)
+        (tree / folder / "ds.json").write_bytes(DS_FP16)
+    (tree / "ok.json").write_bytes(DS_FP16)
+    (tree / "locked.json").write_bytes(DS_FP16)
+    (tree / "locked.json").chmod(0o000)
+    (tree / "closed").chmod(0o644)  # listable, not searchable
+    (tree / "unlisted").chmod(0o311)  # searchable, not listable
+    try:
+        result = subprocess.run([*prefix, sys.executable, "-m", "linter", "check", str(tree), "--gpu", "A100",
+                                 "--verbose", "--format", "json"], capture_output=True, text=True, timeout=60,
+                                cwd=Path(__file__).resolve().parents[1])
+    finally:
+        (tree / "closed").chmod(0o755)
+        (tree / "unlisted").chmod(0o755)
+    assert result.returncode == 1, result.stderr
+    findings = sorted((Path(f["file"]).name, f["code"]) for f in json.loads(result.stdout))
+    assert findings == [("locked.json", "SYN001"), ("ok.json", "PRE002")]
+    assert "closed/ds.json: skipped: Permission denied" in result.stderr
+    assert "unlisted: skipped: cannot list this folder (Permission denied)" in result.stderr
