@@ -27,14 +27,18 @@ class ParseError(Exception):
 
 # Plain classes with __slots__: a large file parses into hundreds of thousands of nodes.
 class Scalar:
-    __slots__ = ("value", "start", "end", "style", "decorated")
+    __slots__ = ("value", "start", "end", "style", "decorated", "shared")
 
-    def __init__(self, value: Any, start: int, end: int, style: str = "", decorated: bool = False):
+    def __init__(self, value: Any, start: int, end: int, style: str = "", decorated: bool = False,
+                 shared: str = ""):
         self.value = value
         self.start = start
         self.end = end
         self.style = style  # "" plain, "'" or '"' quoted, "|" or ">" block, "json" for JSON literals
         self.decorated = decorated  # carries a YAML tag or anchor: edits would have to keep it
+        # The anchor's name when this node is, or lies inside, an anchored YAML node that an alias
+        # (`*name`, or a merge `<<: *name`) also uses: an edit here changes every alias too.
+        self.shared = shared
 
     def plain(self, memo: dict | None = None) -> Any:
         return self.value
@@ -49,14 +53,20 @@ class Pair:
 
 
 class Mapping:
-    __slots__ = ("pairs", "start", "end", "flow", "_index")
+    __slots__ = ("pairs", "start", "end", "flow", "_index", "shared", "written")
 
     def __init__(self, pairs: list[Pair], start: int, end: int, flow: bool = False, _index: dict | None = None):
+        # The pairs as the framework's loader sees them: with YAML merge keys (`<<: *base`)
+        # resolved as PyYAML's flatten_mapping does (merged pairs first, own pairs override).
         self.pairs = pairs
         self.start = start
         self.end = end
         self.flow = flow
         self._index = _index if _index is not None else {}
+        self.shared = ""  # as Scalar.shared
+        # The pairs as written in this mapping (`<<` pairs included): where edits to it go.
+        # The same list as `pairs` unless the mapping merges others.
+        self.written = pairs
 
     def get(self, key: str) -> Pair | None:
         """The pair for `key`; with duplicate keys the last one, as PyYAML and json read it."""
@@ -75,34 +85,50 @@ class Mapping:
     def plain(self, memo: dict | None = None) -> dict:
         """Plain Python values. An aliased node becomes one shared object, so a "billion laughs"
         document costs its size in the file, not its expanded size."""
-        memo = {} if memo is None else memo
-        if id(self) in memo:
-            return memo[id(self)]
-        result = memo[id(self)] = {}
-        for pair in self.pairs:
-            try:
-                result[pair.key.value] = pair.value.plain(memo)
-            except TypeError:
-                continue
-        return result
+        return _plain(self, {} if memo is None else memo)
 
 
 class Sequence:
-    __slots__ = ("items", "start", "end", "flow")
+    __slots__ = ("items", "start", "end", "flow", "shared")
 
     def __init__(self, items: list["Node"], start: int, end: int, flow: bool = False):
         self.items = items
         self.start = start
         self.end = end
         self.flow = flow
+        self.shared = ""  # as Scalar.shared
 
     def plain(self, memo: dict | None = None) -> list:
-        memo = {} if memo is None else memo
-        if id(self) in memo:
-            return memo[id(self)]
-        result = memo[id(self)] = []
-        result.extend(item.plain(memo) for item in self.items)
-        return result
+        return _plain(self, {} if memo is None else memo)
+
+
+def _plain(node: "Mapping | Sequence", memo: dict) -> Any:
+    """Mapping.plain and Sequence.plain, with an explicit stack: a valid JSON file may nest 1,000
+    levels (json.load reads it), more than Python's recursion allows at two frames a level."""
+    if id(node) in memo:
+        return memo[id(node)]
+    result = memo[id(node)] = {} if isinstance(node, Mapping) else []
+    pending = [(node, result)]
+    while pending:
+        current, out = pending.pop()
+        children = ((pair.key.value, pair.value) for pair in current.pairs) if isinstance(current, Mapping) \
+            else ((None, item) for item in current.items)
+        for key, child in children:
+            if isinstance(child, Scalar):
+                value = child.value
+            elif id(child) in memo:
+                value = memo[id(child)]
+            else:
+                value = memo[id(child)] = {} if isinstance(child, Mapping) else []
+                pending.append((child, value))
+            if isinstance(out, list):
+                out.append(value)
+                continue
+            try:
+                out[key] = value
+            except TypeError:  # an unhashable complex key: never a config key we look up
+                continue
+    return result
 
 
 Node = Union[Scalar, Mapping, Sequence]
@@ -139,6 +165,8 @@ class Document:
 
     def replace_scalar(self, node: Scalar, value: Any) -> Edit:
         """Replace a scalar's text with `value`, keeping its quoting style where the value is a string."""
+        if node.shared:
+            raise RenderError(_shared_message(node.shared))
         if node.decorated or node.style in ("|", ">"):
             raise RenderError("the value carries a YAML tag, anchor or block style; edit it by hand")
         text = self.render_scalar(value, node.style)
@@ -154,7 +182,7 @@ class Document:
         if isinstance(value, str):
             if style in ("'", '"'):
                 return style + value + style if style == "'" else json.dumps(value)
-            if _NEEDS_QUOTES.search(value) or (self.resolve is not None and self.resolve(value) != value):
+            if _NEEDS_QUOTES.search(value) or (self.resolve is not None and _reads_otherwise(self.resolve, value)):
                 return json.dumps(value)
             return value
         if value is True:
@@ -186,17 +214,21 @@ class Document:
         `after`), with the file's line ending. Flow YAML and JSON objects: after the last member,
         one per line where the members are one per line, otherwise inline.
         """
-        if not mapping.pairs:
+        if not mapping.written:
             raise RenderError("cannot insert into an empty mapping")
+        if mapping.shared:
+            raise RenderError(_shared_message(mapping.shared))
         anchor = mapping.get(after) if after else None
-        anchor = anchor or mapping.pairs[-1]
+        if anchor is not None and not any(pair is anchor for pair in mapping.written):
+            anchor = None  # a pair merged in from elsewhere (`<<: *base`): not written here
+        anchor = anchor or mapping.written[-1]
         if self.format == "yaml" and not mapping.flow:
             return self._insert_block_yaml(mapping, anchor, key, value)
         return self._insert_flow(mapping, anchor, key, value)
 
     def _insert_block_yaml(self, mapping: Mapping, anchor: Pair, key: str, value: Any) -> Edit:
         source = self.source
-        first_key = mapping.pairs[0].key
+        first_key = mapping.written[0].key
         indent = source.indentation_of(first_key.start)
         if source.text[source.line_start(first_key.start) + len(indent) : first_key.start].strip():
             # The mapping starts mid-line (`- key: v` in a sequence): align under its first key.
@@ -206,8 +238,27 @@ class Document:
         line = self._block_lines(key, value, indent, _indent_step(source, indent), newline)
         insert_at = source.after_line(end)
         if insert_at == len(source.text) and not source.text.endswith("\n"):
+            last = _last_node(anchor.value)
+            if isinstance(last, Scalar) and last.style in ("|", ">"):
+                return self._after_final_block_scalar(last, newline + line)
             return Edit(source.path, insert_at, insert_at, newline + line)
         return Edit(source.path, insert_at, insert_at, line + newline)
+
+    def _after_final_block_scalar(self, scalar: Scalar, addition: str) -> Edit:
+        """Append after a block scalar that ends the file without a line break.
+
+        Its value has no final newline there; with a line break after it, clip (`|`) and keep
+        (`|+`) chomping would add one (a real `chat_template_jinja` gained a "\n" this way).
+        Strip chomping (`|-`) reads the same text either way, so the header becomes `|-`."""
+        text = self.source.text
+        header = _BLOCK_HEADER.search(text, scalar.start)
+        if header is None or header.start() > scalar.end:
+            raise RenderError("cannot find the block scalar's header to keep its value")
+        indicator, first, second = header.group(1), header.group(2) or "", header.group(3) or ""
+        digits = "".join(part for part in (first, second) if part.isdigit())
+        new_header = f"{indicator}{digits}-"
+        return Edit(self.source.path, header.start(), len(text),
+                    new_header + text[header.end():] + addition)
 
     def _block_lines(self, key: str, value: Any, indent: str, step: str, newline: str) -> str:
         """`key: value` as block YAML; a dict value becomes a nested block, one level deeper."""
@@ -226,7 +277,7 @@ class Document:
             newline = source.newline
             # A nested block takes the shape of its nearest sibling block (one line or several);
             # with no sibling block, the pretty-printed default: several lines.
-            blocks = [pair.value for pair in mapping.pairs if isinstance(pair.value, Mapping)]
+            blocks = [pair.value for pair in mapping.written if isinstance(pair.value, Mapping)]
             sibling = anchor.value if isinstance(anchor.value, Mapping) else (blocks[-1] if blocks else None)
             one_line = sibling is not None and source.position(sibling.start).line == source.position(sibling.end).line
             value_text = self._render_value(value, None if one_line else indent, newline)
@@ -252,36 +303,57 @@ class RenderError(Exception):
     """An IR change that an adapter cannot express as an edit in this file."""
 
 
+_BLOCK_HEADER = re.compile(r"([|>])([1-9+-])?([1-9+-])?")
+
+
+def _shared_message(anchor: str) -> str:
+    return (f"the value lies inside the anchored node &{anchor}, which an alias (*{anchor}) also uses: "
+            "editing it would change every alias too; edit it by hand")
+
+
+def _last_node(node: Node) -> Node:
+    """The node whose text ends a node: for block collections, their last scalar."""
+    while True:
+        if isinstance(node, Mapping) and not node.flow and node.written:
+            node = node.written[-1].value
+        elif isinstance(node, Sequence) and not node.flow and node.items:
+            node = node.items[-1]
+        else:
+            return node
+
+
 def _last_offset(node: Node) -> int:
     """End of the last token of a node: for block collections, of their last scalar.
 
     ruamel ends a block mapping at the start of whatever follows it (blank lines and comments
     included), which is not where a person would continue it.
     """
-    while True:
-        if isinstance(node, Mapping) and not node.flow and node.pairs:
-            node = node.pairs[-1].value
-        elif isinstance(node, Sequence) and not node.flow and node.items:
-            node = node.items[-1]
-        else:
-            return node.end
+    return _last_node(node).end
 
 
 def _indent_step(source: Source, indent: str) -> str:
     if "\t" in indent:
         return "\t"
     # The smallest non-zero indentation in the file is its unit.
-    widths = {len(line) - len(line.lstrip(" ")) for line in source.text.splitlines() if line.strip()}
-    widths.discard(0)
+    widths = {len(match) for match in _INDENTS.findall(source.text)}
     return " " * (min(widths) if widths else 2)
 
 
+_INDENTS = re.compile(r"^( +)[^\s]", re.M)  # the leading spaces of each line that has more
 _NEEDS_QUOTES = re.compile(r"""^[\s\-?:,\[\]{}#&*!|>'"%@`]|[:#]\s|\s$|^$""")
 
 
 # YAML 1.1 (PyYAML) reads an exponent float only with a dot in the mantissa and a signed
 # exponent: `2e-5` and `1.0e5` stay strings.
 _EXPONENT = re.compile(r"^(?P<sign>[-+]?)(?P<mantissa>\d+(?:\.\d*)?|\.\d+)[eE](?P<esign>[-+]?)(?P<exponent>\d+)$")
+
+
+def _reads_otherwise(resolve: "Callable[[str], Any]", text: str) -> bool:
+    """Would the loader read the plain scalar `text` as something other than that string?"""
+    try:
+        return resolve(text) != text
+    except ValueError:  # yaml_reader.Unloadable: safe_load could not even load it plain (`0b_`)
+        return True
 
 
 def _yaml11_float(text: str) -> str:

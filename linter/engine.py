@@ -90,11 +90,15 @@ class Session:
 
     def discover(self, paths: list[Path]) -> list[tuple[Path, bool]]:
         stdin = self.options.stdin[0] if self.options.stdin is not None else None
+        notes: list[str] = []
         try:
-            return [(path, True) for path in paths if path == stdin] + discover(
-                [path for path in paths if path != stdin], self.settings_for)
+            found = [(path, True) for path in paths if path == stdin] + discover(
+                [path for path in paths if path != stdin], self.settings_for, notes)
         except MissingPath as error:
             raise UsageError(str(error)) from None
+        if self.options.verbose:
+            self.linter.notes.update(dict.fromkeys(notes))
+        return found
 
     def load(self, path: Path, explicit: bool) -> FileRecord:
         try:

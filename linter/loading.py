@@ -16,9 +16,9 @@ from .ir import ConfigIR, Span
 from .json_reader import parse_json
 from .registry import Finding
 from .source import Source, SourceError, real_path
+from .walk import CONFIG_SUFFIXES
 from .yaml_reader import parse_yaml
 
-CONFIG_SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".py": "python"}
 # Read only when named or linked: DeepSpeed JSON saved as `ds_config.conf` (what
 # `--deepspeed_config_file` and `deepspeed: ...` accept: DeepSpeed opens any path as JSON).
 NAMED_SUFFIXES = {".conf": "json"}
@@ -59,14 +59,25 @@ def syntax_finding(path: Path, message: str, line: int, column: int, offset: int
                    framework="")
 
 
-def _lossy_text(path: Path) -> str:
-    """The start of a file that is not valid UTF-8, decoded as far as it goes: enough to tell
-    whether it looks like a config of ours."""
+def _lossy_text(path: Path) -> str | None:
+    """The start of a file that could not be read whole, decoded as far as it goes: enough to
+    tell whether it looks like a config of ours. None for what cannot be opened or is not a
+    regular file (never read: a FIFO would block): it may be a config, and it is reported."""
+    import os
+    import stat
+
     try:
-        with open(path, "rb") as stream:
-            return stream.read(1 << 16).decode("utf-8", "replace")
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
-        return ""
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return None
+        return os.read(descriptor, 1 << 16).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
 
 
 class Loader:
@@ -112,7 +123,8 @@ class Loader:
         except SourceError as error:
             if kind == "python" and not explicit:
                 return record  # a walked .py file that is not UTF-8 is not a config we could read
-            if adapter_name is not None or self._sniffed(kind, _lossy_text(path)):
+            text = _lossy_text(path)
+            if adapter_name is not None or text is None or self._sniffed(kind, text):
                 record.syntax = syntax_finding(path, error.message, error.line, error.column)
             return record
         except OSError as error:

@@ -26,6 +26,7 @@ from typing import Any
 
 from .document import ParseError, RenderError
 from .fixes import Edit
+from .python_index import call_name, index  # noqa: F401 (call_name: adapters read it here)
 from .source import Source
 
 UNKNOWN = object()  # a value computed at run time: rules never fire on it
@@ -37,10 +38,7 @@ _TORCH_DTYPES = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16"
 # Calls whose result decides precision at launch from the GPU: read as "auto".
 _AUTOMATIC_CALLS = {"is_bfloat16_supported", "is_bf16_supported", "is_torch_bf16_gpu_available"}
 # Methods that change a dict or list in place: a name they are called on is not a constant.
-_MUTATORS = {"update", "setdefault", "pop", "popitem", "clear", "append", "extend", "insert", "remove",
-             "sort", "reverse", "__setitem__", "__delitem__", "merge_from_dict"}
 # Calls that can rebind any module-level name.
-_SCOPE_WRITERS = {"exec", "eval", "globals", "vars", "locals"}
 # Keywords that take a dtype: a constant shared only by such keywords may be edited in place.
 DTYPE_KEYWORDS = {"torch_dtype", "dtype", "bnb_4bit_compute_dtype", "bnb_4bit_quant_storage"}
 _MAX_DEPTH = 50  # nesting followed by literal(); deeper is unknown (and never a config value)
@@ -48,17 +46,6 @@ _NEWLINES = re.compile(r"\r\n|\r|\n")
 _STRING_PREFIX = re.compile(r"[rRuUbB]*('''|\"\"\"|'|\")")
 
 
-def call_name(node: ast.AST) -> str:
-    """`dict`, `from_pretrained`, `AmpOptimWrapper`: the last name of a call's function (or of
-    a name, attribute, or a registry string such as 'AmpOptimWrapper')."""
-    function = node.func if isinstance(node, ast.Call) else node
-    if isinstance(function, ast.Attribute):
-        return function.attr
-    if isinstance(function, ast.Name):
-        return function.id
-    if isinstance(function, ast.Constant) and isinstance(function.value, str):
-        return function.value.rsplit(".", 1)[-1]
-    return ""
 
 
 def keyword(call: ast.Call, name: str) -> ast.keyword | None:
@@ -72,7 +59,8 @@ def is_open(call: ast.Call) -> bool:
 
 
 class PythonDocument:
-    __slots__ = ("source", "tree", "format", "constants", "star_import", "bound", "_line_starts", "_uses", "_ascii")
+    __slots__ = ("source", "tree", "format", "constants", "star_import", "bound", "_line_starts", "_uses", "_ascii",
+                 "_calls", "_imports", "attribute_assignments", "from_imports")
 
     def __init__(self, source: Source, tree: ast.Module, format: str = "python",
                  constants: dict[str, ast.expr] | None = None, star_import: bool = False,
@@ -87,6 +75,11 @@ class PythonDocument:
         self._line_starts = _line_starts if _line_starts is not None else []
         self._uses = _uses
         self._ascii = self.source.text.isascii()  # then byte columns are character columns
+        # Filled by the one walk over the tree (`_index`): calls by call_name, imported packages.
+        self._calls: dict[str, list[ast.Call]] | None = None
+        self._imports: set[str] = set()
+        self.attribute_assignments: list[ast.Assign] = []
+        self.from_imports: list[ast.ImportFrom] = []
 
     # ---- positions ---------------------------------------------------------------------------
 
@@ -192,13 +185,7 @@ class PythonDocument:
     def _reads(self) -> Counter:
         """(name, keyword it is passed as, or None) -> how often the module reads that name."""
         if self._uses is None:
-            uses: Counter = Counter()
-            passed = {id(item.value): item.arg for node in ast.walk(self.tree) if isinstance(node, ast.Call)
-                      for item in node.keywords if isinstance(item.value, ast.Name)}
-            for node in ast.walk(self.tree):
-                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                    uses[node.id, passed.get(id(node))] += 1
-            self._uses = uses
+            index(self)
         return self._uses
 
     def insert_keyword(self, call: ast.Call, name: str, value: Any, after: str | None = None,
@@ -250,18 +237,16 @@ class PythonDocument:
 
     def calls(self, *names: str) -> Iterator[ast.Call]:
         """Calls to functions of these names, in source order."""
-        found = [node for node in ast.walk(self.tree) if isinstance(node, ast.Call) and call_name(node) in names]
+        if self._calls is None:
+            index(self)
+        found = [call for name in dict.fromkeys(names) for call in self._calls.get(name, ())]
         return iter(sorted(found, key=lambda node: (node.lineno, node.col_offset)))
 
     def imports(self) -> set[str]:
         """Top-level package names this module imports."""
-        found = set()
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Import):
-                found.update(alias.name.split(".")[0] for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                found.add(node.module.split(".")[0])
-        return found
+        if self._calls is None:
+            index(self)
+        return self._imports
 
 
 def _string_style(original: str) -> tuple[str, str]:
@@ -292,8 +277,11 @@ def _spell_dtype(original: str, node: ast.expr, dtype: str) -> str:
 def parse_python(source: Source) -> PythonDocument:
     """Parse with `ast` (compiling nothing, importing nothing); a SyntaxError becomes a
     ParseError at its character offset."""
+    if len(source.text) > MAX_PYTHON_CHARS:
+        raise ParseError(f"file is {len(source.text):,} characters, over the {MAX_PYTHON_CHARS:,}-character limit "
+                         "for Python files (its syntax tree would take ~200 bytes per character); skipped", 0)
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _collector_paused():
             warnings.simplefilter("ignore")  # invalid escape sequences and the like: not ours to report
             tree = ast.parse(source.text, filename=str(source.path))
     except SyntaxError as error:
@@ -302,11 +290,31 @@ def parse_python(source: Source) -> PythonDocument:
         first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise ParseError(f"invalid Python: {first_line}", 0) from None
     document = PythonDocument(source, tree)
-    try:
-        _find_constants(document)
-    except RecursionError:  # a pathologically deep expression: no name is trusted
-        document.constants = {}
+    index(document)
     return document
+
+
+# `ast` holds ~200 bytes of syntax tree per character of dense code: a 10 MB script is ~2 GB
+# (issue 19, fault 11). Real training scripts and XTuner configs are tens of kilobytes.
+MAX_PYTHON_CHARS = 2 * 1024 * 1024
+
+
+class _collector_paused:
+    """The cyclic garbage collector off while `ast` builds a tree (millions of objects, no
+    cycles): its passes over the growing heap doubled the parse time of a large file."""
+
+    def __enter__(self):
+        import gc
+
+        self.was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc_info):
+        import gc
+
+        if self.was_enabled:
+            gc.enable()
+        return False
 
 
 def _line_starts(text: str) -> list[int]:
@@ -320,81 +328,3 @@ def _error_offset(source: Source, error: SyntaxError) -> int:
     start = starts[min(max(error.lineno or 1, 1), len(starts)) - 1]
     line_break = _NEWLINES.search(source.text, start)
     return min(start + max((error.offset or 1) - 1, 0), line_break.start() if line_break else len(source.text))
-
-
-def _find_constants(document: PythonDocument) -> None:
-    tree = document.tree
-    bindings: Counter = Counter()
-    mutated: set[str] = set()
-    star_lines: list[int] = []
-    scope_writer = False
-
-    def root_name(node: ast.AST) -> str | None:
-        while isinstance(node, (ast.Attribute, ast.Subscript)):
-            node = node.value
-        return node.id if isinstance(node, ast.Name) else None
-
-    # Mutations and scope writers, anywhere (a function that mutates may be called at import).
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            name = root_name(node.value)
-            if name:
-                mutated.add(name)
-        elif isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATORS:
-                name = root_name(node.func.value)
-                if name:
-                    mutated.add(name)
-            elif isinstance(node.func, ast.Name) and node.func.id in _SCOPE_WRITERS:
-                scope_writer = True
-        elif isinstance(node, ast.Global):
-            bindings.update(node.names)
-
-    # Bindings in module scope: everything outside function and class bodies (whose own
-    # names, decorators, defaults and bases are bound or evaluated in module scope).
-    pending: list[ast.AST] = [tree]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bindings[node.name] += 1
-            outside = [*node.decorator_list]
-            if isinstance(node, ast.ClassDef):
-                outside += [*node.bases, *node.keywords]
-            else:
-                outside += [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
-            pending.extend(outside)
-            continue
-        if isinstance(node, ast.Lambda):
-            pending.extend(node.args.defaults)
-            continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            bindings[node.id] += 1
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                if alias.name == "*":
-                    star_lines.append(node.lineno)
-                else:
-                    bindings[alias.asname or alias.name.split(".")[0]] += 1
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-            bindings[node.name] += 1
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            bindings[node.rest] += 1
-        pending.extend(ast.iter_child_nodes(node))
-
-    document.star_import = bool(star_lines)
-    document.bound = frozenset(bindings)
-    if scope_writer:
-        return
-    last_star = max(star_lines, default=0)
-    constants = {}
-    for statement in tree.body:
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
-                and isinstance(statement.targets[0], ast.Name):
-            name, value = statement.targets[0].id, statement.value
-        elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) and statement.value:
-            name, value = statement.target.id, statement.value
-        else:
-            continue
-        if bindings[name] == 1 and name not in mutated and statement.lineno > last_star:
-            constants[name] = value
-    document.constants = constants

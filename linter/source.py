@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import bisect
 import os
+import re
+import stat
 from functools import lru_cache
 from pathlib import Path
 
@@ -35,6 +37,59 @@ class SourceError(Exception):
         self.column = column
 
 
+def read_bounded(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file, at most `limit` of them, or a SourceError that says why not.
+
+    The file is opened with O_NONBLOCK and checked with fstat on the *opened* descriptor: a FIFO,
+    a device or a /proc entry that passed a name-based check (or was swapped in after it) is
+    refused before anything blocks on it, and a symlink to /dev/zero is a character device, not
+    a file. The limit counts bytes actually read, not what stat claims (stat says 0 for
+    /proc files and can be stale), so no entry can make a read unbounded.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except OSError as error:
+        raise SourceError(f"cannot read: {error.strerror or error}") from None
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            raise SourceError(f"not a regular file ({kind_of(status.st_mode)}); skipped")
+        chunks = []
+        total = 0
+        while True:
+            chunk = os.read(descriptor, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise SourceError(f"file is over the {limit}-byte limit; skipped")
+        return b"".join(chunks)
+    except OSError as error:
+        raise SourceError(f"cannot read: {error.strerror or error}") from None
+    finally:
+        os.close(descriptor)
+
+
+def kind_of(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=]")
+
+
+def _may_declare_encoding(raw: bytes) -> bool:
+    """Does a Python file's first or second line carry a coding cookie (PEP 263)? Most do not,
+    and then the file is UTF-8, the default, without importing `tokenize`."""
+    lines = raw.split(b"\n", 2)[:2]
+    return any(_COOKIE.match(line) for line in lines)
+
+
 class Position(Value):
     __slots__ = ("line", "column")
 
@@ -44,16 +99,20 @@ class Position(Value):
 
 
 class Source:
-    __slots__ = ("path", "text", "bom", "_line_starts")
+    __slots__ = ("path", "text", "bom", "encoding", "_line_starts")
 
-    def __init__(self, path: Path, text: str, bom: bool = False, _line_starts: list[int] | None = None):
+    def __init__(self, path: Path, text: str, bom: bool = False, _line_starts: list[int] | None = None,
+                 encoding: str = "utf-8"):
         self.path = path
         self.text = text
         self.bom = bom
+        self.encoding = encoding  # "utf-8" except for a Python file whose coding cookie names another
         self._line_starts = _line_starts if _line_starts is not None else []
 
     @classmethod
     def from_bytes(cls, path: Path, raw: bytes) -> Source:
+        if path.suffix.lower() == ".py" and _may_declare_encoding(raw):
+            return cls._from_python_bytes(path, raw)
         bom = raw.startswith(BOM)
         body = raw[len(BOM):] if bom else raw
         try:
@@ -68,17 +127,38 @@ class Source:
         return cls(path=path, text=text, bom=bom)
 
     @classmethod
+    def _from_python_bytes(cls, path: Path, raw: bytes) -> Source:
+        """A Python file decoded as Python decodes it: PEP 263's coding cookie (`# -*- coding:
+        latin-1 -*-`) in its first two lines, checked by the tokenizer's own `detect_encoding`, so
+        an unknown codec, or a cookie that contradicts a BOM, is the SyntaxError Python raises."""
+        import io
+        import tokenize  # only for a .py file that names an encoding
+
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+        except SyntaxError as error:
+            raise SourceError(f"invalid Python: {error.msg}") from None  # e.g. "unknown encoding: ..."
+        bom = encoding == "utf-8-sig"
+        body = raw[len(BOM):] if bom else raw
+        codec = "utf-8" if bom else encoding
+        try:
+            text = body.decode(codec)
+        except UnicodeDecodeError as error:
+            good = body[: error.start].decode(codec, errors="replace")
+            line = good.count("\n") + 1
+            column = len(good) - (good.rfind("\n") + 1) + 1
+            raise SourceError(f"not valid {encoding} (byte 0x{body[error.start]:02x})", line, column) from None
+        return cls(path=path, text=text, bom=bom, encoding=codec)
+
+    @classmethod
     def read(cls, path: Path) -> Source:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise SourceError(f"file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit; skipped")
-        return cls.from_bytes(path, path.read_bytes())
+        return cls.from_bytes(path, read_bounded(path))
 
     def with_text(self, text: str) -> Source:
-        return Source(path=self.path, text=text, bom=self.bom)
+        return Source(path=self.path, text=text, bom=self.bom, encoding=self.encoding)
 
     def encode(self, text: str | None = None) -> bytes:
-        body = (self.text if text is None else text).encode("utf-8")
+        body = (self.text if text is None else text).encode(self.encoding)
         return BOM + body if self.bom else body
 
     @property

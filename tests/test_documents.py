@@ -31,12 +31,18 @@ def test_plain_scalars_resolve_like_pyyaml(text, value):
 
 
 def test_quoted_and_tagged_scalars():
-    document = yaml("a: '5'\nb: !!float 1\nc: !!python/object:os.system x\nd: &x 3\ne: *x\n")
+    document = yaml("a: '5'\nb: !!float 1\nd: &x 3\ne: *x\n")
     assert document.find("a").value == "5"
     assert document.find("b").value == 1.0
-    assert document.find("c").value == "x"  # an unknown tag constructs nothing
     assert document.find("d").value == 3 and document.find("d").decorated
     assert document.find("e").value == 3 and document.find("e").decorated
+
+
+@pytest.mark.parametrize("text", ["c: !!python/object:os.system x\n", "c: !custom {x: 1}\n", "c: !!str [1]\n"])
+def test_a_tag_safe_load_cannot_construct_is_a_parse_error_and_constructs_nothing(text):
+    """yaml.safe_load raises ConstructorError on any tag SafeConstructor lacks (issue 19, fault 10)."""
+    with pytest.raises(ParseError, match="no constructor for the tag"):
+        yaml(text)
 
 
 def test_yaml_error_has_position():
@@ -118,3 +124,26 @@ def test_value_for_a_key_written_empty_gets_a_space():
     document = yaml("fp16:\nbf16: true\n")
     edit = set_path(document, ("fp16",), False)
     assert apply_edits(document.source.text, [edit]) == "fp16: false\nbf16: true\n"
+
+
+@pytest.mark.parametrize("header, expected_header", [("|", "|-"), ("|+", "|-"), (">2", ">2-"), ("|-", "|-")])
+def test_insert_after_a_block_scalar_ending_the_file_keeps_its_value(header, expected_header):
+    """Without a final newline the scalar has no trailing "\\n"; a line after it would add one under
+    clip or keep chomping (a real Axolotl chat_template_jinja changed this way; issue 19, fault 4)."""
+    import yaml as pyyaml
+
+    text = f"base_model: m\nchat_template_jinja: {header}\n  {{{{ bos }}}}\n  {{{{ eos }}}}"
+    document = yaml(text)
+    fixed = apply_edits(text, [set_path(document, ("bf16",), True)])
+    assert fixed == f"base_model: m\nchat_template_jinja: {expected_header}\n  {{{{ bos }}}}\n  {{{{ eos }}}}\nbf16: true"
+    before, after = pyyaml.safe_load(text), pyyaml.safe_load(fixed)
+    assert after.pop("bf16") is True and after == before
+
+
+@pytest.mark.parametrize("value", ["0b_", "0x_", "=", "2001-01-01", "9" * 5000])
+def test_strings_plain_yaml_would_misread_or_refuse_are_quoted(value):
+    """A string whose plain spelling safe_load would read as another type, or refuse to load
+    (`0b_` raises in int()), is written quoted; rendering never raises."""
+    document = yaml("a: x\n")
+    rendered = document.render_scalar(value)
+    assert rendered.startswith('"') and yaml(f"a: {rendered}\n").find("a").value == value

@@ -35,8 +35,9 @@ _EXCLUSIVE_KEYS = {
     "flops_profiler", "activation_checkpointing", "aio", "comms_logger", "data_types", "amp",
 }
 _BLOCKS = ("fp16", "bf16", "bfloat16", "optimizer", "scheduler")
-_SNIFF = re.compile(r'"(?:zero_optimization|train_micro_batch_size_per_gpu|train_batch_size)"\s*:'
-                    r'|"(?:fp16|bf16|bfloat16)"\s*:\s*\{')
+# A file that does not parse "sniffs" as DeepSpeed when it names a key only DeepSpeed has, or a
+# precision block (issue 19: a truncated config cut before `zero_optimization` was skipped silently).
+_SNIFF = re.compile(r'"(?:' + "|".join(sorted(_EXCLUSIVE_KEYS)) + r')"\s*:|"(?:fp16|bf16|bfloat16)"\s*:\s*\{')
 
 
 def _offloaded(block) -> bool:

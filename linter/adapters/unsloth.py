@@ -63,8 +63,9 @@ _MASKING_COLLATORS = {("transformers", "DataCollatorForLanguageModeling"): "mlm"
 def _masking_collators(document: PythonDocument) -> dict[str, str]:
     """The names under which this script imports a padding-masking collator."""
     found = {}
-    for node in ast.walk(document.tree):
-        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+    document.imports()  # the one walk that indexes the script
+    for node in document.from_imports:
+        if node.module and not node.level:
             package = node.module.split(".")[0]
             for alias in node.names:
                 kind = _MASKING_COLLATORS.get((package, alias.name))
@@ -181,13 +182,13 @@ class UnslothAdapter(Adapter):
         `labels[labels == self.tokenizer.pad_token_id] = -100`) and TRL's
         DataCollatorForCompletionOnlyLM, its subclass (trl/trainer/utils.py, TRL < 0.20)."""
         collators = _masking_collators(document)
-        for node in ast.walk(document.tree):
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute) and any(
-                    isinstance(target, ast.Attribute) and (target.attr, node.value.attr) in _PAD_FROM_EOS
-                    for target in node.targets):
-                if config.get("tokenizer.pad_is_eos") is None:
-                    config.set("tokenizer.pad_is_eos", Field(True, Origin(span_of(document, *document.span(node)))))
-            elif isinstance(node, ast.Call) and _collator_name(node) in collators:
+        for node in document.attribute_assignments:
+            if any(isinstance(target, ast.Attribute) and (target.attr, node.value.attr) in _PAD_FROM_EOS
+                   for target in node.targets):
+                config.set("tokenizer.pad_is_eos", Field(True, Origin(span_of(document, *document.span(node)))))
+                break
+        for node in document.calls(*{name.rsplit(".", 1)[-1] for name in collators}):
+            if _collator_name(node) in collators:
                 if collators[_collator_name(node)] == "mlm":
                     mlm = keyword(node, "mlm")
                     if mlm is None or document.literal(mlm.value) is not False:

@@ -67,6 +67,29 @@ def invalid_utf8(data: bytes, rng: random.Random) -> bytes:
     return data[:index] + rng.choice([b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80"]) + data[index:]
 
 
+_HOSTILE_YAML = [b"._", b"0b_", b"0x_", b"._e+1", b"9" * 4400, b"!!binary AAAA", b"2001-01-01", b"[lora]", b"auto",
+                 b"7", b"true", b"~", b"{}", b"[]", b"-.inf", b".nan", b"'0x_'", b"!!int 0x1F", b"=", b"<<: {a: 1}"]
+_HOSTILE_JSON = [b"9" * 4400, b"1e999", b"-0", b"NaN", b"Infinity", b'"auto"', b"[]", b"{}", b"null", b"true",
+                 b'["lora"]', b'"\\ud800"', b"7"]
+
+
+def hostile_values(data: bytes, rng: random.Random) -> bytes:
+    """Type confusion: one value replaced by a scalar or collection of another type (issue 19, fault 8)."""
+    lines = data.splitlines(keepends=True)
+    is_json = data.lstrip()[:1] in (b"{", b"[")
+    candidates = [index for index, line in enumerate(lines) if (b'": ' if is_json else b": ") in line]
+    if not candidates:
+        return data
+    index = rng.choice(candidates)
+    line = lines[index]
+    separator = b'": ' if is_json else b": "
+    head, _, tail = line.partition(separator)
+    ending = b",\n" if is_json and tail.rstrip().endswith(b",") else b"\n"
+    value = rng.choice(_HOSTILE_JSON if is_json else _HOSTILE_YAML)
+    lines[index] = head + separator + value + ending
+    return b"".join(lines)
+
+
 MUTATIONS = [flip_bytes, truncate, shuffle_lines, duplicate_lines, stray_tabs, anchors_and_aliases, tags, nul,
              invalid_utf8]
 
