@@ -150,6 +150,17 @@ def test_pre_commit_hooks_with_the_real_client(tmp_path):
     _git(repo, "init", "-q")
     (repo / "trainlint.toml").write_text('target-gpus = ["A100"]\n')
     (repo / "ds.json").write_text(FP16_ZERO2)
+    # Files pre-commit passes that are not training configs: JSONC, a Helm template, a conda
+    # recipe, a tokenizer in a git-ignored checkpoint folder (not staged, so never passed).
+    (repo / ".vscode").mkdir()
+    (repo / ".vscode" / "settings.json").write_text('{\n  // editor\n  "editor.tabSize": 2,\n}\n')
+    (repo / "chart" / "templates").mkdir(parents=True)
+    (repo / "chart" / "templates" / "job.yaml").write_text("kind: {{ .Values.kind }}\nmetadata:\n  name: {{ .name }}\n")
+    (repo / "meta.yaml").write_text("{% set version = \"1.0\" %}\npackage:\n  version: {{ version }}\n")
+    (repo / "tsconfig.json").write_text('{"compilerOptions": {"strict": true}}\n')
+    (repo / ".gitignore").write_text("checkpoints/\n")
+    (repo / "checkpoints").mkdir()
+    (repo / "checkpoints" / "tokenizer.json").write_text('{"version": "1.0", "truncated":')
     _git(repo, "add", ".")
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "SKIP": ""}
     env.pop("GITHUB_ACTIONS", None)
@@ -167,6 +178,7 @@ def test_pre_commit_hooks_with_the_real_client(tmp_path):
         '"fp16": {"enabled": true}', '"fp16": {"enabled": false},\n  "bf16": {"enabled": true}')
     passing = hook("trainlint")
     assert passing.returncode == 0, passing.stdout + passing.stderr
+    assert "SYN001" not in passing.stdout
     detected = subprocess.run([sys.executable, "-m", "linter", "hardware", "--format", "json"], env=env,
                               capture_output=True, text=True, cwd=ROOT)
     if not json.loads(detected.stdout)["targets"]:  # on a machine with a GPU, detection names a target

@@ -46,9 +46,11 @@ from ..changes import PRECISION_MODES
 from ..document import Document, Mapping, RenderError, Scalar, Sequence
 from ..fixes import Edit
 from ..ir import ConfigIR, Field, KeyTree, Origin
+from ..versions import older_than
 from . import (Adapter, Binding, Reader, as_float, comma_list, deepspeed_link, new_config, set_path, written)
 
 _MODEL_ARGS = "llamafactory/hparams/model_args.py"
+_OMEGACONF_SINCE = "0.9.4"  # parser.py read_args: OmegaConf.load from commit a5a93597b (PR #8505)
 _FINETUNING_ARGS = "llamafactory/hparams/finetuning_args.py"
 _DATA_ARGS = "llamafactory/hparams/data_args.py"
 _PARSER = "llamafactory/hparams/parser.py (get_train_args)"
@@ -139,6 +141,10 @@ class LlamaFactoryAdapter(Adapter):
 
     def parse(self, document: Document) -> ConfigIR:
         config = new_config(self, document)
+        version = config.version("llamafactory")
+        if version is not None and older_than(version[0], _OMEGACONF_SINCE):
+            # Before 0.9.4 read_args used yaml.safe_load: an unquoted `2e-5` is the string '2e-5'.
+            config.key_tree = Adapter.key_tree(self, document)
         config.set("trainer.fills_deepspeed_auto", Field(True, Origin(config.file_span)))
         read = Reader(config, document)
         read.bind(_TRAINING_BINDINGS)
