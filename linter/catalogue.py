@@ -10,13 +10,37 @@ be "auto", which a launcher resolves later.
 from __future__ import annotations
 
 
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# What each type name accepts (None, a key written empty or null, is accepted by every type: the
+# adapters record "written, no value" facts with it).
+_CHECKS = {
+    "bool": lambda value: isinstance(value, bool),
+    "int": lambda value: isinstance(value, int) and not isinstance(value, bool),
+    "num": _is_number,
+    "str": lambda value: isinstance(value, str),
+    "dtype": lambda value: isinstance(value, str),
+    "list": lambda value: isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value),
+    "numbers": lambda value: isinstance(value, (list, tuple)) and all(_is_number(item) for item in value),
+    "auto": lambda value: value == "auto",
+}
+
+
 class Key:
-    __slots__ = ("name", "type", "meaning")
+    __slots__ = ("name", "type", "meaning", "_checks")
 
     def __init__(self, name: str, type: str, meaning: str):
         self.name = name
         self.type = type
         self.meaning = meaning
+        self._checks = tuple(_CHECKS[part] for part in type.split("|"))
+
+    def accepts(self, value) -> bool:
+        """Is `value` of this key's type? Rules may rely on it: a value of another type never
+        reaches them (the adapter reports it instead)."""
+        return value is None or any(check(value) for check in self._checks)
 
     def __repr__(self) -> str:
         return f"Key({self.name!r}, {self.type!r})"
@@ -62,7 +86,7 @@ _KEYS = (
     ("optimizer.lr", "num|auto", "learning rate"),
     ("optimizer.weight_decay", "num|auto", "weight decay"),
     ("optimizer.grad_clip", "num|auto", "gradient clipping norm (0: off)"),
-    ("optimizer.betas", "list|auto", "Adam betas"),
+    ("optimizer.betas", "numbers|auto", "Adam betas"),
     ("optimizer.eps", "num|auto", "Adam epsilon"),
     ("optimizer.memory_efficient", "str", "GaLore, APOLLO, BAdam, LISA, Adam-mini, Muon: states not modelled"),
     ("scheduler.warmup_max_lr", "num|auto", "DeepSpeed WarmupLR's peak learning rate"),

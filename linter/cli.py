@@ -325,6 +325,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from .registry import PackError
 
+    # A key or a file name may hold text the terminal's encoding cannot write (a lone surrogate
+    # from a JSON escape, a non-UTF-8 file name): write an escape rather than fail after --fix.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     args = parser.parse_args(argv)
     from .rule_docs import run_rule, run_rules

@@ -118,7 +118,7 @@ class ConfigIR:
     """The facts one file states. Rules may cache derived results in `cache` (rules/schema.py)."""
 
     __slots__ = ("path", "framework", "fields", "file_span", "links", "schema", "key_tree", "editable",
-                 "cache", "_versions", "__weakref__")
+                 "cache", "_versions", "type_errors", "__weakref__")
 
     def __init__(self, path: Path, framework: str, fields: dict[str, Field] | None = None,
                  file_span: Span | None = None, links: list[Link] | None = None, schema: str = "",
@@ -126,6 +126,9 @@ class ConfigIR:
         self.path = path
         self.framework = framework
         self.fields: dict[str, Field] = {}
+        # Values the file holds for a key that are not of the key's type: recorded here (SCH002
+        # reports them where no schema does), never handed to rules.
+        self.type_errors: list[tuple[str, Any, Origin]] = []
         for key, found in (fields or {}).items():
             self.set(key, found)
         self.file_span = file_span  # the first line: where file-level findings point
@@ -138,9 +141,14 @@ class ConfigIR:
         self.cache: dict[str, Any] = {}
         self._versions: dict[str, tuple[str, str] | None] = {}
 
-    def set(self, key: str, found: Field) -> Field:
-        if key not in KEYS:
+    def set(self, key: str, found: Field) -> Field | None:
+        """Record a fact; a value not of the key's type is recorded as a type error instead."""
+        entry = KEYS.get(key)
+        if entry is None:
             raise UnknownKey(key)
+        if not entry.accepts(found.value):
+            self.type_errors.append((key, found.value, found.origin))
+            return None
         self.fields[key] = found
         return found
 

@@ -239,6 +239,22 @@ class InvalidValue(Rule):
                 if found is not None or config.version(renamed["package"]) is None:
                     continue  # the version in use still accepts the old value, or is unknown
             yield self.finding(config, span, f"{where}: {error.message} ({config.schema} schema)")
+        yield from self._type_errors(run)
+
+    def _type_errors(self, run):
+        """Values the adapter could not take as the fact they configure (a list where a name
+        belongs, `auto` where a number does), where the schema did not already say so."""
+        from linter.catalogue import KEYS
+
+        for config in run.configs:
+            if not config.type_errors or _schema_errors(config)[0] is not None:
+                continue  # a schema judges the file's values itself (and knows what the loader coerces)
+            for key, value, origin in config.type_errors:
+                where = origin.written_as or key
+                expected = KEYS[key].type.replace("|", " or ").replace("numbers", "a list of numbers") \
+                    .replace("list", "a list of names").replace("num", "number")
+                yield self.finding(config, origin.span, f"{where}: {value!r} is not {expected} "
+                                                        f"({KEYS[key].meaning})")
 
 
 @register

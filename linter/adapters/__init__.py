@@ -238,12 +238,15 @@ class Reader:
         if self.templates_unknown and templated(node):
             return None
         spelling = ".".join(path)
-        if isinstance(node, Scalar):
-            value = convert(node.value) if convert else node.value
-            found = Field(value, Origin(span_of(self.document, node.start, node.end), written_as=spelling))
-        elif node is not None and convert is not None:
-            found = Field(convert(node.plain()), Origin(span_of(self.document, node.start, node.end),
-                                                        written_as=spelling))
+        if node is not None and (isinstance(node, Scalar) or convert is not None):
+            origin = Origin(span_of(self.document, node.start, node.end), written_as=spelling)
+            raw = node.value if isinstance(node, Scalar) else node.plain()
+            try:
+                value = convert(raw) if convert is not None and raw is not None else raw
+            except (TypeError, ValueError, AttributeError, OverflowError):
+                self.config.type_errors.append((key, raw, origin))  # e.g. a list where a name belongs
+                return None
+            found = Field(value, origin)
         elif node is None and default is not _MISSING:
             anchor_span = self.key_span(*anchor) if anchor else None
             found = Field(default, Origin(anchor_span or self.config.file_span, default_source, spelling))

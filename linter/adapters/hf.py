@@ -227,7 +227,7 @@ class HFAdapter(Adapter):
                 read.take(key, name)
             read.take(*_LEARNING_RATE, convert=as_float)
         else:
-            read.take(*_BF16, default=fp16.value is not True if new_bf16 else False,
+            read.take(*_BF16, default=(fp16 is None or fp16.value is not True) if new_bf16 else False,
                       default_source=_TRL_CONFIG if new_bf16 else _TRAINING_ARGS)
             read.take(*_CHECKPOINTING, default=new_checkpointing,
                       default_source=_TRL_CONFIG if new_checkpointing else _TRAINING_ARGS)

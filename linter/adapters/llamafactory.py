@@ -155,7 +155,7 @@ class LlamaFactoryAdapter(Adapter):
             read.take("adapter.trainable_layers", "freeze_trainable_layers", default=2, default_source=_FINETUNING_ARGS)
         if kind is not None and kind.value == "lora":
             rank = read.take("adapter.r", "lora_rank", default=8, default_source=_FINETUNING_ARGS)
-            alpha_default = rank.value * 2 if isinstance(rank.value, int) else None
+            alpha_default = rank.value * 2 if rank is not None and isinstance(rank.value, int) else None
             read.take("adapter.alpha", "lora_alpha", default=alpha_default, default_source=_FINETUNING_ARGS,
                       anchor=("lora_rank",))
             read.bind(_LORA_BINDINGS)

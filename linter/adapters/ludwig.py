@@ -78,9 +78,10 @@ class LudwigAdapter(Adapter):
         if isinstance(read.node("quantization"), Mapping):
             read.bind(_QUANTIZATION_BINDINGS)
             compute = config.get("quantization.compute_dtype")
-            # The model is loaded in the compute dtype: same place, derived (llm_utils.py).
-            config.set("model.load_dtype", Field(compute.value, Origin(compute.span, _LLM_UTILS,
-                                                                       compute.origin.written_as)))
+            if compute is not None:
+                # The model is loaded in the compute dtype: same place, derived (llm_utils.py).
+                config.set("model.load_dtype", Field(compute.value, Origin(compute.span, _LLM_UTILS,
+                                                                           compute.origin.written_as)))
         if is_llm:
             if read.take("adapter.kind", "adapter", "type") is None:
                 read.set("adapter.kind", None, "adapter")
