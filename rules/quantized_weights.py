@@ -119,7 +119,7 @@ class Int8UnderFsdp(Rule):
           - auto_wrap
         fsdp_config:
           fsdp_transformer_layer_cls_to_wrap: LlamaDecoderLayer
-    Use instead (4-bit QLoRA; Axolotl stores the 4-bit weights in the model dtype under FSDP):
+    Use instead (4-bit QLoRA: under FSDP Axolotl sets `bnb_4bit_quant_storage` to bfloat16):
         base_model: meta-llama/Meta-Llama-3-8B
         load_in_4bit: true
         adapter: qlora
