@@ -309,28 +309,15 @@ _DEFAULT_LEAVES = "0.18.0"
 # (models/mixtral/modeling_mixtral.py MixtralExperts.gate_up_proj; likewise qwen2_moe, qwen3_moe):
 # every rank runs it, so ZeRO-3 gathers the same parameters everywhere.
 _STACKED_EXPERTS = "5.0.0"
-# The transformers releases whose sparse MoE block skips the experts that received no tokens (read
-# in the modeling_<type>.py of each wheel, the forward of <Block>): Mixtral 4.36.0-4.39.3
-# `if top_x.shape[0] == 0: continue`; 4.40.0-4.51.3 loop `for expert_idx in range(self.num_experts)`
-# and run every expert, even on no tokens (Mixtral, Qwen2-MoE from its first release 4.40.0,
-# Qwen3-MoE from its first release 4.51.0 to 4.52.4); the `expert_hitted` loop (PR #32429, later
-# `expert_hit`) skips them again from 4.52.0 for Mixtral and Qwen2-MoE, from 4.53.0 for Qwen3-MoE.
-# Only skipping releases let ranks gather different experts.
-_SKIPS_EMPTY_EXPERTS = {
-    "mixtral": (("4.36.0", "4.40.0"), ("4.52.0", _STACKED_EXPERTS)),
-    "qwen2_moe": (("4.52.0", _STACKED_EXPERTS),),
-    "qwen3_moe": (("4.53.0", _STACKED_EXPERTS),),
-}
+# transformers releases whose MoE block skips experts given no tokens (each wheel's modeling_<type>.py:
+# 4.36-4.39 `continue`, later `expert_hitted`, PR #32429); other 4.x run every expert on every rank: no hang.
+_SKIPPING = {"mixtral": (("4.36.0", "4.40.0"), ("4.52.0", _STACKED_EXPERTS)),
+             "qwen2_moe": (("4.52.0", _STACKED_EXPERTS),), "qwen3_moe": (("4.53.0", _STACKED_EXPERTS),)}
 _MOE_NAMES = (
     ("mixtral", "MixtralSparseMoeBlock", re.compile(r"mixtral", re.I)),
     ("qwen2_moe", "Qwen2MoeSparseMoeBlock", re.compile(r"qwen1\.5-moe|qwen2-57b-a14b", re.I)),
     ("qwen3_moe", "Qwen3MoeSparseMoeBlock", re.compile(r"qwen3-(?:coder-)?(?:30b-a3b|235b-a22b)", re.I)),
 )
-
-
-def _skips_empty_experts(model_type: str, version: str) -> bool:
-    return any(older_than(version, low) is False and older_than(version, high) is True
-               for low, high in _SKIPS_EMPTY_EXPERTS[model_type])
 
 
 @register
@@ -339,25 +326,21 @@ class MoeZero3WithoutLeafModules(Rule):
 
     ## What it does
     Flags a TRL / TrainingArguments config that trains a Mixtral, Qwen-MoE or Qwen3-MoE
-    checkpoint (recognised by its Hub name) under a linked ZeRO stage 3 DeepSpeed config,
-    where DeepSpeed is older than 0.18.0 and the transformers release skips experts that
-    received no tokens: Mixtral 4.36-4.39 and 4.52 or later, Qwen2-MoE from 4.52, Qwen3-MoE
-    from 4.53, each below 5.0 (both versions from pins near the file or the installed
-    packages; silent when either is unknown). Axolotl and LLaMA-Factory mark the MoE blocks
-    as ZeRO-3 leaves themselves and are left out.
+    checkpoint (recognised by its Hub name) under a linked ZeRO stage 3 DeepSpeed config, with
+    DeepSpeed older than 0.18.0 and a transformers 4.x that skips experts given no tokens (pins
+    near the file or the installed packages; silent when either is unknown). Axolotl and
+    LLaMA-Factory mark the MoE blocks as ZeRO-3 leaves themselves and are left out.
 
     ## Why is this bad?
     transformers runs only the experts that received tokens in MixtralSparseMoeBlock.forward
     (4.36-4.39: `if top_x.shape[0] == 0: continue`; from 4.52.0 the `expert_hitted` loop of
-    PR #32429, in Qwen2-MoE too; Qwen3-MoE from 4.53.0). ZeRO-3 gathers each submodule's
+    PR #32429, in Qwen2-MoE too; Qwen3-MoE from 4.53.0); 4.40-4.51 (Qwen3-MoE 4.51-4.52) run
+    every expert, even on no tokens, and are not flagged. ZeRO-3 gathers each submodule's
     parameters in a collective when the submodule runs, so ranks whose tokens were routed to
     different experts wait in different all-gathers and the job hangs until the NCCL timeout
-    (DeepSpeed#4808, LLaMA-Factory#1998). 4.40-4.51 (4.52 for Qwen3-MoE) call every expert,
-    even on no tokens, so every rank gathers every expert in the same order: slower, but no
-    hang, and not flagged. The remedy is `deepspeed.utils.set_z3_leaf_modules`
-    on the MoE block, which neither the HF Trainer nor TRL calls; DeepSpeed 0.18.0 applies it
-    to these three blocks by default (`zero_optimization.leaf_module`), and transformers 5
-    stores the experts as one module that every rank runs.
+    (DeepSpeed#4808, LLaMA-Factory#1998). The remedy is `deepspeed.utils.set_z3_leaf_modules`
+    on the MoE block, which neither the HF Trainer nor TRL calls; DeepSpeed 0.18.0 applies it to
+    these blocks by default (`zero_optimization.leaf_module`); transformers 5 stacks the experts.
 
     ## Example
     `sft.yaml`:
@@ -382,10 +365,8 @@ class MoeZero3WithoutLeafModules(Rule):
     ## References
     - deepspeed/utils/z3_leaf_module.py: set_z3_leaf_modules (DeepSpeed 0.13.0, PR #4966)
     - deepspeed/runtime/zero/leaf_module_config.py: DEFAULT_LEAF_MODULE_CLASSES (0.18.0, PR #7604)
-    - transformers/models/mixtral/modeling_mixtral.py: MixtralSparseMoeBlock (4.x),
-      MixtralExperts (5.0.0); read in the 4.36.0, 4.38.2, 4.39.0, 4.39.3, 4.40.0, 4.46.3, 4.51.3,
-      4.52.0, 4.52.4, 4.53.0-4.53.3, 4.54.0 and 4.57.1 wheels, with modeling_qwen2_moe.py and
-      modeling_qwen3_moe.py (which skip, which loop over every expert)
+    - transformers/models/{mixtral,qwen2_moe,qwen3_moe}/modeling_*.py: the SparseMoeBlock forward
+      in the 4.36.0-4.57.1 wheels (which skip experts), MixtralExperts (5.0.0)
     - axolotl/loaders/model.py _set_z3_leaf_modules; llamafactory/model/model_utils/moe.py
       add_z3_leaf_module; accelerate/utils/dataclasses.py DeepSpeedPlugin.set_moe_leaf_modules
     - deepspeedai/DeepSpeed#4808; hiyouga/LLaMA-Factory#1998; issue 16 class 7
@@ -407,7 +388,9 @@ class MoeZero3WithoutLeafModules(Rule):
         model_type, block, _ = moe
         deepspeed = context.version_before("deepspeed", _DEFAULT_LEAVES, zero3, self.code)
         transformers = context.version_before("transformers", _STACKED_EXPERTS, primary, self.code)
-        if deepspeed is None or transformers is None or not _skips_empty_experts(model_type, transformers[0]):
+        if deepspeed is None or transformers is None or not any(
+                older_than(transformers[0], low) is False and older_than(transformers[0], high) is True
+                for low, high in _SKIPPING[model_type]):
             return
         yield self.finding(
             primary, primary.span("model.name"),
