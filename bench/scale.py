@@ -88,6 +88,17 @@ def many_files(folder: Path, count: int = 1000) -> None:
                 "adapter: lora\nlora_r: 16\nlearning_rate: 0.0002\nfp16: true\n")
 
 
+def large_jsons(folder: Path, count: int = 100) -> None:
+    """DeepSpeed JSONs of ~630 KB each (a large comms_logger block): memory must follow the run
+    being linted, not the sum of every file (issue 19 measured 6.2 GB for 100 x 800 KB)."""
+    folder.mkdir()
+    pad = ", ".join(f'"k{i}": {i}' for i in range(40000))
+    for index in range(count):
+        (folder / f"ds{index}.json").write_text(
+            '{"zero_optimization": {"stage": 2}, "fp16": {"enabled": true}, '
+            f'"train_micro_batch_size_per_gpu": 4, "comms_logger": {{"extra": {{{pad}}}}}}}')
+
+
 def measure(command: list[str], before=None) -> tuple[float, float, int]:
     """Median wall seconds, the largest peak RSS (MiB) and the exit code over RUNS runs."""
     walls, peaks, code = [], [], 0
@@ -122,6 +133,8 @@ def main() -> int:
                        "Python read", [str(mid_path)]))
         many_files(scratch_path / "many")
         inputs.append(("1,000 files (500 YAML, 500 JSON), one call", [str(scratch_path / "many")]))
+        large_jsons(scratch_path / "large")
+        inputs.append(("100 DeepSpeed JSONs of 630 KB, one call", [str(scratch_path / "large")]))
         for name, paths in inputs:
             files = [Path(path) for path in paths if not path.startswith("--")]
             size = sum(p.stat().st_size for path in files for p in ([path] if path.is_file() else path.iterdir()))

@@ -17,7 +17,7 @@ from .ir import ConfigIR, Run
 from .linting import Linter
 from .loading import FileRecord, Loader, UnreadableFile
 from .registry import Finding
-from .runs import BadSettings, RunBuilder
+from .runs import BadSettings, RunBuilder, named_by_others
 from .settings import Settings, for_directory, load_file
 from .source import Source, real_path
 
@@ -132,52 +132,35 @@ class Session:
 
     def _check(self, paths: list[Path]) -> Outcome:
         outcome = Outcome()
-        configs, writable = [], set()
-        for path, explicit in self.discover(paths):
-            outcome.discovered += 1
-            writable.add(real_path(path))
-            loaded = self.load(path, explicit)
-            if loaded.syntax is not None:
-                if registry.get("SYN001") in self.linter.rules_for(self.settings_for(path)):
-                    outcome.findings.append(loaded.syntax)
-            elif loaded.config is not None:
-                configs.append(loaded.config)
-            elif explicit and self.options.verbose:
-                outcome.notes.append(f"{path}: skipped: no adapter recognises this file")
-        runs = self.build_runs(configs, outcome.findings)
-        del configs
+        discovered = self.discover(paths)
+        outcome.discovered = len(discovered)
+        writable = {real_path(path) for path, _ in discovered}
         fixer = Fixer(self.loader, self.linter, writable, self.options.diff)
-        shared = {real_path(config.path) for run in runs for config in run.linked}
-        runs.reverse()
+        # Memory is bounded by the run being linted: a file another discovered file names (a DeepSpeed
+        # JSON a trainer links) waits for that run; every other is loaded, linted and released.
+        named = named_by_others(discovered)
+        done: set[Path] = set()
         seen: set[tuple] = set()
-        while runs:
-            run = runs.pop()
-            run = Run(self.loader.current(run.primary), [self.loader.current(c) for c in run.linked], run.missing)
-            settings = self.settings_for(run.primary.path)
-            hardware = self.hardware_for(settings)
-            if not hardware.targets and outcome.no_target_note is None and any(
-                    rule.needs_targets for rule in self.linter.rules_for(settings)):
-                outcome.no_target_note = _no_target_note(hardware)
-            if self.options.fix or self.options.diff:
-                unsafe = self.options.unsafe_fixes if self.options.unsafe_fixes is not None else settings.unsafe_fixes
-                fixed, applied = fixer.fix_run(run, settings, hardware, unsafe)
-                if fixer.write(run, fixed):
-                    run = fixed
-                    outcome.fixed += len(applied)
-                    outcome.applied.extend(applied)
-            for finding in self.linter.lint(run, settings, hardware):
-                key = (finding.code, str(finding.span.path), finding.span.start, finding.message)
-                if key in seen:
+        for wave in ([item for item in discovered if real_path(item[0]) not in named],
+                     [item for item in discovered if real_path(item[0]) in named]):
+            for path, explicit in wave:
+                if real_path(path) in done:
                     continue
-                seen.add(key)
-                outcome.findings.append(finding)
-                # Reporters need a file's text only to place the edits of its fixes.
-                for edit in finding.fix.edits if finding.fix else ():
-                    config = next(c for c in run.configs if c.path == edit.path)
-                    outcome.sources[edit.path] = self.loader.document_of(config)[0].source
-            for config in run.configs:
-                if config.editable and real_path(config.path) not in shared:
-                    self.loader.release(config)  # done with it: free the tree
+                loaded = self.load(path, explicit)
+                if loaded.syntax is not None:
+                    if registry.get("SYN001") in self.linter.rules_for(self.settings_for(path)):
+                        outcome.findings.append(loaded.syntax)
+                elif loaded.config is None:
+                    if explicit and self.options.verbose:
+                        outcome.notes.append(f"{path}: skipped: no adapter recognises this file")
+                else:
+                    for run in self.build_runs([loaded.config], outcome.findings):
+                        self._lint_run(run, fixer, outcome, seen)
+                        done.update(real_path(config.path) for config in run.configs if config.editable)
+                        for config in run.configs:
+                            if config.editable:
+                                self.loader.release(config)  # done with it: free the tree
+                self.loader.release_path(path)
         outcome.findings.sort(key=lambda finding: finding.sort_key)
         outcome.notes.extend(fixer.notes)
         outcome.diffs.extend(fixer.diffs)
@@ -185,6 +168,30 @@ class Session:
         if self.options.verbose:
             outcome.notes.extend(self.loader.notes)
         return outcome
+
+    def _lint_run(self, run: Run, fixer: Fixer, outcome: Outcome, seen: set[tuple]) -> None:
+        settings = self.settings_for(run.primary.path)
+        hardware = self.hardware_for(settings)
+        if not hardware.targets and outcome.no_target_note is None and any(
+                rule.needs_targets for rule in self.linter.rules_for(settings)):
+            outcome.no_target_note = _no_target_note(hardware)
+        if self.options.fix or self.options.diff:
+            unsafe = self.options.unsafe_fixes if self.options.unsafe_fixes is not None else settings.unsafe_fixes
+            fixed, applied = fixer.fix_run(run, settings, hardware, unsafe)
+            if fixer.write(run, fixed):
+                run = fixed
+                outcome.fixed += len(applied)
+                outcome.applied.extend(applied)
+        for finding in self.linter.lint(run, settings, hardware):
+            key = (finding.code, str(finding.span.path), finding.span.start, finding.message)
+            if key in seen:
+                continue
+            seen.add(key)
+            outcome.findings.append(finding)
+            # Reporters need a file's text only to place the edits of its fixes.
+            for edit in finding.fix.edits if finding.fix else ():
+                config = next(c for c in run.configs if c.path == edit.path)
+                outcome.sources[edit.path] = self.loader.document_of(config)[0].source
 
 
 def _no_target_note(hardware: Hardware) -> str:

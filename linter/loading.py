@@ -193,5 +193,8 @@ class Loader:
         self._records[real_path(config.path)] = FileRecord(config.path, document.source, config)
 
     def release(self, config: ConfigIR) -> None:
-        """Done with this file: its tree can be freed."""
-        self._records[real_path(config.path)] = FileRecord(config.path)
+        """Done with this file: its tree can be freed (it is read again if another run needs it)."""
+        self._records.pop(real_path(config.path), None)
+
+    def release_path(self, path: Path) -> None:
+        self._records.pop(real_path(path), None)

@@ -20,6 +20,7 @@ class RunBuilder:
     def __init__(self, loader: Loader, settings_for: Callable[[Path], Settings]):
         self.loader = loader
         self.settings_for = settings_for
+        self._declared: dict[int, dict[Path, list[list[str]]]] = {}  # by id of a Settings (they live as long)
 
     def build(self, configs: list[ConfigIR], findings: list[Finding]) -> list[Run]:
         """One run per config, with the files it links; a config that another run links (and that
@@ -63,16 +64,24 @@ class RunBuilder:
                 joined.append(whole)
         return joined or [run]
 
+    def _declared_runs(self, settings: Settings) -> dict[Path, list[list[str]]]:
+        """The settings' `[[runs]]` by their primary file, read once per settings file (a
+        settings file with a million runs is read once, not once per linted file)."""
+        found = self._declared.get(id(settings))
+        if found is None:
+            found = self._declared[id(settings)] = {}
+            for declared in settings.runs:
+                files = declared.get("files") if isinstance(declared, dict) else None
+                if not isinstance(files, list) or not files or not all(isinstance(f, str) for f in files):
+                    raise BadSettings(f"{settings.path}: each [[runs]] needs `files`, a list of paths")
+                found.setdefault(real_path(settings.root / files[0]), []).append(files)
+        return found
+
     def _declared_links(self, config: ConfigIR) -> list[Link]:
         """Links that settings declare (`[[runs]] files = [primary, linked, ...]`)."""
         settings = self.settings_for(config.path)
         links = []
-        for declared in settings.runs:
-            files = declared.get("files") if isinstance(declared, dict) else None
-            if not isinstance(files, list) or not files or not all(isinstance(f, str) for f in files):
-                raise BadSettings(f"{settings.path}: each [[runs]] needs `files`, a list of paths")
-            if real_path(settings.root / files[0]) != real_path(config.path):
-                continue
+        for files in self._declared_runs(settings).get(real_path(config.path), ()):
             for entry in files[1:]:
                 path = settings.root / entry
                 named = None
@@ -103,3 +112,29 @@ def _builtin_config(link: Link) -> ConfigIR:
     fields = {key: Field(value, origin) for key, value in (link.builtin or {}).items()}
     fields["file.kind"] = Field(link.kind, origin)
     return ConfigIR(path=Path(link.text), framework=link.kind, fields=fields, file_span=link.span, editable=False)
+
+
+def named_by_others(discovered: list[tuple[Path, bool]]) -> set[Path]:
+    """The discovered files whose name appears in another discovered file's text (read bounded,
+    not parsed): the files some run may link, which wait for it."""
+    import re
+
+    from .source import MAX_FILE_BYTES, SourceError, read_bounded
+
+    names: dict[str, list[Path]] = {}
+    for path, _ in discovered:
+        names.setdefault(path.name, []).append(real_path(path))
+    if len(discovered) < 2:
+        return set()
+    pattern = re.compile("|".join(re.escape(name) for name in sorted(names, key=len, reverse=True)))
+    named: set[Path] = set()
+    for path, _ in discovered:
+        try:
+            text = read_bounded(path, MAX_FILE_BYTES).decode("utf-8", "replace")
+        except SourceError:
+            continue
+        own = real_path(path)
+        for name in set(pattern.findall(text)):
+            named.update(other for other in names[name] if other != own)
+    return named
+
