@@ -1,0 +1,319 @@
+"""Checks the trainers themselves make at launch, read from the config before the job is queued
+(issue 16: mined incidents that crash at launch or at the first step)."""
+
+from __future__ import annotations
+
+from linter.registry import ERROR, Rule, register
+from linter.versions import older_than
+
+# TrainingArguments / TRL argument files (what the HF Trainer itself reads), and LLaMA-Factory's
+# YAML, whose training keys are transformers' Seq2SeqTrainingArguments.
+_TRAINING_ARGUMENT_FILES = ("trl", "trainer", "llamafactory")
+
+
+def _count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+@register
+class UnslothWithZero3(Rule):
+    """TRN010 unsloth-with-zero3
+
+    ## What it does
+    Flags a config that trains through Unsloth (LLaMA-Factory `use_unsloth: true`) while a
+    DeepSpeed config of the same run (the `deepspeed:` file it links) uses ZeRO stage 3.
+
+    ## Why is this bad?
+    ZeRO-3 partitions every parameter across the GPUs and gathers it on demand through hooks
+    on each module's forward. Unsloth replaces the model's forward passes and LoRA layers with
+    its own fused kernels, which read the full weights directly: under ZeRO-3 they find empty
+    partitions. LLaMA-Factory refuses the combination at launch ("Unsloth is incompatible with
+    DeepSpeed ZeRO-3."); before that check the run died with a cryptic AssertionError after
+    loading the model (LLaMA-Factory#2741, #6940, #3949).
+
+    ## Example
+    `train.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-7B-Instruct
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        use_unsloth: true
+        deepspeed: ds_z3.json
+    `ds_z3.json`:
+        {"zero_optimization": {"stage": 3}}
+    Use instead, in `ds_z3.json`:
+        {"zero_optimization": {"stage": 2}}
+
+    ## Fix safety
+    No fix: ZeRO-2 keeps a full copy of the weights on every GPU, which may not fit; dropping
+    Unsloth is the other choice, and the author picks.
+
+    ## References
+    - LLaMA-Factory src/llamafactory/hparams/parser.py (get_train_args): "Unsloth is
+      incompatible with DeepSpeed ZeRO-3."
+    - hiyouga/LLaMA-Factory#2741, #6940, #3949
+    """
+
+    code = "TRN010"
+    name = "unsloth-with-zero3"
+    severity = ERROR
+
+    def check(self, run, context):
+        zero3 = next((config for config in run.configs if config.value("parallel.zero_stage") == 3), None)
+        if zero3 is None:
+            return
+        for config in run.configs:
+            if config.value("model.unsloth") is not True:
+                continue
+            yield self.finding(
+                config, config.span("model.unsloth"),
+                f"Unsloth with DeepSpeed ZeRO-3 ({zero3.path.name}): Unsloth's kernels read whole weights that "
+                "ZeRO-3 partitions, and the launch refuses it (\"Unsloth is incompatible with DeepSpeed ZeRO-3\"); "
+                "use ZeRO stage 2 or turn Unsloth off",
+            )
+
+
+# transformers/training_args.py TrainingArguments.__post_init__: with load_best_model_at_end the
+# save and eval strategies must match (since 4.9.0, PR #12786; "best", a save strategy of
+# transformers 4.46, is exempt).
+_STRATEGY_CHECK = "4.9.0"
+
+
+@register
+class LoadBestStrategyMismatch(Rule):
+    """TRN011 load-best-model-strategy-mismatch
+
+    ## What it does
+    Flags `load_best_model_at_end: true` in a TrainingArguments, TRL or LLaMA-Factory config
+    whose written `save_strategy` and `eval_strategy` (or the older `evaluation_strategy`)
+    differ, unless `save_strategy` is `best`. Silent where either strategy is not written, or
+    where the transformers in use is older than 4.9.0.
+
+    ## Why is this bad?
+    Loading the best model at the end needs a checkpoint at every evaluation, so
+    TrainingArguments refuses to be built: "--load_best_model_at_end requires the save and
+    eval strategy to match". The job dies at launch, after it waited in the queue
+    (LLaMA-Factory#8133, transformers#12685).
+
+    ## Example
+    `train.yaml`:
+        model_name_or_path: Qwen/Qwen3-4B
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        val_size: 0.1
+        eval_strategy: steps
+        eval_steps: 50
+        save_strategy: epoch
+        load_best_model_at_end: true
+    Use instead, in `train.yaml`:
+        model_name_or_path: Qwen/Qwen3-4B
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        val_size: 0.1
+        eval_strategy: steps
+        eval_steps: 50
+        save_strategy: steps
+        save_steps: 50
+        load_best_model_at_end: true
+
+    ## Fix safety
+    No fix: which schedule to keep (and `save_steps` a multiple of `eval_steps`) is the
+    author's choice.
+
+    ## References
+    - transformers/training_args.py: TrainingArguments.__post_init__ (load_best_model_at_end
+      sanity checks)
+    - hiyouga/LLaMA-Factory#8133; huggingface/transformers#12685, #12786
+    """
+
+    code = "TRN011"
+    name = "load-best-model-strategy-mismatch"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            if (config.value("file.kind") not in _TRAINING_ARGUMENT_FILES
+                    or config.value("checkpoint.load_best") is not True
+                    or config.value("arguments.project_parser") is True):
+                continue
+            save, evaluate = config.value("checkpoint.save_strategy"), config.value("checkpoint.eval_strategy")
+            if not isinstance(save, str) or not isinstance(evaluate, str) or save in (evaluate, "best"):
+                continue
+            if context.version_before("transformers", _STRATEGY_CHECK, config, self.code) is not None:
+                continue
+            yield self.finding(
+                config, config.span("checkpoint.load_best"),
+                f"load_best_model_at_end with save_strategy {save} and eval_strategy {evaluate}: TrainingArguments "
+                "refuses it at launch (the strategies must match so that every evaluation has a checkpoint); "
+                f"use the same strategy for both",
+            )
+
+
+# trl/trainer/grpo_trainer.py and grpo_config.py: the completions of one generation round must
+# hold whole groups of num_generations. TRL 0.15.0 (PR #2776) counts completions in
+# per_device_train_batch_size and checks micro x processes; 0.17.0 multiplies by
+# gradient_accumulation_steps; 0.18.0 moves the check to GRPOConfig.__post_init__ with
+# generation_batch_size (default micro x processes x steps_per_generation, whose default is
+# gradient_accumulation_steps).
+_GRPO_COMPLETION_BATCHES = "0.15.0"
+_GRPO_ACCUMULATED = "0.17.0"
+
+
+@register
+class GrpoBatchNotDivisible(Rule):
+    """TRN012 grpo-batch-not-divisible
+
+    ## What it does
+    Flags a `trl grpo` config whose `num_generations` does not divide the completions one
+    generation round holds: `per_device_train_batch_size` x GPUs on TRL 0.15 and 0.16, times
+    `gradient_accumulation_steps` from TRL 0.17. Needs the world size (`--world-size`);
+    silent without it, on TRL before 0.15, and where `generation_batch_size` or
+    `steps_per_generation` is written. With the TRL version unknown it fires only where
+    both formulas fail.
+
+    ## Why is this bad?
+    GRPO scores each completion against the others generated for the same prompt, so a
+    generation round must hold whole groups of `num_generations`. GRPOTrainer (GRPOConfig
+    from TRL 0.18) refuses the config at launch: "The global train batch size ... must be
+    evenly divisible by the number of generations per prompt" (huggingface/trl#2858,
+    #3061; open-r1#249).
+
+    ## Example
+    `grpo.yaml`, on 2 GPUs:
+        model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
+        dataset_name: trl-lib/Capybara
+        per_device_train_batch_size: 1
+        num_generations: 8
+    `requirements.txt`:
+        trl==0.15.2
+    Use instead, in `grpo.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
+        dataset_name: trl-lib/Capybara
+        per_device_train_batch_size: 4
+        num_generations: 8
+
+    ## Fix safety
+    No fix: a larger batch needs memory, fewer generations change the method; the author
+    picks.
+
+    ## References
+    - trl/trainer/grpo_trainer.py (TRL 0.15-0.17): GRPOTrainer.__init__ possible_values check
+    - trl/trainer/grpo_config.py (TRL >= 0.18): GRPOConfig.__post_init__ generation_batch_size
+    - huggingface/trl#2776, #2858, #3061; huggingface/open-r1#249
+    """
+
+    code = "TRN012"
+    name = "grpo-batch-not-divisible"
+    severity = ERROR
+
+    def check(self, run, context):
+        world = context.world_size
+        if not _count(world):
+            return
+        for config in run.configs:
+            if config.value("file.kind") not in ("trl", "trainer") or config.value("training.trainer") != "grpo":
+                continue
+            generations, micro = config.value("generation.per_prompt"), config.value("batch.micro")
+            accumulation = config.value("batch.grad_accum")
+            if not (_count(generations) and generations >= 2 and _count(micro) and _count(accumulation)):
+                continue
+            if config.get("generation.batch_size") is not None or config.get("generation.steps") is not None:
+                continue
+            per_round = micro * world
+            accumulated = per_round * accumulation
+            trl = config.version("trl")
+            if trl is not None:
+                if older_than(trl[0], _GRPO_COMPLETION_BATCHES) is not False:
+                    continue
+                if older_than(trl[0], _GRPO_ACCUMULATED):
+                    rounds = {per_round: f"{micro} x {world} GPUs"}
+                else:
+                    rounds = {accumulated: f"{micro} x {world} GPUs x {accumulation} accumulation steps"}
+                on = f"TRL {trl[0]} ({trl[1]})"
+            else:
+                rounds = {per_round: f"{micro} x {world} GPUs",
+                          accumulated: f"{micro} x {world} GPUs x {accumulation} accumulation steps"}
+                on = "any TRL from 0.15"
+            if any(size % generations == 0 for size in rounds):
+                continue
+            size, how = max(rounds.items())
+            yield self.finding(
+                config, config.span("generation.per_prompt"),
+                f"num_generations {generations} does not divide a generation round of {size} completion{'s' if size != 1 else ''} "
+                f"({how}) on {on}: GRPO refuses the config at launch; make the batch a multiple of "
+                f"num_generations",
+            )
+
+
+# trl/trainer/kto_trainer.py: KTOTrainer refuses a per-device batch of 1 when the loss estimates
+# the KL term (every loss_type but "apo_zero_unpaired"), from TRL 0.12.0 (PR #2153).
+_KTO_BATCH_CHECK = "0.12.0"
+_KTO_NO_KL = {"apo_zero_unpaired"}
+
+
+@register
+class KtoBatchSizeOne(Rule):
+    """TRN013 kto-batch-size-one
+
+    ## What it does
+    Flags a TRL KTO config (KTOConfig's `desirable_weight` / `undesirable_weight` mark it)
+    with `per_device_train_batch_size: 1` and a loss that estimates the KL term (any
+    `loss_type` but `apo_zero_unpaired`), unless the TRL in use is older than 0.12.
+
+    ## Why is this bad?
+    KTO estimates its KL reference point by pairing each prompt with the completion of
+    another example in the same batch. With one example per GPU there is no other example,
+    the KL term equals the implied reward, and KTOTrainer refuses the config: "Actual (not
+    effective) batch size must be > 1" (huggingface/trl#2554, #2153). Gradient accumulation
+    does not help: the pairing is within one micro batch.
+
+    ## Example
+    `kto.yaml`:
+        model_name_or_path: Qwen/Qwen2-0.5B-Instruct
+        dataset_name: trl-lib/kto-mix-14k
+        per_device_train_batch_size: 1
+        gradient_accumulation_steps: 8
+        desirable_weight: 1.0
+    `requirements.txt`:
+        trl==0.12.0
+    Use instead, in `kto.yaml`:
+        model_name_or_path: Qwen/Qwen2-0.5B-Instruct
+        dataset_name: trl-lib/kto-mix-14k
+        per_device_train_batch_size: 2
+        gradient_accumulation_steps: 4
+        desirable_weight: 1.0
+
+    ## Fix safety
+    No fix: a batch of 2 needs more memory per GPU, and the accumulation steps to keep the
+    effective batch are the author's choice.
+
+    ## References
+    - trl/trainer/kto_trainer.py: KTOTrainer.__init__ (calculate_KL, "Actual (not effective)
+      batch size must be > 1"); trl/trainer/kto_config.py loss_type
+    - huggingface/trl#2153 (v0.12.0), #2554
+    """
+
+    code = "TRN013"
+    name = "kto-batch-size-one"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            if config.value("file.kind") != "trl" or config.value("training.trainer") != "kto":
+                continue
+            micro = config.value("batch.micro")
+            if not isinstance(micro, int) or isinstance(micro, bool) or micro > 1:
+                continue
+            if config.value("training.loss_type") in _KTO_NO_KL:
+                continue
+            trl = config.version("trl")
+            if trl is not None and older_than(trl[0], _KTO_BATCH_CHECK) is not False:
+                continue
+            yield self.finding(
+                config, config.span("batch.micro"),
+                f"per_device_train_batch_size {micro} for KTO: the KL term pairs examples within one batch, and "
+                "KTOTrainer refuses a batch below 2 (\"Actual (not effective) batch size must be > 1\"); use 2 or more "
+                "(fewer accumulation steps keep the effective batch)",
+            )
