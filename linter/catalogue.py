@@ -125,6 +125,7 @@ _KEYS = (
     ("memory.activation_offload", "bool", "saved activations moved to CPU RAM or disk"),
     ("training.enabled", "bool", "False: the config predicts or evaluates only"),
     ("training.remote_backend", "str", "the run trains on a remote service (Axolotl hatchery), not these GPUs"),
+    ("training.precompute_ref", "bool", "reference log-probs computed once before training (TRL precompute_ref_log_probs)"),
     ("training.loss_type", "str", "the trainer's loss variant as written (TRL loss_type)"),
     ("checkpoint.load_best", "bool", "the best checkpoint is loaded at the end (load_best_model_at_end)"),
     ("checkpoint.save_strategy", "str", "when checkpoints are saved (no, steps, epoch, best), as written"),

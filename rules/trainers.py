@@ -317,3 +317,87 @@ class KtoBatchSizeOne(Rule):
                 "KTOTrainer refuses a batch below 2 (\"Actual (not effective) batch size must be > 1\"); use 2 or more "
                 "(fewer accumulation steps keep the effective batch)",
             )
+
+
+# trl/trainer/dpo_trainer.py, kto_trainer.py, bco_trainer.py: from TRL 0.7.5 (DPO; KTO and BCO
+# in 0.12.0) to 0.28, "You cannot use `precompute_ref_log_probs=True` with Deepspeed ZeRO-3";
+# the DPO refactor of 0.29.0 (PR #3906) dropped the refusal and precomputes in __init__, before
+# DeepSpeed places (ZeRO-1/2) or gathers (ZeRO-3) the parameters; 1.9.0 (PR #6403) wraps the model
+# in a DeepSpeed inference engine for that pass (DPO and KTO).
+_PRECOMPUTE_CHECKED = "0.12.0"
+_PRECOMPUTE_IN_INIT = "0.29.0"
+_PRECOMPUTE_FIXED = "1.9.0"
+
+
+@register
+class PrecomputeRefUnderDeepspeed(Rule):
+    """TRN014 precompute-ref-under-deepspeed
+
+    ## What it does
+    Flags a TRL preference config (DPO, KTO, BCO) with `precompute_ref_log_probs: true`
+    whose run uses DeepSpeed (a linked DeepSpeed config) where the TRL in use (a pin near
+    the file or the installed package; silent when unknown) fails on it: ZeRO-3 from TRL
+    0.12 to 1.8, and for DPO also ZeRO-1/2 from TRL 0.29 to 1.8.
+
+    ## Why is this bad?
+    Precomputing runs the reference model over the whole dataset once, before training.
+    Up to TRL 0.28 the trainers refused that under ZeRO-3 at launch ("You cannot use
+    `precompute_ref_log_probs=True` with Deepspeed ZeRO-3"). TRL 0.29 moved the pass into
+    the DPO trainer's `__init__` and dropped the refusal, but there DeepSpeed has not yet
+    placed the parameters (still on the CPU under ZeRO-1/2: a device mismatch) or gathered
+    them (sharded under ZeRO-3: "weight must be 2-D"), so the job crashes at launch
+    (huggingface/trl#2985). TRL 1.9.0 runs the pass through a DeepSpeed inference engine
+    (#6403).
+
+    ## Example
+    `dpo.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-7B-Instruct
+        dataset_name: trl-lib/ultrafeedback_binarized
+        precompute_ref_log_probs: true
+        deepspeed: ds_z3.json
+    `ds_z3.json`:
+        {"zero_optimization": {"stage": 3}}
+    `requirements.txt`:
+        trl==1.8.0
+    Use instead TRL 1.9.0 or later (or `precompute_ref_log_probs: false`), in `requirements.txt`:
+        trl==1.9.0
+
+    ## Fix safety
+    No fix: turning precomputation off keeps a reference model in memory during training;
+    upgrading TRL is the other choice.
+
+    ## References
+    - trl/trainer/dpo_trainer.py (0.7.5-0.28: the ZeRO-3 refusal; 0.29.0, PR #3906:
+      _precompute_ref_logps in __init__; 1.9.0, PR #6403: prepare_deepspeed for the pass)
+    - trl/trainer/kto_trainer.py, bco_trainer.py (the same refusal from 0.12.0)
+    - huggingface/trl#2985, #6403
+    """
+
+    code = "TRN014"
+    name = "precompute-ref-under-deepspeed"
+    severity = ERROR
+
+    def check(self, run, context):
+        stage = next((config.value("parallel.zero_stage") for config in run.configs
+                      if isinstance(config.value("parallel.zero_stage"), int)), None)
+        if stage is None:
+            return
+        for config in run.configs:
+            if config.value("file.kind") != "trl" or config.value("training.precompute_ref") is not True:
+                continue
+            trl = config.version("trl")
+            if trl is None or older_than(trl[0], _PRECOMPUTE_FIXED) is not True:
+                continue
+            if stage == 3 and older_than(trl[0], _PRECOMPUTE_CHECKED) is False:
+                what = "the reference pass needs the ZeRO-3-sharded weights gathered"
+            elif (stage in (1, 2) and older_than(trl[0], _PRECOMPUTE_IN_INIT) is False
+                  and config.value("training.trainer") is None):
+                what = f"the reference pass runs before DeepSpeed moves the ZeRO-{stage} model to the GPU"
+            else:
+                continue
+            yield self.finding(
+                config, config.span("training.precompute_ref"),
+                f"precompute_ref_log_probs under DeepSpeed ZeRO-{stage} on TRL {trl[0]} ({trl[1]}): {what}, and the "
+                f"trainer refuses or crashes at launch (fixed in TRL {_PRECOMPUTE_FIXED}); upgrade TRL or set "
+                "precompute_ref_log_probs false",
+            )

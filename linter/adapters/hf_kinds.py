@@ -119,10 +119,12 @@ def record_repository_launchers(config) -> None:
         config.set("launch.repository_sharding", Field(names, Origin(config.file_span, str(root))))
 
 
-# TRL trainer configs, written values only: loss_type (DPO/KTO/...), and GRPOConfig's
-# num_generations, generation_batch_size and steps_per_generation (TRL >= 0.18).
+# TRL trainer configs, written values only: loss_type and precompute_ref_log_probs (DPO, KTO,
+# BCO configs), and GRPOConfig's num_generations, generation_batch_size and
+# steps_per_generation (TRL >= 0.18).
 TRL_TRAINER_BINDINGS = (
     Binding("training.loss_type", "loss_type"),
+    Binding("training.precompute_ref", "precompute_ref_log_probs"),
     Binding("generation.per_prompt", "num_generations"),
     Binding("generation.batch_size", "generation_batch_size"),
     Binding("generation.steps", "steps_per_generation"),
