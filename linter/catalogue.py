@@ -81,6 +81,7 @@ _KEYS = (
     ("adapter.target_modules", "list", "modules the adapter wraps"),
     ("adapter.modules_to_save", "list", "modules trained in full beside the adapter"),
     ("adapter.trainable_layers", "int", "freeze tuning: only the last N layers train"),
+    ("adapter.dora", "bool", "DoRA: the LoRA update is split into magnitude and direction (use_dora)"),
     ("adapter.target_linear", "bool", "the adapter wraps every linear layer (Axolotl lora_target_linear)"),
     # Optimizer and schedule
     ("optimizer.name", "str", "optimizer as the framework names it"),

@@ -2,7 +2,7 @@
 it is named in the `trainlint.rules` entry-point group like any third-party pack."""
 
 from . import (  # noqa: F401
-    attention, batches, data, deepspeed, launchers, memory, models, numerics, precision, quantization,
+    adapters, attention, batches, data, deepspeed, launchers, memory, models, numerics, precision, quantization,
     quantized_weights, rl_trainers, schema, syntax, trainers, training, versions,
 )
 

@@ -101,7 +101,8 @@ class GrpoBatchNotDivisible(Rule):
             size, how = max(rounds.items())
             yield self.finding(
                 config, config.span("generation.per_prompt"),
-                f"num_generations {generations} does not divide a generation round of {size} completion{'s' if size != 1 else ''} "
+                f"num_generations {generations} does not divide a generation round of {size} "
+                f"completion{'s' if size != 1 else ''} "
                 f"({how}) on {on}: GRPO refuses the config at launch; make the batch a multiple of "
                 f"num_generations",
             )

@@ -153,6 +153,7 @@ _LORA_BINDINGS = (
     Binding("adapter.alpha", "lora_alpha", default=32, source=_TRL_MODEL),
     Binding("adapter.target_modules", "lora_target_modules", convert=comma_list),
     Binding("adapter.modules_to_save", "lora_modules_to_save", convert=comma_list),
+    Binding("adapter.dora", "use_dora"),
 )
 # accelerate config YAML (read for CUDA jobs that neither link a DeepSpeed JSON nor run FSDP).
 _ACCELERATE_BINDINGS = (

@@ -110,6 +110,7 @@ _QUANTIZATION_BINDINGS = (
 _LORA_BINDINGS = (
     Binding("adapter.target_modules", "lora_target", convert=comma_list, default=["all"], source=_FINETUNING_ARGS),
     Binding("adapter.modules_to_save", "additional_target", convert=comma_list),
+    Binding("adapter.dora", "use_dora"),  # finetuning_args.py LoraArguments.use_dora (default False)
 )
 
 
