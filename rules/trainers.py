@@ -144,3 +144,71 @@ class LoadBestStrategyMismatch(Rule):
                 "refuses it at launch (the strategies must match so that every evaluation has a checkpoint); "
                 f"use the same strategy for both",
             )
+
+
+# unsloth/models/llama.py and tokenizer_utils.py, to release 2025.2.x: the patched training loop
+# raises "Unsloth currently does not support multi GPU setups" when more than one GPU gains
+# memory (nvidia-smi before and after loading) or the inner loop cannot be patched; the 2025.3
+# releases (tag 2025-03, 2025.3.11) only warn "Unsloth is running with multi GPUs", and stop
+# patching the trainer's train(). Which 2025.3.x release changed it is not known here: only
+# releases up to 2025.2.4 (tag 2025-02) are flagged.
+_UNSLOTH_LAST_SINGLE_GPU = "2025.2.5"
+
+
+@register
+class UnslothMultiGpu(Rule):
+    """TRN015 unsloth-multi-gpu
+
+    ## What it does
+    Flags a config that trains through Unsloth (LLaMA-Factory `use_unsloth: true`) in a
+    run of more than one GPU (`--world-size`), where the Unsloth in use is 2025.2.4 or
+    older (a pin near the file or the installed package; silent when unknown).
+
+    ## Why is this bad?
+    Unsloth's open-source releases up to February 2025 patched the trainer's training loop
+    to stop on more than one GPU: "Unsloth currently does not support multi GPU setups -
+    but we are working on it!" at the first step, after the model has loaded on every rank
+    (unslothai/unsloth#859, #724; LLaMA-Factory#5635). The 2025.3 releases train on several
+    GPUs and only warn that the effective batch is multiplied (checked in 2025.3.11).
+
+    ## Example
+    `train.yaml`, on 4 GPUs:
+        model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        use_unsloth: true
+    `requirements.txt`:
+        unsloth==2024.8
+    Use instead Unsloth 2025.3.11 or later (or one GPU), in `requirements.txt`:
+        unsloth==2025.3.11
+
+    ## Fix safety
+    No fix: upgrading Unsloth, one GPU, or no Unsloth are the choices.
+
+    ## References
+    - unsloth/models/llama.py (2024.8-2025.2.4: `_fast_inner_training_loop` memory check and
+      RuntimeError; 2025.3.11: `logger.warning_once('Unsloth is running with multi GPUs ...')`)
+    - unsloth/tokenizer_utils.py: patch_sft_trainer_tokenizer (nvidia-smi check in train())
+    - unslothai/unsloth#859, #724; hiyouga/LLaMA-Factory#5635
+    """
+
+    code = "TRN015"
+    name = "unsloth-multi-gpu"
+    severity = ERROR
+
+    def check(self, run, context):
+        world = context.world_size
+        if not isinstance(world, int) or world < 2:
+            return
+        for config in run.configs:
+            if config.value("model.unsloth") is not True:
+                continue
+            old = context.version_before("unsloth", _UNSLOTH_LAST_SINGLE_GPU, config, self.code)
+            if old is None:
+                continue
+            yield self.finding(
+                config, config.span("model.unsloth"),
+                f"Unsloth {old[0]} ({old[1]}) on {world} GPUs: Unsloth releases up to 2025.2.4 stop at the first step "
+                "(\"Unsloth currently does not support multi GPU setups\"); train on one GPU or upgrade Unsloth",
+            )
