@@ -47,17 +47,9 @@ class LoraTargetsMissing(Rule):
     configuration error in LLaMA-Factory's tracker.
 
     ## Example
-    `train.yaml`:
         model_name_or_path: THUDM/chatglm3-6b
-        stage: sft
-        do_train: true
-        finetuning_type: lora
         lora_target: q_proj,v_proj
-    Use instead, in `train.yaml`:
-        model_name_or_path: THUDM/chatglm3-6b
-        stage: sft
-        do_train: true
-        finetuning_type: lora
+    Use instead:
         lora_target: query_key_value
 
     ## Fix safety
@@ -151,20 +143,10 @@ class Gemma2WithoutSoftCapping(Rule):
     configs set no attention soft-capping; it uses QK-norm).
 
     ## Example
-    `train.yaml`:
         model_name_or_path: google/gemma-2-9b
-        stage: sft
-        do_train: true
-        finetuning_type: lora
         flash_attn: sdpa
-    `requirements.txt`:
-        transformers==4.46.3
-    Use instead (eager; or fa2 with flash-attn >= 2.6.3), in `train.yaml`:
-        model_name_or_path: google/gemma-2-9b
-        stage: sft
-        do_train: true
-        finetuning_type: lora
-        flash_attn: disabled
+    Use instead:
+        flash_attn: disabled   # eager, or fa2 with flash-attn >= 2.6.3
 
     ## Fix safety
     Unsafe: eager attention materialises the attention matrix and needs more memory. With an

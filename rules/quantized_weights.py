@@ -36,16 +36,10 @@ class Int8BelowTuring(Rule):
     works on every GPU.
 
     ## Example
-    `sft.yaml`, on a V100:
-        model_name_or_path: meta-llama/Llama-2-7b-hf
-        dataset_name: trl-lib/Capybara
-        use_peft: true
-        load_in_8bit: true
-    Use instead, in `sft.yaml`:
-        model_name_or_path: meta-llama/Llama-2-7b-hf
-        dataset_name: trl-lib/Capybara
-        use_peft: true
+        load_in_8bit: true     # on a V100
+    Use instead:
         load_in_4bit: true
+        adapter: qlora
 
     ## Fix safety
     Display-only: moving to 4-bit changes the quantization (and in some frameworks the adapter
@@ -109,22 +103,11 @@ class Int8UnderFsdp(Rule):
     shardable (a float `bnb_4bit_quant_storage`); 8-bit has no such option.
 
     ## Example
-    `axolotl.yaml`:
-        base_model: meta-llama/Llama-2-7b-hf
-        adapter: lora
         load_in_8bit: true
-        fsdp:
-          - full_shard
-          - auto_wrap
-    Use instead, in `axolotl.yaml`:
-        base_model: meta-llama/Llama-2-7b-hf
-        adapter: qlora
+        fsdp_config: {...}
+    Use instead:
         load_in_4bit: true
-        bnb_config_kwargs:
-          bnb_4bit_quant_storage: bfloat16
-        fsdp:
-          - full_shard
-          - auto_wrap
+        bnb_config_kwargs: {bnb_4bit_quant_storage: bfloat16}
 
     ## Fix safety
     Display-only: 4-bit changes the quantization; DeepSpeed ZeRO-2 or plain DDP keep 8-bit.
@@ -182,21 +165,11 @@ class PrequantizedUnderSharding(Rule):
     the packed weights stored as uint8 — so FSDP cannot flatten them with the float parameters.
 
     ## Example
-    `train.yaml`:
         model_name_or_path: Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4
-        stage: sft
-        do_train: true
-        finetuning_type: lora
-        deepspeed: ds_z3.json
-    `ds_z3.json`:
-        {"zero_optimization": {"stage": 3}}
-    Use instead (quantized on the fly: LLaMA-Factory supports ZeRO-3 and FSDP then), in `train.yaml`:
+        deepspeed: examples/deepspeed/ds_z3_config.json
+    Use instead:
         model_name_or_path: Qwen/Qwen2.5-7B-Instruct
-        stage: sft
-        do_train: true
-        finetuning_type: lora
-        quantization_bit: 4
-        deepspeed: ds_z3.json
+        quantization_bit: 4      # quantized on the fly: LLaMA-Factory supports ZeRO-3 and FSDP then
 
     ## Fix safety
     Display-only: the remedy is another checkpoint (the unquantized one, quantized on the fly),
