@@ -249,3 +249,75 @@ class PrequantizedUnderSharding(Rule):
             f"{field.value} is saved {method}-quantized ({source}) and the run shards with {sharding}: {why}; "
             "start from the unquantized checkpoint (quantized on the fly), or shard without ZeRO-3/FSDP",
             fix=self.fix("Use the unquantized checkpoint, or ZeRO-2/DDP"))
+
+
+@register
+class QuantizationNeedsLocalBackend(Rule):
+    """QNT009 ludwig-quantization-needs-local-backend
+
+    ## What it does
+    Flags a quantized LLM (`quantization:` in a `model_type: llm` config) whose
+    `backend.type` is `ray`.
+
+    ## Why is this bad?
+    The Ray backend trains LLMs with DeepSpeed (ZeRO-3 unless a stage is given), which
+    cannot partition bitsandbytes' 4/8-bit weights. Ludwig refuses the config at validation
+    since 0.8: "LLM with quantization requires the 'local' backend, found: 'ray'"; before
+    that check the run failed deep inside DeepSpeed (ludwig-ai/ludwig#3783).
+
+    ## Example
+    `train.yaml`:
+        model_type: llm
+        base_model: meta-llama/Llama-2-7b-hf
+        quantization:
+          bits: 4
+        adapter:
+          type: lora
+        input_features:
+          - name: prompt
+            type: text
+        output_features:
+          - name: response
+            type: text
+        backend:
+          type: ray
+    Use instead, in `train.yaml`:
+        model_type: llm
+        base_model: meta-llama/Llama-2-7b-hf
+        quantization:
+          bits: 4
+        adapter:
+          type: lora
+        input_features:
+          - name: prompt
+            type: text
+        output_features:
+          - name: response
+            type: text
+        backend:
+          type: local
+
+    ## Fix safety
+    No fix: the local backend trains on one machine; dropping quantization keeps Ray but
+    needs the full-precision weights' memory. The author picks.
+
+    ## References
+    - ludwig/config_validation/checks.py: check_llm_quantization_backend_incompatibility
+      (ludwig-ai/ludwig#3484, Ludwig 0.8)
+    - ludwig-ai/ludwig#3783
+    """
+
+    code = "QNT009"
+    name = "ludwig-quantization-needs-local-backend"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            if config.value("training.backend") != "ray" or config.value("quantization.bits") not in (4, 8):
+                continue
+            yield self.finding(
+                config, config.span("training.backend"),
+                f"{config.value('quantization.bits')}-bit quantized LLM on the ray backend: it trains LLMs with "
+                "DeepSpeed, which cannot shard quantized weights, and the config is refused (\"LLM with quantization "
+                "requires the 'local' backend\"); use backend type local",
+            )

@@ -351,6 +351,22 @@ def deepspeed_link(config: ConfigIR, document: Document, node: Node | None) -> N
                              working_directory_candidates(config.path, path)))
 
 
+def strategy(value: Any) -> Any:
+    """A TrainingArguments strategy (IntervalStrategy / SaveStrategy) as its lower-case name; YAML
+    1.1 reads an unquoted `no` as False."""
+    return "no" if value is False else str(value).lower() if isinstance(value, str) else value
+
+
+# TrainingArguments' checkpoint selection (transformers/training_args.py), read by the HF-family
+# and LLaMA-Factory adapters alike; written values only (`evaluation_strategy`: the name before
+# transformers 4.41).
+CHECKPOINT_BINDINGS = (
+    Binding("checkpoint.load_best", "load_best_model_at_end"),
+    Binding("checkpoint.save_strategy", "save_strategy", convert=strategy),
+    Binding("checkpoint.eval_strategy", "eval_strategy", "evaluation_strategy", convert=strategy),
+)
+
+
 def as_bool_or_auto(value: Any) -> Any:
     if isinstance(value, str) and value.lower() == "auto":
         return "auto"

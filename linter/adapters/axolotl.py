@@ -99,6 +99,7 @@ _LORA_BINDINGS = (
     Binding("adapter.alpha", "lora_alpha"),
     Binding("adapter.target_modules", "lora_target_modules", convert=_as_list),
     Binding("adapter.modules_to_save", "lora_modules_to_save", convert=_as_list),
+    Binding("adapter.dora", "peft_use_dora"),
 )
 _TRAINING_BINDINGS = (
     Binding("model.name", "base_model"),

@@ -71,9 +71,10 @@ from ..document import Document, RenderError, Scalar
 from ..fixes import Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from ..versions import older_than
-from . import (_MISSING as _NO_DEFAULT, Adapter, Binding, Reader, as_float, comma_list, deepspeed_link, new_config, set_path, span_of,
-               templated, written)
-from .hf_kinds import classify, distributed_type_of, record_project_arguments, record_repository_launchers
+from . import (_MISSING as _NO_DEFAULT, CHECKPOINT_BINDINGS, Adapter, Binding, Reader, as_float, comma_list, deepspeed_link,
+               new_config, set_path, span_of, templated, written)
+from .hf_kinds import (TRL_TRAINER_BINDINGS, classify, distributed_type_of, record_project_arguments,
+                       record_repository_launchers, record_trainer)
 
 _TRAINING_ARGS = "transformers/training_args.py (TrainingArguments)"
 _TRL_CONFIG = "trl/trainer/base_config.py (bf16 = not fp16 when unset, TRL >= 0.19; gradient_checkpointing True)"
@@ -134,6 +135,7 @@ _TRAINER_BINDINGS = (
     Binding("memory.checkpointing_reentrant", "gradient_checkpointing_kwargs.use_reentrant"),
     # fsdp_config keys lose a leading "fsdp_" (training_args.py __post_init__); written value only.
     Binding("parallel.fsdp_use_orig_params", "fsdp_config.use_orig_params", "fsdp_config.fsdp_use_orig_params"),
+    *CHECKPOINT_BINDINGS, *TRL_TRAINER_BINDINGS,
 )
 # Their defaults depend on the TRL version (see _trainer): stated once here, defaults added there.
 _BF16 = ("precision.bf16", "bf16")
@@ -151,6 +153,7 @@ _LORA_BINDINGS = (
     Binding("adapter.alpha", "lora_alpha", default=32, source=_TRL_MODEL),
     Binding("adapter.target_modules", "lora_target_modules", convert=comma_list),
     Binding("adapter.modules_to_save", "lora_modules_to_save", convert=comma_list),
+    Binding("adapter.dora", "use_dora"),
 )
 # accelerate config YAML (read for CUDA jobs that neither link a DeepSpeed JSON nor run FSDP).
 _ACCELERATE_BINDINGS = (
@@ -234,9 +237,8 @@ class HFAdapter(Adapter):
             read.take(*_LEARNING_RATE, convert=as_float,
                       default=2e-5 if is_trl else 5e-5, default_source=_SFT_CONFIG if is_trl else _TRAINING_ARGS)
         self._betas(read)
-        # trl/trainer/grpo_config.py (GRPOConfig, TRL >= 0.14): num_generations marks a `trl grpo` config.
-        if is_trl and document.find("num_generations") is not None:
-            read.set("training.trainer", "grpo", "num_generations")
+        if is_trl:
+            record_trainer(read)
         # transformers training_args.py FSDPOption: full_shard, shard_grad_op, no_shard,
         # hybrid_shard, hybrid_shard_zero2, offload, auto_wrap (space-separated or a list).
         read.take("parallel.fsdp_sharding", "fsdp", convert=fsdp_sharding)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..document import Document, Mapping, Scalar
 from ..ir import Field, Origin
-from . import written
+from . import Binding, written
 
 # Field names only TrainingArguments defines (common words such as output_dir, learning_rate,
 # max_steps or seed are left out: other formats use them too).
@@ -117,3 +117,27 @@ def record_repository_launchers(config) -> None:
     if found:
         names = ", ".join(str(path.relative_to(root)) for path in found[:3])
         config.set("launch.repository_sharding", Field(names, Origin(config.file_span, str(root))))
+
+
+# TRL trainer configs, written values only: loss_type and precompute_ref_log_probs (DPO, KTO,
+# BCO configs), and GRPOConfig's num_generations, generation_batch_size and
+# steps_per_generation (TRL >= 0.18).
+TRL_TRAINER_BINDINGS = (
+    Binding("training.loss_type", "loss_type"),
+    Binding("training.precompute_ref", "precompute_ref_log_probs"),
+    Binding("generation.per_prompt", "num_generations"),
+    Binding("generation.batch_size", "generation_batch_size"),
+    Binding("generation.steps", "steps_per_generation"),
+)
+# Keys only one TRL trainer's config defines, which mark a file as that trainer's:
+# trl/trainer/grpo_config.py (GRPOConfig, TRL >= 0.14) num_generations; trl/trainer/kto_config.py
+# (KTOConfig) desirable_weight / undesirable_weight.
+_TRAINER_MARKS = (("num_generations", "grpo"), ("desirable_weight", "kto"), ("undesirable_weight", "kto"))
+
+
+def record_trainer(read) -> None:
+    """Which TRL trainer reads this file, where a key only its config defines says so."""
+    for key, trainer in _TRAINER_MARKS:
+        if read.document.find(key) is not None:
+            read.set("training.trainer", trainer, key)
+            return

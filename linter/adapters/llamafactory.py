@@ -47,7 +47,8 @@ from ..document import Document, Mapping, RenderError, Scalar, Sequence
 from ..fixes import Edit
 from ..ir import ConfigIR, Field, KeyTree, Origin
 from ..versions import older_than
-from . import (Adapter, Binding, Reader, as_float, comma_list, deepspeed_link, new_config, set_path, written)
+from . import (CHECKPOINT_BINDINGS, Adapter, Binding, Reader, as_float, comma_list, deepspeed_link, new_config,
+               set_path, written)
 
 _MODEL_ARGS = "llamafactory/hparams/model_args.py"
 _OMEGACONF_SINCE = "0.9.4"  # parser.py read_args: OmegaConf.load from commit a5a93597b (PR #8505)
@@ -96,6 +97,9 @@ _TRAINING_BINDINGS = (
     Binding("memory.gradient_checkpointing", "disable_gradient_checkpointing", convert=_not, default=True,
             source=_CHECKPOINTING),
     Binding("training.enabled", "do_train", default=False, source=_TRAINING_ARGS),
+    # model_args.py ModelArguments.use_unsloth (default False): Unsloth loads and patches the model.
+    Binding("model.unsloth", "use_unsloth"),
+    *CHECKPOINT_BINDINGS,
 )
 _QUANTIZATION_BINDINGS = (
     Binding("quantization.quant_type", "quantization_type", default="nf4", source=_MODEL_ARGS,
@@ -106,6 +110,7 @@ _QUANTIZATION_BINDINGS = (
 _LORA_BINDINGS = (
     Binding("adapter.target_modules", "lora_target", convert=comma_list, default=["all"], source=_FINETUNING_ARGS),
     Binding("adapter.modules_to_save", "additional_target", convert=comma_list),
+    Binding("adapter.dora", "use_dora"),  # finetuning_args.py LoraArguments.use_dora (default False)
 )
 
 

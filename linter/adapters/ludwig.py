@@ -52,6 +52,9 @@ class LudwigAdapter(Adapter):
         Binding("optimizer.name", "trainer.optimizer.type"),
         Binding("memory.gradient_checkpointing", "trainer.enable_gradient_checkpointing"),
         Binding("sequence.max_length", "preprocessing.global_max_sequence_length"),
+        # backend.type picks the execution backend (local, ray, ...); unset, Ludwig uses Ray when a Ray
+        # cluster is running (ludwig/config_validation/checks.py check_llm_quantization_backend_incompatibility).
+        Binding("training.backend", "backend.type"),
         *_QUANTIZATION_BINDINGS,
         *_ADAPTER_BINDINGS,
     )

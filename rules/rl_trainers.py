@@ -1,0 +1,264 @@
+"""TRL's reinforcement-learning and preference trainers (GRPO, DPO, KTO): the checks they make at
+launch, read from the config before the job is queued (issue 16)."""
+
+from __future__ import annotations
+
+from linter.registry import ERROR, Rule, register
+from linter.versions import older_than
+
+
+def _count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+# trl/trainer/grpo_trainer.py and grpo_config.py: the completions of one generation round must
+# hold whole groups of num_generations. TRL 0.15.0 (PR #2776) counts completions in
+# per_device_train_batch_size and checks micro x processes; 0.17.0 multiplies by
+# gradient_accumulation_steps; 0.18.0 moves the check to GRPOConfig.__post_init__ with
+# generation_batch_size (default micro x processes x steps_per_generation, whose default is
+# gradient_accumulation_steps).
+_GRPO_COMPLETION_BATCHES = "0.15.0"
+_GRPO_ACCUMULATED = "0.17.0"
+
+
+@register
+class GrpoBatchNotDivisible(Rule):
+    """TRN012 grpo-batch-not-divisible
+
+    ## What it does
+    Flags a `trl grpo` config whose `num_generations` does not divide the completions one
+    generation round holds: `per_device_train_batch_size` x GPUs on TRL 0.15 and 0.16, times
+    `gradient_accumulation_steps` from TRL 0.17. Needs the world size (`--world-size`);
+    silent without it, on TRL before 0.15, and where `generation_batch_size` or
+    `steps_per_generation` is written. With the TRL version unknown it fires only where
+    both formulas fail.
+
+    ## Why is this bad?
+    GRPO scores each completion against the others generated for the same prompt, so a
+    generation round must hold whole groups of `num_generations`. GRPOTrainer (GRPOConfig
+    from TRL 0.18) refuses the config at launch: "The global train batch size ... must be
+    evenly divisible by the number of generations per prompt" (huggingface/trl#2858,
+    #3061; open-r1#249).
+
+    ## Example
+    `grpo.yaml`, on 2 GPUs:
+        model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
+        dataset_name: trl-lib/Capybara
+        per_device_train_batch_size: 1
+        num_generations: 8
+    `requirements.txt`:
+        trl==0.15.2
+    Use instead, in `grpo.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
+        dataset_name: trl-lib/Capybara
+        per_device_train_batch_size: 4
+        num_generations: 8
+
+    ## Fix safety
+    No fix: a larger batch needs memory, fewer generations change the method; the author
+    picks.
+
+    ## References
+    - trl/trainer/grpo_trainer.py (TRL 0.15-0.17): GRPOTrainer.__init__ possible_values check
+    - trl/trainer/grpo_config.py (TRL >= 0.18): GRPOConfig.__post_init__ generation_batch_size
+    - huggingface/trl#2776, #2858, #3061; huggingface/open-r1#249
+    """
+
+    code = "TRN012"
+    name = "grpo-batch-not-divisible"
+    severity = ERROR
+
+    def check(self, run, context):
+        world = context.world_size
+        if not _count(world):
+            return
+        for config in run.configs:
+            if config.value("file.kind") not in ("trl", "trainer") or config.value("training.trainer") != "grpo":
+                continue
+            generations, micro = config.value("generation.per_prompt"), config.value("batch.micro")
+            accumulation = config.value("batch.grad_accum")
+            if not (_count(generations) and generations >= 2 and _count(micro) and _count(accumulation)):
+                continue
+            if config.get("generation.batch_size") is not None or config.get("generation.steps") is not None:
+                continue
+            per_round = micro * world
+            accumulated = per_round * accumulation
+            trl = config.version("trl")
+            if trl is not None:
+                if older_than(trl[0], _GRPO_COMPLETION_BATCHES) is not False:
+                    continue
+                if older_than(trl[0], _GRPO_ACCUMULATED):
+                    rounds = {per_round: f"{micro} x {world} GPUs"}
+                else:
+                    rounds = {accumulated: f"{micro} x {world} GPUs x {accumulation} accumulation steps"}
+                on = f"TRL {trl[0]} ({trl[1]})"
+            else:
+                rounds = {per_round: f"{micro} x {world} GPUs",
+                          accumulated: f"{micro} x {world} GPUs x {accumulation} accumulation steps"}
+                on = "any TRL from 0.15"
+            if any(size % generations == 0 for size in rounds):
+                continue
+            size, how = max(rounds.items())
+            yield self.finding(
+                config, config.span("generation.per_prompt"),
+                f"num_generations {generations} does not divide a generation round of {size} "
+                f"completion{'s' if size != 1 else ''} "
+                f"({how}) on {on}: GRPO refuses the config at launch; make the batch a multiple of "
+                f"num_generations",
+            )
+
+
+# trl/trainer/kto_trainer.py: KTOTrainer refuses a per-device batch of 1 when the loss estimates
+# the KL term (every loss_type but "apo_zero_unpaired"), from TRL 0.12.0 (PR #2153).
+_KTO_BATCH_CHECK = "0.12.0"
+_KTO_NO_KL = {"apo_zero_unpaired"}
+
+
+@register
+class KtoBatchSizeOne(Rule):
+    """TRN013 kto-batch-size-one
+
+    ## What it does
+    Flags a TRL KTO config (KTOConfig's `desirable_weight` / `undesirable_weight` mark it)
+    with `per_device_train_batch_size: 1` and a loss that estimates the KL term (any
+    `loss_type` but `apo_zero_unpaired`), unless the TRL in use is older than 0.12.
+
+    ## Why is this bad?
+    KTO estimates its KL reference point by pairing each prompt with the completion of
+    another example in the same batch. With one example per GPU there is no other example,
+    the KL term equals the implied reward, and KTOTrainer refuses the config: "Actual (not
+    effective) batch size must be > 1" (huggingface/trl#2554, #2153). Gradient accumulation
+    does not help: the pairing is within one micro batch.
+
+    ## Example
+    `kto.yaml`:
+        model_name_or_path: Qwen/Qwen2-0.5B-Instruct
+        dataset_name: trl-lib/kto-mix-14k
+        per_device_train_batch_size: 1
+        gradient_accumulation_steps: 8
+        desirable_weight: 1.0
+    `requirements.txt`:
+        trl==0.12.0
+    Use instead, in `kto.yaml`:
+        model_name_or_path: Qwen/Qwen2-0.5B-Instruct
+        dataset_name: trl-lib/kto-mix-14k
+        per_device_train_batch_size: 2
+        gradient_accumulation_steps: 4
+        desirable_weight: 1.0
+
+    ## Fix safety
+    No fix: a batch of 2 needs more memory per GPU, and the accumulation steps to keep the
+    effective batch are the author's choice.
+
+    ## References
+    - trl/trainer/kto_trainer.py: KTOTrainer.__init__ (calculate_KL, "Actual (not effective)
+      batch size must be > 1"); trl/trainer/kto_config.py loss_type
+    - huggingface/trl#2153 (v0.12.0), #2554
+    """
+
+    code = "TRN013"
+    name = "kto-batch-size-one"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            if config.value("file.kind") != "trl" or config.value("training.trainer") != "kto":
+                continue
+            micro = config.value("batch.micro")
+            if not isinstance(micro, int) or isinstance(micro, bool) or micro > 1:
+                continue
+            if config.value("training.loss_type") in _KTO_NO_KL:
+                continue
+            trl = config.version("trl")
+            if trl is not None and older_than(trl[0], _KTO_BATCH_CHECK) is not False:
+                continue
+            yield self.finding(
+                config, config.span("batch.micro"),
+                f"per_device_train_batch_size {micro} for KTO: the KL term pairs examples within one batch, and "
+                "KTOTrainer refuses a batch below 2 (\"Actual (not effective) batch size must be > 1\"); use 2 or more "
+                "(fewer accumulation steps keep the effective batch)",
+            )
+
+
+# trl/trainer/dpo_trainer.py, kto_trainer.py, bco_trainer.py: from TRL 0.7.5 (DPO; KTO and BCO
+# in 0.12.0) to 0.28, "You cannot use `precompute_ref_log_probs=True` with Deepspeed ZeRO-3";
+# the DPO refactor of 0.29.0 (PR #3906) dropped the refusal and precomputes in __init__, before
+# DeepSpeed places (ZeRO-1/2) or gathers (ZeRO-3) the parameters; 1.9.0 (PR #6403) wraps the model
+# in a DeepSpeed inference engine for that pass (DPO and KTO).
+_PRECOMPUTE_CHECKED = "0.12.0"
+_PRECOMPUTE_IN_INIT = "0.29.0"
+_PRECOMPUTE_FIXED = "1.9.0"
+
+
+@register
+class PrecomputeRefUnderDeepspeed(Rule):
+    """TRN014 precompute-ref-under-deepspeed
+
+    ## What it does
+    Flags a TRL preference config (DPO, KTO, BCO) with `precompute_ref_log_probs: true`
+    whose run uses DeepSpeed (a linked DeepSpeed config) where the TRL in use (a pin near
+    the file or the installed package; silent when unknown) fails on it: ZeRO-3 from TRL
+    0.12 to 1.8, and for DPO also ZeRO-1/2 from TRL 0.29 to 1.8.
+
+    ## Why is this bad?
+    Precomputing runs the reference model over the whole dataset once, before training.
+    Up to TRL 0.28 the trainers refused that under ZeRO-3 at launch ("You cannot use
+    `precompute_ref_log_probs=True` with Deepspeed ZeRO-3"). TRL 0.29 moved the pass into
+    the DPO trainer's `__init__` and dropped the refusal, but there DeepSpeed has not yet
+    placed the parameters (still on the CPU under ZeRO-1/2: a device mismatch) or gathered
+    them (sharded under ZeRO-3: "weight must be 2-D"), so the job crashes at launch
+    (huggingface/trl#2985). TRL 1.9.0 runs the pass through a DeepSpeed inference engine
+    (#6403).
+
+    ## Example
+    `dpo.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-7B-Instruct
+        dataset_name: trl-lib/ultrafeedback_binarized
+        precompute_ref_log_probs: true
+        deepspeed: ds_z3.json
+    `ds_z3.json`:
+        {"zero_optimization": {"stage": 3}}
+    `requirements.txt`:
+        trl==1.8.0
+    Use instead TRL 1.9.0 or later (or `precompute_ref_log_probs: false`), in `requirements.txt`:
+        trl==1.9.0
+
+    ## Fix safety
+    No fix: turning precomputation off keeps a reference model in memory during training;
+    upgrading TRL is the other choice.
+
+    ## References
+    - trl/trainer/dpo_trainer.py (0.7.5-0.28: the ZeRO-3 refusal; 0.29.0, PR #3906:
+      _precompute_ref_logps in __init__; 1.9.0, PR #6403: prepare_deepspeed for the pass)
+    - trl/trainer/kto_trainer.py, bco_trainer.py (the same refusal from 0.12.0)
+    - huggingface/trl#2985, #6403
+    """
+
+    code = "TRN014"
+    name = "precompute-ref-under-deepspeed"
+    severity = ERROR
+
+    def check(self, run, context):
+        stage = next((config.value("parallel.zero_stage") for config in run.configs
+                      if isinstance(config.value("parallel.zero_stage"), int)), None)
+        if stage is None:
+            return
+        for config in run.configs:
+            if config.value("file.kind") != "trl" or config.value("training.precompute_ref") is not True:
+                continue
+            trl = config.version("trl")
+            if trl is None or older_than(trl[0], _PRECOMPUTE_FIXED) is not True:
+                continue
+            if stage == 3 and older_than(trl[0], _PRECOMPUTE_CHECKED) is False:
+                what = "the reference pass needs the ZeRO-3-sharded weights gathered"
+            elif (stage in (1, 2) and older_than(trl[0], _PRECOMPUTE_IN_INIT) is False
+                  and config.value("training.trainer") is None):
+                what = f"the reference pass runs before DeepSpeed moves the ZeRO-{stage} model to the GPU"
+            else:
+                continue
+            yield self.finding(
+                config, config.span("training.precompute_ref"),
+                f"precompute_ref_log_probs under DeepSpeed ZeRO-{stage} on TRL {trl[0]} ({trl[1]}): {what}, and the "
+                f"trainer refuses or crashes at launch (fixed in TRL {_PRECOMPUTE_FIXED}); upgrade TRL or set "
+                "precompute_ref_log_probs false",
+            )
