@@ -66,6 +66,7 @@ _KEYS = (
     ("precision.bf16", "bool|auto", "bf16 mixed precision on"),
     ("precision.tf32", "bool|auto", "TF32 matmuls allowed"),
     ("precision.fp8", "bool", "fp8 training on"),
+    ("precision.amp", "bool", "NVIDIA apex AMP (DeepSpeed `amp.enabled`) on"),
     # Quantized loading (bitsandbytes)
     ("quantization.bits", "int", "weights loaded in 4 or 8 bits"),
     ("quantization.quant_type", "str", "4-bit data type: nf4 or fp4"),
@@ -105,6 +106,7 @@ _KEYS = (
     ("parallel.fsdp_sharding", "str", "FSDP sharding: FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD or NO_SHARD"),
     ("parallel.unmodeled", "str", "a parallelism the memory model does not follow (expert, tensor, Megatron...)"),
     ("parallel.fsdp_use_orig_params", "bool", "FSDP use_orig_params (written value only)"),
+    ("parallel.prefetch_bucket_size", "num|auto", "ZeRO-3 stage3_prefetch_bucket_size (written value only)"),
     ("parallel.overlap_comm", "bool", "ZeRO overlap_comm (written value only; DeepSpeed's default depends on the stage)"),
     # Batch
     ("batch.micro", "int|auto", "per-GPU micro batch"),

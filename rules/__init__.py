@@ -2,7 +2,7 @@
 it is named in the `trainlint.rules` entry-point group like any third-party pack."""
 
 from . import (  # noqa: F401
-    attention, batches, data, deepspeed, launchers, memory, models, numerics, precision, quantization,
+    attention, batches, data, deepspeed, launchers, memory, models, numerics, optimizers, precision, quantization,
     quantized_weights, schema, syntax, training, versions,
 )
 
