@@ -317,3 +317,70 @@ class AutoBucketFloat(Rule):
                 f"(\"Input should be a valid integer\"); write {int(filled)} or use transformers "
                 f">= {_TRANSFORMERS_INT_PREFETCH}",
             )
+
+
+@register
+class Zero3SaveWithoutGatheredWeights(Rule):
+    """DS011 zero3-save-without-gathered-weights
+
+    ## What it does
+    Flags a ZeRO stage 3 DeepSpeed config, linked from a training config, whose
+    `stage3_gather_16bit_weights_on_model_save` is false or absent (DeepSpeed's default is
+    false).
+
+    ## Why is this bad?
+    Under ZeRO-3 each GPU holds only a slice of every weight. When the trainer saves the model
+    (every checkpoint, and the final `save_model`) it asks for the 16-bit state dict, which
+    DeepSpeed gathers only with this option on. Without it transformers logs a warning, writes
+    no model weights (an empty adapter file for PEFT models; before 4.33, empty tensors) and
+    keeps only DeepSpeed's own partitioned checkpoint, which needs `zero_to_fp32.py` before
+    anything can load it. The run looks finished; the output folder holds no usable model.
+
+    ## Example
+    `trl.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-7B
+        dataset_name: trl-lib/Capybara
+        output_dir: out
+        deepspeed: ds_z3.json
+    `ds_z3.json`:
+        {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3}}
+    Use instead, in `ds_z3.json`:
+        {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3, "stage3_gather_16bit_weights_on_model_save": true}}
+
+    ## Fix safety
+    Unsafe: gathering puts the whole 16-bit model in rank 0's CPU memory at every save, which
+    a very large model may not fit; converting the ZeRO checkpoint with `zero_to_fp32.py`
+    after training is the alternative.
+
+    ## References
+    - deepspeed/runtime/zero/config.py (gather_16bit_weights_on_model_save: default False, alias
+      stage3_gather_16bit_weights_on_model_save; stage3_gather_fp16_weights_on_model_save deprecated)
+    - transformers/trainer.py save_model (ZeRO-3: accelerator.get_state_dict raises ValueError without the
+      option; "Saving the full checkpoint instead, use zero_to_fp32.py to recover weights")
+    - huggingface/transformers#25817, #34524; huggingface/peft#453; hiyouga/LLaMA-Factory#253
+    """
+
+    code = "DS011"
+    name = "zero3-save-without-gathered-weights"
+    severity = WARNING
+    fix_applicability = Applicability.UNSAFE
+
+    def check(self, run, context):
+        trainer = next((config for config in run.configs if config.value("trainer.fills_deepspeed_auto") is True
+                        and config.value("file.kind") != "accelerate"), None)
+        if trainer is None or trainer.value("training.enabled") is False:
+            return
+        for config in run.configs:
+            gather = config.get("parallel.gather_16bit_on_save")
+            if config is trainer or gather is None or gather.value is not False:
+                continue
+            if config.value("parallel.zero_stage") != 3:
+                continue
+            written = "false" if not gather.origin.is_default else "unset (DeepSpeed's default: false)"
+            yield self.finding(
+                config, gather.span,
+                f"ZeRO-3 and stage3_gather_16bit_weights_on_model_save {written}: the trainer's saves write no "
+                "model weights, only the partitioned ZeRO checkpoint (zero_to_fp32.py needed); set it to true",
+                fix=self.fix("Gather the 16-bit weights on save (unsafe: the full model in rank 0's CPU memory)",
+                             SetValue(config, "parallel.gather_16bit_on_save", True)),
+            )
