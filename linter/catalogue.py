@@ -111,6 +111,7 @@ _KEYS = (
     ("parallel.gather_16bit_on_save", "bool", "ZeRO-3 gathers the partitioned 16-bit weights into the saved model "
                                               "(stage3_gather_16bit_weights_on_model_save)"),
     ("parallel.prefetch_bucket_size", "num|auto", "ZeRO-3 stage3_prefetch_bucket_size (written value only)"),
+    ("parallel.ddp_find_unused", "bool", "DDP find_unused_parameters (written value only; the trainer decides when unset)"),
     ("parallel.overlap_comm", "bool", "ZeRO overlap_comm (written value only; DeepSpeed's default depends on the stage)"),
     # Batch
     ("batch.micro", "int|auto", "per-GPU micro batch"),

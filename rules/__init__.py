@@ -2,8 +2,8 @@
 it is named in the `trainlint.rules` entry-point group like any third-party pack."""
 
 from . import (  # noqa: F401
-    attention, batches, data, deepspeed, launchers, memory, models, numerics, optimizers, precision, quantization,
-    quantized_weights, schema, syntax, training, versions,
+    attention, batches, data, deepspeed, launchers, memory, models, numerics, optimizers, parallelism, precision,
+    quantization, quantized_weights, schema, syntax, training, versions,
 )
 
 # Checked by linter.registry: the import name `rules` is shared with other PyPI packages.
