@@ -14,7 +14,10 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 def _codes(text: str) -> list[str]:
-    return [code.strip().upper() for code in text.split(",") if code.strip()]
+    codes = [code.strip().upper() for code in text.split(",") if code.strip()]
+    if not codes:  # `--select ''` would select nothing and pass every check
+        raise argparse.ArgumentTypeError("names no rule code or prefix")
+    return codes
 
 
 def _positive(text: str) -> int:

@@ -68,6 +68,9 @@ class Session:
         self.options = options
         self._explicit_settings = load_file(options.config_file) if options.config_file else None
         self._hardware: dict[tuple, Hardware] = {}
+        from .versions import forget
+
+        forget()  # pins are read once per check, never from an earlier check in this process
         self.loader = Loader(options.stdin)
         self.linter = Linter(self.loader, self.settings_for, options.select, options.extend_select,
                              options.ignore, options.world_size, options.verbose)

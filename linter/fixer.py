@@ -30,8 +30,10 @@ class Fixer:
     def _text(self, config) -> str:
         return self.loader.document_of(config)[0].source.text
 
-    def _verify(self, run: Run, texts: dict[Path, str], fix: Fix) -> Run | str:
-        """The run re-parsed from `texts`, or why the fix does not re-parse to its intent."""
+    def _verify(self, run: Run, texts: dict[Path, str], fix: Fix, edits: list) -> Run | str:
+        """The run re-parsed from `texts`, or why the fix does not re-parse to its intent: each
+        change must read as intended, and nothing outside the edited text may read differently
+        (an edit inside an anchored node would also change every alias of it)."""
         configs = []
         for config in run.configs:
             text = texts.get(config.path)
@@ -39,9 +41,13 @@ class Fixer:
                 configs.append(config)
                 continue
             try:
-                configs.append(self.loader.reparse(config, text))
+                reparsed = self.loader.reparse(config, text)
             except ParseError as error:
                 return f"the result would not parse ({error.message})"
+            stray = _changed_elsewhere(config, reparsed, [edit for edit in edits if edit.path == config.path])
+            if stray is not None:
+                return f"the edit would also change {stray}"
+            configs.append(reparsed)
         by_path = {config.path: config for config in configs}
         for change in fix.changes:
             if not change.reads_as_intended(by_path[change.config.path]):
@@ -90,7 +96,7 @@ class Fixer:
                 finding = fixable[id(fix)]
                 trial = {path: apply_edits(text, [e for e in accepted_edits + list(fix.edits) if e.path == path])
                          for path, text in texts.items()}
-                verified = self._verify(run, trial, fix)
+                verified = self._verify(run, trial, fix, accepted_edits + list(fix.edits))
                 if isinstance(verified, str):
                     dropped.add((finding.code, finding.span.path, fix.message))
                     self.notes.append(f"{finding.span.path}: {finding.code} fix dropped: {fix.message}: {verified}")
@@ -138,3 +144,46 @@ class Fixer:
         for config, _ in changed:
             self.loader.written(config)
         return True
+
+
+def _differences(old, new, path: tuple = ()):
+    """(kind, key path) of every place two plain documents differ: added, removed or changed."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in (*old, *(key for key in new if key not in old)):
+            if key not in new:
+                yield "removed", path + (key,)
+            elif key not in old:
+                yield "added", path + (key,)
+            else:
+                yield from _differences(old[key], new[key], path + (key,))
+    elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for index, (before, after) in enumerate(zip(old, new)):
+            yield from _differences(before, after, path + (index,))
+    elif type(old) is not type(new) or (old != new and not (old != old and new != new)):  # NaN equals NaN here
+        yield "changed", path
+
+
+def _changed_elsewhere(config, reparsed, edits: list) -> str | None:
+    """The first key path whose value changed although no edit touches it, or None."""
+    if config.key_tree is None or reparsed.key_tree is None:
+        return None  # Python configs: each change's own check is the whole check
+    old_regions = [(edit.start, edit.end) for edit in edits]
+    new_regions, shift = [], 0
+    for edit in sorted(edits, key=lambda edit: (edit.start, edit.end)):
+        start = edit.start + shift
+        new_regions.append((start, start + len(edit.content)))
+        shift += len(edit.content) - (edit.end - edit.start)
+
+    def touched(located, regions) -> bool:
+        spans = [span for span in (located.key_span, located.value_span) if span is not None] if located else []
+        return any(start <= span.end and span.start <= end for span in spans for start, end in regions)
+
+    for kind, path in _differences(config.key_tree.value, reparsed.key_tree.value):
+        if kind == "removed":
+            ok = touched(config.key_tree.locate(path), old_regions)
+        else:
+            ok = touched(reparsed.key_tree.locate(path), new_regions)
+        if not ok:
+            return ".".join(map(str, path)) or "the document"
+    return None
+

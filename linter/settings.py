@@ -44,6 +44,9 @@ def check_selectors(selectors, where: str) -> None:
 
     codes = [rule.code for rule in registry.all_rules()]
     for selector in selectors:
+        if not selector.strip():
+            # "" is a prefix of every code: ignoring it would switch every rule off, silently.
+            raise SettingsError(f"{where}: an empty rule selector selects every rule; remove it")
         if selector == "ALL" or any(code.startswith(selector) for code in codes):
             continue
         prefixes = {code.rstrip("0123456789") for code in codes}

@@ -47,10 +47,20 @@ class LoraTargetsMissing(Rule):
     configuration error in LLaMA-Factory's tracker.
 
     ## Example
+    `llamafactory.yaml`:
         model_name_or_path: THUDM/chatglm3-6b
+        stage: sft
+        do_train: true
+        finetuning_type: lora
         lora_target: q_proj,v_proj
-    Use instead:
+        template: chatglm3
+    Use instead (ChatGLM's fused attention projection):
+        model_name_or_path: THUDM/chatglm3-6b
+        stage: sft
+        do_train: true
+        finetuning_type: lora
         lora_target: query_key_value
+        template: chatglm3
 
     ## Fix safety
     Display-only: which modules to adapt is a modelling choice; the message lists the ones the
@@ -143,10 +153,20 @@ class Gemma2WithoutSoftCapping(Rule):
     configs set no attention soft-capping; it uses QK-norm).
 
     ## Example
+    `llamafactory.yaml`:
         model_name_or_path: google/gemma-2-9b
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        template: gemma
         flash_attn: sdpa
-    Use instead:
-        flash_attn: disabled   # eager, or fa2 with flash-attn >= 2.6.3
+    Use instead (eager attention; or `fa2` with flash-attn >= 2.6.3):
+        model_name_or_path: google/gemma-2-9b
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        template: gemma
+        flash_attn: disabled
 
     ## Fix safety
     Unsafe: eager attention materialises the attention matrix and needs more memory. With an

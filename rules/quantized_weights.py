@@ -36,10 +36,16 @@ class Int8BelowTuring(Rule):
     works on every GPU.
 
     ## Example
-        load_in_8bit: true     # on a V100
-    Use instead:
+    `axolotl.yaml`, on a V100:
+        base_model: meta-llama/Llama-2-7b-hf
+        load_in_8bit: true
+        adapter: lora
+        micro_batch_size: 1
+    Use instead (4-bit QLoRA):
+        base_model: meta-llama/Llama-2-7b-hf
         load_in_4bit: true
         adapter: qlora
+        micro_batch_size: 1
 
     ## Fix safety
     Display-only: moving to 4-bit changes the quantization (and in some frameworks the adapter
@@ -103,11 +109,26 @@ class Int8UnderFsdp(Rule):
     shardable (a float `bnb_4bit_quant_storage`); 8-bit has no such option.
 
     ## Example
+    `axolotl.yaml`:
+        base_model: meta-llama/Meta-Llama-3-8B
         load_in_8bit: true
-        fsdp_config: {...}
-    Use instead:
+        adapter: lora
+        micro_batch_size: 1
+        fsdp:
+          - full_shard
+          - auto_wrap
+        fsdp_config:
+          fsdp_transformer_layer_cls_to_wrap: LlamaDecoderLayer
+    Use instead (4-bit QLoRA: under FSDP Axolotl sets `bnb_4bit_quant_storage` to bfloat16):
+        base_model: meta-llama/Meta-Llama-3-8B
         load_in_4bit: true
-        bnb_config_kwargs: {bnb_4bit_quant_storage: bfloat16}
+        adapter: qlora
+        micro_batch_size: 1
+        fsdp:
+          - full_shard
+          - auto_wrap
+        fsdp_config:
+          fsdp_transformer_layer_cls_to_wrap: LlamaDecoderLayer
 
     ## Fix safety
     Display-only: 4-bit changes the quantization; DeepSpeed ZeRO-2 or plain DDP keep 8-bit.
@@ -165,11 +186,24 @@ class PrequantizedUnderSharding(Rule):
     the packed weights stored as uint8 — so FSDP cannot flatten them with the float parameters.
 
     ## Example
+    `llamafactory.yaml`:
         model_name_or_path: Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4
-        deepspeed: examples/deepspeed/ds_z3_config.json
-    Use instead:
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        template: qwen
+        deepspeed: ds_z3.json
+    `ds_z3.json`:
+        {"zero_optimization": {"stage": 3}, "bf16": {"enabled": "auto"}}
+    LLaMA-Factory supports ZeRO-3 and FSDP for a checkpoint it quantizes on the fly.
+    Use instead (the unquantized checkpoint):
         model_name_or_path: Qwen/Qwen2.5-7B-Instruct
-        quantization_bit: 4      # quantized on the fly: LLaMA-Factory supports ZeRO-3 and FSDP then
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        template: qwen
+        quantization_bit: 4
+        deepspeed: ds_z3.json
 
     ## Fix safety
     Display-only: the remedy is another checkpoint (the unquantized one, quantized on the fly),

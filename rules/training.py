@@ -309,6 +309,10 @@ _DEFAULT_LEAVES = "0.18.0"
 # (models/mixtral/modeling_mixtral.py MixtralExperts.gate_up_proj; likewise qwen2_moe, qwen3_moe):
 # every rank runs it, so ZeRO-3 gathers the same parameters everywhere.
 _STACKED_EXPERTS = "5.0.0"
+# transformers releases whose MoE block skips experts given no tokens (each wheel's modeling_<type>.py:
+# 4.36-4.39 `continue`, later `expert_hitted`, PR #32429); other 4.x run every expert on every rank: no hang.
+_SKIPPING = {"mixtral": (("4.36.0", "4.40.0"), ("4.52.0", _STACKED_EXPERTS)),
+             "qwen2_moe": (("4.52.0", _STACKED_EXPERTS),), "qwen3_moe": (("4.53.0", _STACKED_EXPERTS),)}
 _MOE_NAMES = (
     ("mixtral", "MixtralSparseMoeBlock", re.compile(r"mixtral", re.I)),
     ("qwen2_moe", "Qwen2MoeSparseMoeBlock", re.compile(r"qwen1\.5-moe|qwen2-57b-a14b", re.I)),
@@ -322,22 +326,21 @@ class MoeZero3WithoutLeafModules(Rule):
 
     ## What it does
     Flags a TRL / TrainingArguments config that trains a Mixtral, Qwen-MoE or Qwen3-MoE
-    checkpoint (recognised by its Hub name) under a linked ZeRO stage 3 DeepSpeed config,
-    where DeepSpeed is older than 0.18.0 and transformers older than 5.0.0 (both from pins
+    checkpoint (recognised by its Hub name) under a linked ZeRO stage 3 DeepSpeed config, with
+    DeepSpeed older than 0.18.0 and a transformers 4.x that skips experts given no tokens (pins
     near the file or the installed packages; silent when either is unknown). Axolotl and
     LLaMA-Factory mark the MoE blocks as ZeRO-3 leaves themselves and are left out.
 
     ## Why is this bad?
     transformers runs only the experts that received tokens in MixtralSparseMoeBlock.forward
     (4.36-4.39: `if top_x.shape[0] == 0: continue`; from 4.52.0 the `expert_hitted` loop of
-    PR #32429, in Qwen2-MoE too; Qwen3-MoE from 4.53.0); 4.40-4.51 call every expert, even
-    on no tokens. ZeRO-3 gathers each submodule's parameters in a collective when the
-    submodule runs, so ranks whose tokens were routed to different experts wait in different
-    all-gathers and the job hangs until the NCCL timeout (DeepSpeed#4808,
-    LLaMA-Factory#1998). The remedy is `deepspeed.utils.set_z3_leaf_modules`
-    on the MoE block, which neither the HF Trainer nor TRL calls; DeepSpeed 0.18.0 applies it
-    to these three blocks by default (`zero_optimization.leaf_module`), and transformers 5
-    stores the experts as one module that every rank runs.
+    PR #32429, in Qwen2-MoE too; Qwen3-MoE from 4.53.0); 4.40-4.51 (Qwen3-MoE 4.51-4.52) run
+    every expert, even on no tokens, and are not flagged. ZeRO-3 gathers each submodule's
+    parameters in a collective when the submodule runs, so ranks whose tokens were routed to
+    different experts wait in different all-gathers and the job hangs until the NCCL timeout
+    (DeepSpeed#4808, LLaMA-Factory#1998). The remedy is `deepspeed.utils.set_z3_leaf_modules`
+    on the MoE block, which neither the HF Trainer nor TRL calls; DeepSpeed 0.18.0 applies it to
+    these blocks by default (`zero_optimization.leaf_module`); transformers 5 stacks the experts.
 
     ## Example
     `sft.yaml`:
@@ -362,8 +365,8 @@ class MoeZero3WithoutLeafModules(Rule):
     ## References
     - deepspeed/utils/z3_leaf_module.py: set_z3_leaf_modules (DeepSpeed 0.13.0, PR #4966)
     - deepspeed/runtime/zero/leaf_module_config.py: DEFAULT_LEAF_MODULE_CLASSES (0.18.0, PR #7604)
-    - transformers/models/mixtral/modeling_mixtral.py: MixtralSparseMoeBlock (4.x),
-      MixtralExperts (5.0.0)
+    - transformers/models/{mixtral,qwen2_moe,qwen3_moe}/modeling_*.py: the SparseMoeBlock forward
+      in the 4.36.0-4.57.1 wheels (which skip experts), MixtralExperts (5.0.0)
     - axolotl/loaders/model.py _set_z3_leaf_modules; llamafactory/model/model_utils/moe.py
       add_z3_leaf_module; accelerate/utils/dataclasses.py DeepSpeedPlugin.set_moe_leaf_modules
     - deepspeedai/DeepSpeed#4808; hiyouga/LLaMA-Factory#1998; issue 16 class 7
@@ -382,14 +385,16 @@ class MoeZero3WithoutLeafModules(Rule):
         zero3 = next((config for config in run.linked if config.value("parallel.zero_stage") == 3), None)
         if moe is None or zero3 is None:
             return
+        model_type, block, _ = moe
         deepspeed = context.version_before("deepspeed", _DEFAULT_LEAVES, zero3, self.code)
         transformers = context.version_before("transformers", _STACKED_EXPERTS, primary, self.code)
-        if deepspeed is None or transformers is None:
+        if deepspeed is None or transformers is None or not any(
+                older_than(transformers[0], low) is False and older_than(transformers[0], high) is True
+                for low, high in _SKIPPING[model_type]):
             return
-        model_type, block, _ = moe
         yield self.finding(
             primary, primary.span("model.name"),
             f"{name} ({model_type}) under ZeRO-3 ({zero3.path.name}) with DeepSpeed {deepspeed[0]} and transformers "
-            f"{transformers[0]}: nothing marks {block} as a ZeRO-3 leaf, ranks gather different experts and the job "
-            f"hangs; upgrade DeepSpeed to {_DEFAULT_LEAVES}, or use ZeRO-2",
+            f"{transformers[0]}: {block} skips experts with no tokens and nothing marks it as a ZeRO-3 leaf, so ranks "
+            f"gather different experts and the job hangs; upgrade DeepSpeed to {_DEFAULT_LEAVES}, or use ZeRO-2",
         )

@@ -49,3 +49,52 @@ def test_a_lone_surrogate_key_and_an_undecodable_file_name_are_written_escaped(t
         done = subprocess.run([sys.executable, "-m", "linter", "check", str(tmp_path), "--gpu", "A100", "--fix",
                                "--format", fmt], capture_output=True, text=True, env=env, errors="replace")
         assert done.returncode in (0, 1) and "internal error" not in done.stderr, (fmt, done.stderr)
+
+
+def test_an_empty_selector_is_a_usage_error_not_every_rule_off(tmp_path):
+    """Fault 9: `ignore = [""]` and `--select ''` switched every rule off, exit 0."""
+    path = tmp_path / "ds.json"
+    path.write_text('{"zero_optimization": {"stage": 2}, "fp16": {"enabled": true}}')
+    with pytest.raises(SystemExit) as exit_:
+        trainlint("check", path, "--gpu", "A100", "--select", "")
+    assert exit_.value.code == 2
+    (tmp_path / "pyproject.toml").write_text('[tool.trainlint]\nignore = [""]\n')
+    result = trainlint("check", path, "--gpu", "A100")
+    assert result.code == 2 and "empty rule selector" in result.err
+
+
+def test_an_edit_inside_an_anchored_mapping_is_refused_and_said(tmp_path):
+    """Fault 4: editing `quantization: &q` also changed every `*q` alias, silently."""
+    path = tmp_path / "ludwig.yaml"
+    text = ("model_type: llm\nbase_model: mistralai/Mistral-7B-v0.1\ninput_features: [{name: p, type: text}]\n"
+            "output_features: [{name: r, type: text}]\nquantization: &q\n  bits: 4\n"
+            "  bnb_4bit_compute_dtype: float16\nbackup: *q\n")
+    path.write_text(text)
+    result = trainlint("check", path, "--gpu", "A100", "--fix", "--unsafe-fixes", "--select", "QNT001",
+                       "--format", "json")
+    assert path.read_text() == text
+    [finding] = json.loads(result.out)
+    assert "not applied automatically" in finding["fix"]["message"] and "alias" in finding["fix"]["message"]
+
+
+def test_the_files_of_a_run_are_written_together_or_not_at_all(tmp_path, monkeypatch):
+    """Fault 2: when a later file of the run could not be written, the earlier one stayed rewritten."""
+    from linter import fixer
+    from linter.fixes import WriteError
+
+    (tmp_path / ".git").mkdir()
+    ds_text = '{\n  "zero_optimization": {"stage": 2},\n  "fp16": {"enabled": true}\n}\n'
+    yaml_text = "model_name_or_path: m\ndataset_name: d\nfp16: true\ndeepspeed: ds.json\n"
+    (tmp_path / "ds.json").write_text(ds_text)
+    (tmp_path / "sft.yaml").write_text(yaml_text)
+    real_write = fixer.write_atomic
+
+    def failing(path, data, expected):
+        if Path(path).name == "ds.json" and data != expected:
+            raise WriteError("file is not writable; not written")
+        return real_write(path, data, expected)
+
+    monkeypatch.setattr(fixer, "write_atomic", failing)
+    result = trainlint("check", tmp_path / "sft.yaml", "--gpu", "A100", "--fix", "--no-detect")
+    assert (tmp_path / "sft.yaml").read_text() == yaml_text and (tmp_path / "ds.json").read_text() == ds_text
+    assert result.code == 1 and "restored" in result.err

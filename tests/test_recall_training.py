@@ -328,22 +328,38 @@ MOE_ZERO3 = (FIXTURES / "hf" / "trl_mixtral_zero3.yaml").read_text()
 ZERO3 = '{"zero_optimization": {"stage": 3}, "bf16": {"enabled": "auto"}}'
 
 
-@pytest.mark.parametrize("model", ["mistralai/Mixtral-8x7B-v0.1", "Qwen/Qwen1.5-MoE-A2.7B", "Qwen/Qwen3-30B-A3B"])
-def test_trn005_fires_on_old_deepspeed_and_transformers(write, model):
+# The transformers releases whose MoE block skips experts with no tokens (read in each wheel's
+# modeling_<type>.py): Mixtral 4.36-4.39 and from 4.52.0, Qwen2-MoE from 4.52.0, Qwen3-MoE from
+# 4.53.0; 5.0.0 stacks the experts in one module.
+@pytest.mark.parametrize("model, transformers", [
+    ("mistralai/Mixtral-8x7B-v0.1", "4.36.2"),
+    ("mistralai/Mixtral-8x7B-v0.1", "4.39.3"),
+    ("mistralai/Mixtral-8x7B-v0.1", "4.52.0"),
+    ("mistralai/Mixtral-8x7B-v0.1", "4.57.1"),
+    ("Qwen/Qwen1.5-MoE-A2.7B", "4.52.4"),
+    ("Qwen/Qwen3-30B-A3B", "4.53.0"),
+])
+def test_trn005_fires_where_empty_experts_are_skipped(write, model, transformers):
     path = write("sft.yaml", MOE_ZERO3.replace("mistralai/Mixtral-8x7B-v0.1", model))
     write("ds_z3.json", ZERO3)
-    write("requirements.txt", "deepspeed==0.15.4\ntransformers==4.46.3\n")
+    write("requirements.txt", f"deepspeed==0.15.4\ntransformers=={transformers}\n")
     found = [f for f in findings(path, "--gpu", "A100") if f["code"] == "TRN005"]
     assert len(found) == 1 and (found[0]["line"], found[0]["column"]) == (1, 21)
     assert found[0]["file"].endswith("sft.yaml") and found[0]["fix"] is None
 
 
 @pytest.mark.parametrize("model, stage, pins", [
-    ("mistralai/Mixtral-8x7B-v0.1", 3, "deepspeed==0.18.0\ntransformers==4.46.3\n"),  # DeepSpeed sets the leaves
+    ("mistralai/Mixtral-8x7B-v0.1", 3, "deepspeed==0.18.0\ntransformers==4.52.4\n"),  # DeepSpeed sets the leaves
     ("mistralai/Mixtral-8x7B-v0.1", 3, "deepspeed==0.15.4\ntransformers==5.0.0\n"),   # stacked experts
-    ("mistralai/Mixtral-8x7B-v0.1", 3, "transformers==4.46.3\n"),                     # DeepSpeed unknown
-    ("mistralai/Mixtral-8x7B-v0.1", 2, "deepspeed==0.15.4\ntransformers==4.46.3\n"),  # ZeRO-2 gathers nothing
-    ("mistralai/Mistral-7B-v0.1", 3, "deepspeed==0.15.4\ntransformers==4.46.3\n"),    # dense model
+    ("mistralai/Mixtral-8x7B-v0.1", 3, "transformers==4.52.4\n"),                     # DeepSpeed unknown
+    ("mistralai/Mixtral-8x7B-v0.1", 2, "deepspeed==0.15.4\ntransformers==4.52.4\n"),  # ZeRO-2 gathers nothing
+    ("mistralai/Mistral-7B-v0.1", 3, "deepspeed==0.15.4\ntransformers==4.52.4\n"),    # dense model
+    # 4.40.0-4.51.3 run every expert, even on no tokens: every rank gathers the same experts.
+    ("mistralai/Mixtral-8x7B-v0.1", 3, "deepspeed==0.15.4\ntransformers==4.40.0\n"),
+    ("mistralai/Mixtral-8x7B-v0.1", 3, "deepspeed==0.15.4\ntransformers==4.46.3\n"),
+    ("mistralai/Mixtral-8x7B-v0.1", 3, "deepspeed==0.15.4\ntransformers==4.51.3\n"),
+    ("Qwen/Qwen1.5-MoE-A2.7B", 3, "deepspeed==0.15.4\ntransformers==4.51.3\n"),
+    ("Qwen/Qwen3-30B-A3B", 3, "deepspeed==0.15.4\ntransformers==4.52.4\n"),    # Qwen3-MoE skips from 4.53.0
 ])
 def test_trn005_silent(write, model, stage, pins):
     path = write("sft.yaml", MOE_ZERO3.replace("mistralai/Mixtral-8x7B-v0.1", model))
@@ -361,5 +377,5 @@ def test_trn005_silent(write, model, stage, pins):
 def test_trn005_not_for_launchers_that_set_leaf_modules(write, name, text):
     path = write(name, text)
     write("ds_z3.json", ZERO3)
-    write("requirements.txt", "deepspeed==0.15.4\ntransformers==4.46.3\n")
+    write("requirements.txt", "deepspeed==0.15.4\ntransformers==4.52.4\n")
     assert "TRN005" not in codes(path, "--gpu", "A100")
