@@ -67,6 +67,7 @@ _KEYS = (
     ("precision.bf16", "bool|auto", "bf16 mixed precision on"),
     ("precision.tf32", "bool|auto", "TF32 matmuls allowed"),
     ("precision.fp8", "bool", "fp8 training on"),
+    ("precision.amp", "bool", "NVIDIA apex AMP (DeepSpeed `amp.enabled`) on"),
     # Quantized loading (bitsandbytes)
     ("quantization.bits", "int", "weights loaded in 4 or 8 bits"),
     ("quantization.quant_type", "str", "4-bit data type: nf4 or fp4"),
@@ -100,6 +101,8 @@ _KEYS = (
     # Parallelism
     ("parallel.zero_stage", "int", "DeepSpeed ZeRO stage"),
     ("parallel.offload_optimizer", "bool", "optimizer states offloaded to CPU/NVMe"),
+    ("parallel.force_ds_cpu_optimizer", "bool", "DeepSpeed zero_force_ds_cpu_optimizer: a client optimizer under "
+                                               "optimizer offload is refused (DeepSpeed) or replaced (accelerate)"),
     ("parallel.offload_param", "bool", "parameters offloaded to CPU/NVMe"),
     ("parallel.offload_ratio", "num", "ZeRO-Offload++ share of the optimizer kept on CPU"),
     ("parallel.fsdp", "bool", "PyTorch FSDP on"),
@@ -107,6 +110,10 @@ _KEYS = (
     ("parallel.fsdp_sharding", "str", "FSDP sharding: FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD or NO_SHARD"),
     ("parallel.unmodeled", "str", "a parallelism the memory model does not follow (expert, tensor, Megatron...)"),
     ("parallel.fsdp_use_orig_params", "bool", "FSDP use_orig_params (written value only)"),
+    ("parallel.gather_16bit_on_save", "bool", "ZeRO-3 gathers the partitioned 16-bit weights into the saved model "
+                                              "(stage3_gather_16bit_weights_on_model_save)"),
+    ("parallel.prefetch_bucket_size", "num|auto", "ZeRO-3 stage3_prefetch_bucket_size (written value only)"),
+    ("parallel.ddp_find_unused", "bool", "DDP find_unused_parameters (written value only; the trainer decides when unset)"),
     ("parallel.overlap_comm", "bool", "ZeRO overlap_comm (written value only; DeepSpeed's default depends on the stage)"),
     # Batch
     ("batch.micro", "int|auto", "per-GPU micro batch"),

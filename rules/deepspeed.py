@@ -175,3 +175,212 @@ class Zero2OverlapComm(Rule):
                 fix=self.fix("Set overlap_comm to false (unsafe: slower steps)",
                              SetValue(config, "parallel.overlap_comm", False)),
             )
+
+
+@register
+class AmpWithZero(Rule):
+    """DS007 ds-amp-with-zero
+
+    ## What it does
+    Flags `amp.enabled: true` (NVIDIA apex AMP) in a DeepSpeed config whose ZeRO stage is 1 or
+    higher.
+
+    ## Why is this bad?
+    DeepSpeed refuses the pair when it builds the optimizer: `_do_optimizer_sanity_check`
+    asserts "Amp and ZeRO are not currently compatible, please use (legacy) fp16 mode which
+    performs similar to amp opt_mode=O2". The assertion has been there since DeepSpeed 0.3.0
+    and still is, so the run stops at launch after the model has loaded.
+
+    ## Example
+    `ds_config.json`:
+        {"amp": {"enabled": true, "opt_level": "O1"}, "zero_optimization": {"stage": 2}}
+    Use instead:
+        {"fp16": {"enabled": true}, "zero_optimization": {"stage": 2}}
+
+    ## Fix safety
+    No fix: the choice is between DeepSpeed's own fp16 (or bf16) mode and dropping ZeRO, which
+    the author has to make.
+
+    ## References
+    - deepspeed/runtime/engine.py: _do_optimizer_sanity_check (`assert not (amp_enabled and
+      zero_enabled)`, since v0.3.0, commit e5bbc2e55); deepspeed/runtime/config.py (zero_enabled
+      is stage > 0; get_amp_enabled reads `amp.enabled`, default False)
+    - deepspeedai/DeepSpeed#1928
+    """
+
+    code = "DS007"
+    name = "ds-amp-with-zero"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            stage = config.value("parallel.zero_stage")
+            if config.value("precision.amp") is not True or not isinstance(stage, int) or stage < 1:
+                continue
+            yield self.finding(
+                config, config.span("precision.amp"),
+                f"apex AMP (amp.enabled) with ZeRO stage {stage}: DeepSpeed asserts \"Amp and ZeRO are not "
+                "currently compatible\" at launch; use the fp16 or bf16 block instead of amp",
+            )
+
+
+# transformers/integrations/deepspeed.py (HfTrainerDeepSpeedConfig.trainer_config_finalize) fills
+# "auto" with `0.9 * hidden_size * hidden_size`, a float, up to 4.44.2 and `int(...)` from 4.45.0
+# (PR #33402, checked in both wheels). DeepSpeed validates its config with pydantic v2 from 0.15.0
+# (PR #5167, commit 0a4457cc4), whose `int` field refuses a float with a fractional part; the
+# pydantic v1 models before it truncated the float silently.
+_TRANSFORMERS_INT_PREFETCH = "4.45.0"
+_DEEPSPEED_PYDANTIC_V2 = "0.15.0"
+
+
+@register
+class AutoBucketFloat(Rule):
+    """DS008 ds-auto-bucket-float
+
+    ## What it does
+    Flags `"stage3_prefetch_bucket_size": "auto"` in a ZeRO-3 config that a trainer fills
+    (a training config links it), where the pinned transformers is older than 4.45.0, the
+    pinned DeepSpeed is 0.15.0 or later, and the model's hidden size is known and makes
+    `0.9 * hidden_size * hidden_size` a fraction (every hidden size not divisible by 10:
+    4096, 3584, 8192, ...). Silent when a version or the hidden size is unknown.
+
+    ## Why is this bad?
+    transformers fills the "auto" with `0.9 * hidden_size * hidden_size`, a float
+    (15099494.4 for a 4096-wide model), until 4.45.0 casts it to int. DeepSpeed 0.15.0 moved
+    its config to pydantic v2, which refuses it: "stage3_prefetch_bucket_size: Input should be
+    a valid integer, got a number with a fractional part". The run stops when DeepSpeed
+    initializes, after the model has loaded.
+
+    ## Example
+    `trl.yaml`:
+        model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct
+        dataset_name: trl-lib/Capybara
+        output_dir: out
+        deepspeed: ds_z3.json
+    `ds_z3.json`:
+        {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3, "stage3_prefetch_bucket_size": "auto"}}
+    `requirements.txt`:
+        deepspeed==0.15.0
+        transformers==4.44.2
+    Use instead, in `ds_z3.json` (an integer, 0.9 * 4096 * 4096 rounded down):
+        {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3, "stage3_prefetch_bucket_size": 15099494}}
+    or transformers 4.45.0 or later (`transformers==4.45.0` in requirements.txt).
+
+    ## Fix safety
+    No fix: the integer depends on the model, and upgrading transformers is the other remedy.
+
+    ## References
+    - transformers/integrations/deepspeed.py (trainer_config_finalize: `0.9 * hidden_size * hidden_size`
+      in 4.44.2, `int(...)` in 4.45.0); huggingface/transformers#33402
+    - deepspeed/runtime/zero/config.py (prefetch_bucket_size: int, alias stage3_prefetch_bucket_size);
+      deepspeed/runtime/config_utils.py (pydantic v2 from 0.15.0, PR #5167)
+    - deepspeedai/DeepSpeed#6525; hiyouga/LLaMA-Factory#5252, #5586
+    """
+
+    code = "DS008"
+    name = "ds-auto-bucket-float"
+    severity = ERROR
+
+    def check(self, run, context):
+        from linter.models import dimensions_of
+        from linter.versions import older_than
+
+        # The trainer that fills the "auto": a training config, not an accelerate launcher
+        # config (accelerate fills it in its own code, with its own history).
+        trainer = next((config for config in run.configs if config.value("trainer.fills_deepspeed_auto") is True
+                        and config.value("file.kind") != "accelerate"), None)
+        if trainer is None:
+            return
+        for config in run.configs:
+            if config.value("parallel.prefetch_bucket_size") != "auto" or config.value("parallel.zero_stage") != 3:
+                continue
+            deepspeed = config.version("deepspeed") or trainer.version("deepspeed")
+            if deepspeed is None or older_than(deepspeed[0], _DEEPSPEED_PYDANTIC_V2) is not False:
+                context.notes.append(f"{config.path}: {self.code} skipped: DeepSpeed {_DEEPSPEED_PYDANTIC_V2} or "
+                                     "later is not known to be in use")
+                continue
+            transformers = context.version_before("transformers", _TRANSFORMERS_INT_PREFETCH, trainer, self.code)
+            if transformers is None:
+                continue
+            model = trainer.value("model.name")
+            dims = dimensions_of(model, trainer.path.parent) if isinstance(model, str) else None
+            if dims is None:
+                context.notes.append(f"{config.path}: {self.code} skipped: the model's hidden size is unknown")
+                continue
+            filled = 0.9 * dims.hidden * dims.hidden  # the expression transformers evaluates
+            if filled.is_integer():
+                continue
+            yield self.finding(
+                config, config.span("parallel.prefetch_bucket_size"),
+                f"stage3_prefetch_bucket_size \"auto\" becomes {filled} (0.9 * hidden size {dims.hidden}^2) under "
+                f"transformers {transformers[0]} ({transformers[1]}), which DeepSpeed {deepspeed[0]} refuses "
+                f"(\"Input should be a valid integer\"); write {int(filled)} or use transformers "
+                f">= {_TRANSFORMERS_INT_PREFETCH}",
+            )
+
+
+@register
+class Zero3SaveWithoutGatheredWeights(Rule):
+    """DS011 zero3-save-without-gathered-weights
+
+    ## What it does
+    Flags a ZeRO stage 3 DeepSpeed config, linked from a training config, whose
+    `stage3_gather_16bit_weights_on_model_save` is false or absent (DeepSpeed's default is
+    false).
+
+    ## Why is this bad?
+    Under ZeRO-3 each GPU holds only a slice of every weight. When the trainer saves the model
+    (every checkpoint, and the final `save_model`) it asks for the 16-bit state dict, which
+    DeepSpeed gathers only with this option on. Without it transformers logs a warning, writes
+    no model weights (an empty adapter file for PEFT models; before 4.33, empty tensors) and
+    keeps only DeepSpeed's own partitioned checkpoint, which needs `zero_to_fp32.py` before
+    anything can load it. The run looks finished; the output folder holds no usable model.
+
+    ## Example
+    `trl.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-7B
+        dataset_name: trl-lib/Capybara
+        output_dir: out
+        deepspeed: ds_z3.json
+    `ds_z3.json`:
+        {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3}}
+    Use instead, in `ds_z3.json`:
+        {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3, "stage3_gather_16bit_weights_on_model_save": true}}
+
+    ## Fix safety
+    Unsafe: gathering puts the whole 16-bit model in rank 0's CPU memory at every save, which
+    a very large model may not fit; converting the ZeRO checkpoint with `zero_to_fp32.py`
+    after training is the alternative.
+
+    ## References
+    - deepspeed/runtime/zero/config.py (gather_16bit_weights_on_model_save: default False, alias
+      stage3_gather_16bit_weights_on_model_save; stage3_gather_fp16_weights_on_model_save deprecated)
+    - transformers/trainer.py save_model (ZeRO-3: accelerator.get_state_dict raises ValueError without the
+      option; "Saving the full checkpoint instead, use zero_to_fp32.py to recover weights")
+    - huggingface/transformers#25817, #34524; huggingface/peft#453; hiyouga/LLaMA-Factory#253
+    """
+
+    code = "DS011"
+    name = "zero3-save-without-gathered-weights"
+    severity = WARNING
+    fix_applicability = Applicability.UNSAFE
+
+    def check(self, run, context):
+        trainer = next((config for config in run.configs if config.value("trainer.fills_deepspeed_auto") is True
+                        and config.value("file.kind") != "accelerate"), None)
+        if trainer is None or trainer.value("training.enabled") is False:
+            return
+        for config in run.configs:
+            gather = config.get("parallel.gather_16bit_on_save")
+            if config is trainer or gather is None or gather.value is not False:
+                continue
+            if config.value("parallel.zero_stage") != 3:
+                continue
+            written = "false" if not gather.origin.is_default else "unset (DeepSpeed's default: false)"
+            yield self.finding(
+                config, gather.span,
+                f"ZeRO-3 and stage3_gather_16bit_weights_on_model_save {written}: the trainer's saves write no "
+                "model weights, only the partitioned ZeRO checkpoint (zero_to_fp32.py needed); set it to true",
+                fix=self.fix("Gather the 16-bit weights on save (unsafe: the full model in rank 0's CPU memory)",
+                             SetValue(config, "parallel.gather_16bit_on_save", True)),
+            )

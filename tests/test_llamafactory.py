@@ -156,7 +156,8 @@ def test_fp16_4bit_compute_follows_the_precision_fix(config_file):
 
 
 def test_qlora_zero3_storage_is_set_by_llamafactory(config_file, tmp_path):
-    (tmp_path / "ds_z3.json").write_text('{"zero_optimization": {"stage": 3}, "bf16": {"enabled": "auto"}}')
+    (tmp_path / "ds_z3.json").write_text('{"zero_optimization": {"stage": 3, "stage3_gather_16bit_weights_on_model_save": '
+                                         'true}, "bf16": {"enabled": "auto"}}')
     path = config_file("finetuning_type: lora\nquantization_bit: 4\nbf16: true\ndeepspeed: ds_z3.json\n")
     assert codes(trainlint("check", path, "--gpu", "A100", "--format", "json")) == []
 

@@ -58,13 +58,28 @@ class DeepSpeedAdapter(Adapter):
         # get_bfloat16_config reads `bf16` first, else the older `bfloat16`.
         Binding("precision.bf16", "bf16.enabled", "bfloat16.enabled", convert=as_bool_or_auto, default=False,
                 source=_CONSTANTS),
+        # get_amp_enabled: `amp.enabled`, default False (AMP_ENABLED_DEFAULT).
+        Binding("precision.amp", "amp.enabled", default=False, source=_CONSTANTS),
         Binding("loss_scale.loss_scale", "fp16.loss_scale"),
         Binding("loss_scale.initial_scale_power", "fp16.initial_scale_power"),
         Binding("loss_scale.min_loss_scale", "fp16.min_loss_scale"),
         Binding("parallel.zero_stage", "zero_optimization.stage", default=0, source=_ZERO_CONFIG),
+        # ZERO_FORCE_DS_CPU_OPTIMIZER_DEFAULT = True (DeepSpeed >= 0.8.3, PR #2971).
+        Binding("parallel.force_ds_cpu_optimizer", "zero_force_ds_cpu_optimizer", default=True, source=_CONSTANTS),
         Binding("parallel.offload_ratio", "zero_optimization.offload_optimizer.ratio"),
         # Written value only: unset means stage == 3 (zero/config.py, overlap_comm_valid).
         Binding("parallel.overlap_comm", "zero_optimization.overlap_comm"),
+        # Written value only (DeepSpeedZeroConfig.prefetch_bucket_size: int, default 5e7, alias
+        # stage3_prefetch_bucket_size); "auto" is left for the trainer to fill.
+        Binding("parallel.prefetch_bucket_size", "zero_optimization.stage3_prefetch_bucket_size",
+                convert=as_bool_or_auto),
+        # DeepSpeedZeroConfig.gather_16bit_weights_on_model_save: default False, alias
+        # stage3_gather_16bit_weights_on_model_save (populate_by_name accepts the field name too);
+        # stage3_gather_fp16_weights_on_model_save is its deprecated name (before 0.7.0).
+        Binding("parallel.gather_16bit_on_save", "zero_optimization.stage3_gather_16bit_weights_on_model_save",
+                "zero_optimization.gather_16bit_weights_on_model_save",
+                "zero_optimization.stage3_gather_fp16_weights_on_model_save", default=False, source=_ZERO_CONFIG,
+                anchor="zero_optimization"),
         Binding("batch.global", "train_batch_size", convert=as_bool_or_auto),
         Binding("batch.micro", "train_micro_batch_size_per_gpu", convert=as_bool_or_auto),
         Binding("batch.grad_accum", "gradient_accumulation_steps", convert=as_bool_or_auto),

@@ -133,6 +133,8 @@ _TRAINER_BINDINGS = (
     # Written value only: transformers' gradient_checkpointing_enable uses {"use_reentrant": True}
     # when unset (modeling_utils.py).
     Binding("memory.checkpointing_reentrant", "gradient_checkpointing_kwargs.use_reentrant"),
+    # Written value only: unset, Trainer._wrap_model passes `not model.is_gradient_checkpointing`.
+    Binding("parallel.ddp_find_unused", "ddp_find_unused_parameters"),
     # fsdp_config keys lose a leading "fsdp_" (training_args.py __post_init__); written value only.
     Binding("parallel.fsdp_use_orig_params", "fsdp_config.use_orig_params", "fsdp_config.fsdp_use_orig_params"),
     *CHECKPOINT_BINDINGS, *TRL_TRAINER_BINDINGS,
