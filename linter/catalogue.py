@@ -79,7 +79,7 @@ _KEYS = (
     ("adapter.kind", "str", "lora, qlora, ...; None (written) when every parameter trains"),
     ("adapter.r", "int", "LoRA rank"),
     ("adapter.alpha", "num", "LoRA alpha"),
-    ("adapter.target_modules", "list", "modules the adapter wraps"),
+    ("adapter.target_modules", "list|str", "modules the adapter wraps (a list, or a shorthand such as all-linear)"),
     ("adapter.modules_to_save", "list", "modules trained in full beside the adapter"),
     ("adapter.trainable_layers", "int", "freeze tuning: only the last N layers train"),
     ("adapter.dora", "bool", "DoRA: the LoRA update is split into magnitude and direction (use_dora)"),

@@ -165,6 +165,13 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
         return "true", "the file trains in fp16 (AmpOptimWrapper dtype float16 / fp16 enabled) on an A100 that has bf16"
     if code == "QNT001":
         return "true", "bnb_4bit_compute_dtype=torch.float16 is written in the file; the A100 target has bf16"
+    if code == "QNT006":
+        return "true", ("LLM.int8() training on a V100 (compute capability 7.0): loss 0.0 / divergence reported on "
+                        "bitsandbytes 0.38 (bitsandbytes-foundation/bitsandbytes#343, huggingface/peft#236); the "
+                        "int8 matmul kernels need Turing or newer")
+    if code == "NUM003" and "was trained in bfloat16" in message:
+        return "true", ("fp16 training of a checkpoint trained in bfloat16 on a V100 (no bf16 there): activations "
+                        "outside fp16's range give NaN or zero loss (QwenLM/Qwen3#670, hiyouga/LLaMA-Factory#4901)")
     if code == "NUM003":
         return "true", ("a Llama-3 model trained in float16 (AmpOptimWrapper dtype='float16') on V100 only: "
                         "INCIDENTS.md family overflow")
