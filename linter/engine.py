@@ -133,12 +133,12 @@ class Session:
     def _check(self, paths: list[Path]) -> Outcome:
         outcome = Outcome()
         discovered = self.discover(paths)
-        outcome.discovered = len(discovered)
-        writable = {real_path(path) for path, _ in discovered}
-        fixer = Fixer(self.loader, self.linter, writable, self.options.diff)
+        outcome.discovered = len(discovered)  # 0: the CLI says "no config files found"
+        fixer = Fixer(self.loader, self.linter, {real_path(path) for path, _ in discovered}, self.options.diff)
         # Memory is bounded by the run being linted: a file another discovered file names (a DeepSpeed
         # JSON a trainer links) waits for that run; every other is loaded, linted and released.
         named = named_by_others(discovered)
+        self._runs.spellings = {real_path(path): path for path, _ in discovered}
         done: set[Path] = set()
         seen: set[tuple] = set()
         for wave in ([item for item in discovered if real_path(item[0]) not in named],

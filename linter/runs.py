@@ -21,6 +21,8 @@ class RunBuilder:
         self.loader = loader
         self.settings_for = settings_for
         self._declared: dict[int, dict[Path, list[list[str]]]] = {}  # by id of a Settings (they live as long)
+        # A linked file that was also named or walked keeps that spelling in reports.
+        self.spellings: dict[Path, Path] = {}
 
     def build(self, configs: list[ConfigIR], findings: list[Finding]) -> list[Run]:
         """One run per config, with the files it links; a config that another run links (and that
@@ -97,6 +99,7 @@ class RunBuilder:
             return
         for candidate in link.candidates:
             if candidate.is_file():
+                candidate = self.spellings.get(real_path(candidate), candidate)
                 loaded = self.loader.load(candidate, explicit=True, adapter_name=link.kind)
                 if loaded.syntax is not None and loaded.syntax not in findings:
                     findings.append(loaded.syntax)
@@ -126,7 +129,8 @@ def named_by_others(discovered: list[tuple[Path, bool]]) -> set[Path]:
         names.setdefault(path.name, []).append(real_path(path))
     if len(discovered) < 2:
         return set()
-    pattern = re.compile("|".join(re.escape(name) for name in sorted(names, key=len, reverse=True)))
+    # A file name as a config writes it: the last path component of a word ending in a suffix.
+    mention = re.compile(r"[^\s\"'/\\:=,\[\]{}()]+\.(?:json|ya?ml|py|conf)\b")
     named: set[Path] = set()
     for path, _ in discovered:
         try:
@@ -134,7 +138,7 @@ def named_by_others(discovered: list[tuple[Path, bool]]) -> set[Path]:
         except SourceError:
             continue
         own = real_path(path)
-        for name in set(pattern.findall(text)):
+        for name in set(mention.findall(text)) & names.keys():
             named.update(other for other in names[name] if other != own)
     return named
 
