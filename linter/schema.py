@@ -154,7 +154,8 @@ class Schema:
             if key in properties:
                 self._check(properties[key], item, path + (key,), errors)
                 continue
-            matched = [sub for pattern, sub in patterns.items() if isinstance(key, str) and _pattern(pattern).search(key)]
+            matched = [sub for pattern, sub in patterns.items()
+                       if isinstance(key, str) and _pattern(pattern).search(key)] if patterns else ()
             for sub in matched:
                 self._check(sub, item, path + (key,), errors)
             if matched:

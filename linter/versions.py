@@ -295,7 +295,9 @@ def pinned(package: str, near: Path) -> tuple[str, Path] | None:
     return None
 
 
+@lru_cache(maxsize=None)
 def installed(package: str) -> str | None:
+    """The installed distribution's version (asked once per package per process)."""
     from importlib.metadata import PackageNotFoundError, version  # only version rules need it
 
     try:
