@@ -29,6 +29,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from .source import checkout_root
+
 
 class Pattern:
     __slots__ = ("text", "negated", "directory_only", "anchored", "regex")
@@ -150,11 +152,7 @@ def _patterns_of(path: Path) -> tuple[Pattern, ...]:
 
 
 def repository_root(near: Path) -> Path | None:
-    start = near.resolve()
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return folder
-    return None
+    return checkout_root(near.resolve())
 
 
 class IgnoreMatcher:

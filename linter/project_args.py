@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from .source import checkout_root
+
 MAX_FILE_BYTES = 512 * 1024
 MAX_FILES = 3000
 MAX_PARSED_BYTES = 4 * 1024 * 1024  # source handed to ast.parse per repository, at most
@@ -89,10 +91,7 @@ def repository_root(near: Path) -> Path:
     """The nearest folder at or above `near` that holds `.git`; else `near`'s own folder."""
     start = near if near.is_dir() else near.parent
     start = start.resolve()
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return folder
-    return start
+    return checkout_root(start) or start
 
 
 def project_arguments(near: Path) -> ProjectArguments:

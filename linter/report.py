@@ -9,7 +9,7 @@ from typing import TextIO
 
 from .fixes import Applicability, Fix
 from .registry import Finding
-from .source import Source, display_path
+from .source import Source, checkout_root, display_path
 
 _COLOURS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
 _BOLD, _RESET = "\033[1m", "\033[0m"
@@ -143,10 +143,7 @@ def repository_root(start: Path | None = None) -> Path:
     if workspace:
         return Path(os.path.realpath(workspace))
     here = Path(os.path.realpath(start or Path.cwd()))
-    for folder in (here, *here.parents):
-        if (folder / ".git").exists():
-            return folder
-    return here
+    return checkout_root(here) or here
 
 
 class _Uris:

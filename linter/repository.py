@@ -9,6 +9,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from .source import checkout_root
+
 MAX_FILES = 3000
 MAX_BYTES = 256 * 1024
 _SUFFIXES = (".yaml", ".yml", ".json", ".conf", ".py")
@@ -19,11 +21,7 @@ _SHARDING = re.compile(r"^distributed_type:\s*['\"]?(?:DEEPSPEED|FSDP)\b|\"zero_
 
 def root_of(path: Path) -> Path | None:
     """The checkout a file lies in: the nearest folder above it holding `.git`; None outside one."""
-    folder = path.resolve().parent
-    for candidate in (folder, *folder.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return None
+    return checkout_root(path.resolve().parent)
 
 
 @lru_cache(maxsize=8)

@@ -215,3 +215,21 @@ def display_path(path: Path) -> str:
     except ValueError:  # another drive on Windows
         return str(path)
     return str(path) if relative.startswith("..") else relative
+
+
+def folders_to_checkout(start: Path) -> list[Path]:
+    """`start` and each folder above it, up to and including the checkout root (the nearest one
+    holding `.git`); every folder up to the file-system root outside a checkout."""
+    folders = []
+    for folder in (start, *start.parents):
+        folders.append(folder)
+        if (folder / ".git").exists():
+            break
+    return folders
+
+
+def checkout_root(start: Path) -> Path | None:
+    """The nearest folder at or above `start` that holds `.git`; None outside a checkout."""
+    top = folders_to_checkout(start)[-1]
+    return top if (top / ".git").exists() else None
+

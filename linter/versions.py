@@ -35,6 +35,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from .source import folders_to_checkout
 from .value import Value
 
 _NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
@@ -270,13 +271,8 @@ def pin_files(folder: Path) -> list[Path]:
 
 
 def _folders_up_to_repository(near: Path) -> list[Path]:
-    start = near.parent if not near.is_dir() else near
-    folders = []
-    for folder in (start, *start.parents):
-        folders.append(folder)
-        if (folder / ".git").exists():
-            break  # the repository root: pins above it belong to another project
-    return folders
+    # Up to the repository root: pins above it belong to another project.
+    return folders_to_checkout(near.parent if not near.is_dir() else near)
 
 
 def pinned(package: str, near: Path) -> tuple[str, Path] | None:

@@ -18,6 +18,7 @@ from ..changes import Change, RenameKey, SetPrecision, SetValue, WriteLiteral
 from ..document import Document, Mapping, Node, RenderError, Scalar, Sequence
 from ..fixes import Edit
 from ..ir import ConfigIR, Field, KeyTree, Link, Located, Origin, Span, canonical_dtype
+from ..source import folders_to_checkout
 
 _MISSING = object()
 
@@ -312,13 +313,8 @@ def working_directory_candidates(config_path: Path, path: str) -> tuple[Path, ..
     written_path = Path(path).expanduser()
     if written_path.is_absolute():
         return (written_path,)
-    folder = config_path.resolve().parent
-    folders = []
-    for directory in (folder, *folder.parents):
-        folders.append(directory)
-        if (directory / ".git").exists():
-            break  # the repository root: the run is launched from inside its checkout
-    return tuple(directory / written_path for directory in folders)
+    # The run is launched from inside its checkout: not from above the repository root.
+    return tuple(directory / written_path for directory in folders_to_checkout(config_path.resolve().parent))
 
 
 def templated(node: Node | None) -> bool:
