@@ -159,8 +159,8 @@ class Session:
                         done.update(real_path(config.path) for config in run.configs if config.editable)
                         for config in run.configs:
                             if config.editable:
-                                self.loader.release(config)  # done with it: free the tree
-                self.loader.release_path(path)
+                                self.loader.release(config.path)  # done with it: free the tree
+                self.loader.release(path)
         outcome.findings.sort(key=lambda finding: finding.sort_key)
         outcome.notes.extend(fixer.notes)
         outcome.diffs.extend(fixer.diffs)

@@ -15,7 +15,7 @@ from .document import Document, ParseError
 from .ir import ConfigIR, Span
 from .json_reader import parse_json
 from .registry import Finding
-from .source import Source, SourceError, real_path
+from .source import Source, SourceError, read_bounded, real_path
 from .walk import CONFIG_SUFFIXES
 from .yaml_reader import parse_yaml
 
@@ -63,21 +63,10 @@ def _lossy_text(path: Path) -> str | None:
     """The start of a file that could not be read whole, decoded as far as it goes: enough to
     tell whether it looks like a config of ours. None for what cannot be opened or is not a
     regular file (never read: a FIFO would block): it may be a config, and it is reported."""
-    import os
-    import stat
-
     try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
+        return read_bounded(path, 1 << 16, truncate=True).decode("utf-8", "replace")
+    except SourceError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            return None
-        return os.read(descriptor, 1 << 16).decode("utf-8", "replace")
-    except OSError:
-        return None
-    finally:
-        os.close(descriptor)
 
 
 class Loader:
@@ -93,10 +82,6 @@ class Loader:
         if file_format not in self._adapters:
             self._adapters[file_format] = adapters_for(file_format)
         return self._adapters[file_format]
-
-    def adapter(self, name: str) -> Adapter:
-        return next(adapter for kind in ("json", "yaml", "python") for adapter in self.adapters(kind)
-                    if adapter.name == name)
 
     def document_of(self, config: ConfigIR) -> tuple[Document, Adapter] | None:
         """The parsed file and adapter behind `config`; None for a framework's built-in config."""
@@ -180,21 +165,11 @@ class Loader:
         self._documents[reparsed] = (reparsed_document, adapter)
         return reparsed
 
-    def current(self, config: ConfigIR) -> ConfigIR:
-        """The config as last written: runs that share a linked file see each other's fixes."""
-        if not config.editable:
-            return config
-        record = self._records.get(real_path(config.path))
-        return record.config if record is not None and record.config is not None else config
-
     def written(self, config: ConfigIR) -> None:
         """`config` is now what its file holds on disk."""
         document, _ = self._documents[config]
         self._records[real_path(config.path)] = FileRecord(config.path, document.source, config)
 
-    def release(self, config: ConfigIR) -> None:
+    def release(self, path: Path) -> None:
         """Done with this file: its tree can be freed (it is read again if another run needs it)."""
-        self._records.pop(real_path(config.path), None)
-
-    def release_path(self, path: Path) -> None:
         self._records.pop(real_path(path), None)

@@ -86,22 +86,20 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
         result.assumptions.append(result.remote)
     unmodeled = run.value("parallel.unmodeled")
     if isinstance(unmodeled, str) and unmodeled:
-        result.unknown_reason = f"{unmodeled} places the model in a way the estimate does not model"
-        result.assumptions.append(result.unknown_reason + ": computed as if on one GPU")
+        reason = f"{unmodeled} places the model in a way the estimate does not model"
+        result.cannot_judge(reason, reason + ": computed as if on one GPU")
     if run.primary.value("file.kind") == "peft":
         # A saved adapter_config.json: how the base model is loaded and trained is elsewhere.
-        result.unknown_reason = "a saved adapter config says nothing about how the base model is loaded"
-        result.assumptions.append(result.unknown_reason)
+        result.cannot_judge("a saved adapter config says nothing about how the base model is loaded")
     if run.missing:
         # A linked DeepSpeed config that is not here (often a path inside the launch container)
         # holds the sharding: the estimate cannot see it.
-        result.unknown_reason = f"the linked {run.missing[0].text} is not here, and its sharding decides"
-        result.assumptions.append(result.unknown_reason)
+        result.cannot_judge(f"the linked {run.missing[0].text} is not here, and its sharding decides")
     if run.primary.value("arguments.project_parser") is True:
         # The repository's own argument classes read the file: how its script loads the model
         # (quantized, with an adapter, in which dtype) is not in the framework's keys.
-        result.unknown_reason = "the repository's own argument classes read this file; its script decides how the model loads"
-        result.assumptions.append(result.unknown_reason)
+        result.cannot_judge("the repository's own argument classes read this file; its script decides how the "
+                            "model loads")
     world = _world(run, world_size)
     launcher = run.primary.value("launch.commented_config") if world is None else None
     result.world_size = world or 1
@@ -155,20 +153,17 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
     sharded = (deepspeed and stage >= 1) or fsdp not in (None, "NO_SHARD")
     shipped = run.primary.value("launch.repository_sharding") if world is None and not sharded else None
     if shipped and not launcher:
-        result.sharded_unknown = True
-        result.unknown_reason = (f"the checkout launches runs with sharding configs ({shipped}), and this file "
-                                 "does not say which launches it")
-        result.assumptions.append(result.unknown_reason + ": computed for 1 GPU without sharding")
+        reason = (f"the checkout launches runs with sharding configs ({shipped}), and this file does not say "
+                  "which launches it")
+        result.cannot_judge(reason, reason + ": computed for 1 GPU without sharding")
     if launcher and not sharded:
-        result.sharded_unknown = True
-        result.unknown_reason = (f"its own comment launches it with {launcher}, which shards it over a number of GPUs "
-                                 "this file does not give")
-        result.assumptions.append(result.unknown_reason + ": computed for 1 GPU without sharding")
+        reason = (f"its own comment launches it with {launcher}, which shards it over a number of GPUs this "
+                  "file does not give")
+        result.cannot_judge(reason, reason + ": computed for 1 GPU without sharding")
     if sharded and world is None:
-        result.sharded_unknown = True
-        result.unknown_reason = "sharded (ZeRO/FSDP) with the world size unknown"
-        result.assumptions.append("sharded (ZeRO/FSDP) with the world size unknown: computed for 1 GPU; "
-                                  "give --world-size for a per-GPU figure")
+        result.cannot_judge("sharded (ZeRO/FSDP) with the world size unknown",
+                            "sharded (ZeRO/FSDP) with the world size unknown: computed for 1 GPU; "
+                            "give --world-size for a per-GPU figure")
     if deepspeed:
         result.assumptions.append(f"DeepSpeed ZeRO-{stage} on {gpus} GPU(s)"
                                   + (", optimizer offloaded" if offload_optimizer else "")
@@ -250,10 +245,9 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
     efficient = run.value("optimizer.memory_efficient") or next(
         (name for name in ("galore", "apollo", "lomo", "badam") if name in optimizer), None)
     if efficient:
-        result.unmodeled = str(efficient)
-        result.unknown_reason = f"{efficient} keeps optimizer state the estimate does not model"
-        result.assumptions.append(f"{efficient} keeps less optimizer state (or trains fewer parameters at a time) "
-                                  "than computed here: the estimate is an upper bound")
+        result.cannot_judge(f"{efficient} keeps optimizer state the estimate does not model",
+                            f"{efficient} keeps less optimizer state (or trains fewer parameters at a time) "
+                            "than computed here: the estimate is an upper bound")
     moments = 1 if "sgd" in optimizer or "adafactor" in optimizer else 2
     state_kind = PAGED if "paged" in optimizer else STATE
     if state_kind == PAGED:

@@ -11,7 +11,6 @@ CUDA_CONTEXT_GIB = 0.6  # measured on an H100 (CUDA 13, torch 2.11): 0.60 GiB
 # during a step (activations, logits, gradients, temporaries): weights and optimizer states are
 # allocated once, in blocks the caching allocator fills exactly.
 ALLOCATOR_OVERHEAD = 0.10
-LINEAR_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 # Stored activations per token per layer, in bytes, as (x hidden size, x intermediate size), with
 # 16-bit autocast and SDPA attention. LoRA adds its dropout copies of each adapted module's input;
 # QLoRA's 4-bit matmuls keep more of the MLP.
@@ -34,8 +33,6 @@ class Estimate:
         self.components: list[tuple[str, float]] = []  # (component, GiB)
         self.kinds: list[str] = []  # one per component: STATE, TOKENS, STEP or PAGED
         self.assumptions: list[str] = []
-        self.sharded_unknown = False  # ZeRO/FSDP without a world size: the per-GPU share is unknown
-        self.unmodeled: str | None = None  # what the estimate cannot account for (a memory-efficient optimizer)
         # Batches may be shorter than the sequence length used (no packing, or a guessed length):
         # the activation and logits rows are then an upper bound.
         self.tokens_upper_bound = False
@@ -51,6 +48,11 @@ class Estimate:
     def total_gib(self) -> float:
         return sum(gib for _, gib in self.components)
 
+    def cannot_judge(self, reason: str, assumed: str | None = None) -> None:
+        """MEM001 cannot judge this run (`reason`, for --verbose); the breakdown says what it
+        assumed instead (`assumed`, else the reason itself)."""
+        self.unknown_reason = reason
+        self.assumptions.append(assumed or reason)
 
     @property
     def resident_gib(self) -> float:

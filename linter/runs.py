@@ -28,12 +28,7 @@ class RunBuilder:
         """One run per config, with the files it links; a config that another run links (and that
         links nothing itself) is linted only as part of that run. SYN001 of linked files is
         added to `findings`."""
-        runs = []
-        for config in configs:
-            run = Run(config)
-            for link in [*config.links, *self._declared_links(config)]:
-                self._attach(run, link, findings)
-            runs.append(run)
+        runs = [self._run_of(config, findings) for config in configs]
         linked = {id(linked) for run in runs for linked in run.linked}
         runs = [run for run in runs if id(run.primary) not in linked or run.linked or run.missing]
         return [joined for run in runs for joined in self._with_linkers(run, linked, findings)]
@@ -59,12 +54,17 @@ class RunBuilder:
             if primary is None or not any(real_path(candidate) == target for link in primary.links
                                           for candidate in link.candidates if candidate.is_file()):
                 continue
-            whole = Run(primary)
-            for link in [*primary.links, *self._declared_links(primary)]:
-                self._attach(whole, link, findings)
+            whole = self._run_of(primary, findings)
             if any(real_path(other.path) == target for other in whole.linked):
                 joined.append(whole)
         return joined or [run]
+
+    def _run_of(self, config: ConfigIR, findings: list[Finding]) -> Run:
+        """`config` with the files it links and the ones settings declare for it."""
+        run = Run(config)
+        for link in [*config.links, *self._declared_links(config)]:
+            self._attach(run, link, findings)
+        return run
 
     def _declared_runs(self, settings: Settings) -> dict[Path, list[list[str]]]:
         """The settings' `[[runs]]` by their primary file, read once per settings file (a

@@ -37,14 +37,15 @@ class SourceError(Exception):
         self.column = column
 
 
-def read_bounded(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
+def read_bounded(path: Path, limit: int = MAX_FILE_BYTES, truncate: bool = False) -> bytes:
     """The bytes of a regular file, at most `limit` of them, or a SourceError that says why not.
 
     The file is opened with O_NONBLOCK and checked with fstat on the *opened* descriptor: a FIFO,
     a device or a /proc entry that passed a name-based check (or was swapped in after it) is
     refused before anything blocks on it, and a symlink to /dev/zero is a character device, not
     a file. The limit counts bytes actually read, not what stat claims (stat says 0 for
-    /proc files and can be stale), so no entry can make a read unbounded.
+    /proc files and can be stale), so no entry can make a read unbounded. With `truncate`, a
+    longer file gives its first `limit` bytes instead of an error.
     """
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
@@ -64,6 +65,8 @@ def read_bounded(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
             chunks.append(chunk)
             total += len(chunk)
             if total > limit:
+                if truncate:
+                    return b"".join(chunks)[:limit]
                 raise SourceError(f"file is over the {limit}-byte limit; skipped")
         return b"".join(chunks)
     except OSError as error:
