@@ -26,18 +26,20 @@ _MISSING = object()
 class Binding:
     """IR `key` lives at `paths` (dotted key paths; the first one present is read, and written;
     the first is written where none is). Absent, it reads `default`, set by upstream `source`
-    and shown at the `anchor` key path."""
+    and shown at the `anchor` key path; a fix that adds it puts it `after` that sibling (fp16
+    beside bf16, as people write them)."""
 
-    __slots__ = ("key", "paths", "default", "source", "convert", "anchor")
+    __slots__ = ("key", "paths", "default", "source", "convert", "anchor", "after")
 
     def __init__(self, key: str, *paths: str, default: Any = _MISSING, source: str | None = None,
-                 convert: Callable[[Any], Any] | None = None, anchor: str = ""):
+                 convert: Callable[[Any], Any] | None = None, anchor: str = "", after: str | None = None):
         self.key = key
         self.paths = tuple(tuple(path.split(".")) for path in paths)
         self.default = default
         self.source = source
         self.convert = convert
         self.anchor = tuple(anchor.split(".")) if anchor else ()
+        self.after = after
 
     def path_in(self, document: Document) -> tuple[str, ...]:
         """The key path this binding reads in `document` (and a fix writes)."""
@@ -103,7 +105,12 @@ class Adapter:
             raise RenderError(f"{self.name} configs have no key for {key}")
         if binding.convert is not None and binding.convert not in _WRITTEN_AS_READ:
             raise RenderError(f"{'.'.join(binding.paths[0])} is not {key} as written; edit it by hand")
-        return [set_path(document, binding.path_in(document), value)]
+        return [self.write(document, config, key, value)]
+
+    def write(self, document: Document, config: ConfigIR, key: str, value: Any) -> Edit:
+        """The edit that makes IR `key` read `value` where its binding keeps it."""
+        binding = self.binding(config, key)
+        return set_path(document, binding.path_in(document), value, after=binding.after)
 
     def render_precision(self, document: Document, config: ConfigIR, mode: str) -> list[Edit]:
         raise RenderError(f"{self.name} configs have no precision switch")

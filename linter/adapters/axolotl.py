@@ -122,8 +122,8 @@ class AxolotlAdapter(Adapter):
     name = "axolotl"
     bindings = (
         *_TRAINING_BINDINGS,
-        Binding("precision.fp16", "fp16"),
-        Binding("precision.bf16", "bf16"),
+        Binding("precision.fp16", "fp16", after="bf16"),
+        Binding("precision.bf16", "bf16", after="fp16"),
         Binding("attention.implementation", "attn_implementation"),
         *_LORA_BINDINGS,
         *_QLORA_BINDINGS,
@@ -300,9 +300,6 @@ class AxolotlAdapter(Adapter):
     # ---- rendering ---------------------------------------------------------------------------
 
     def render_value(self, document: Document, config: ConfigIR, key: str, value: Any) -> list[Edit]:
-        if key in ("precision.fp16", "precision.bf16"):
-            name = key.split(".")[1]
-            return [set_path(document, (name,), value, after="bf16" if name == "fp16" else "fp16")]
         if key == "attention.implementation":
             return self._render_attention(document, value)
         if key == "model.load_dtype":
@@ -328,13 +325,13 @@ class AxolotlAdapter(Adapter):
         bf16, fp16 = config.value("precision.bf16"), config.value("precision.fp16")
         edits = []
         if bf16_on and bf16 is not True:
-            edits.append(set_path(document, ("bf16",), True, after="fp16"))
+            edits.append(self.write(document, config, "precision.bf16", True))
         elif not bf16_on and (bf16 is True or (bf16 == "auto" and not fp16_on)):
-            edits.append(set_path(document, ("bf16",), False, after="fp16"))
+            edits.append(self.write(document, config, "precision.bf16", False))
         if fp16_on and fp16 is not True:
-            edits.append(set_path(document, ("fp16",), True, after="bf16"))
+            edits.append(self.write(document, config, "precision.fp16", True))
         elif not fp16_on and fp16 is True:
-            edits.append(set_path(document, ("fp16",), False, after="bf16"))
+            edits.append(self.write(document, config, "precision.fp16", False))
         return edits
 
     def _render_attention(self, document: Document, implementation: str) -> list[Edit]:

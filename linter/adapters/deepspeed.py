@@ -57,7 +57,7 @@ class DeepSpeedAdapter(Adapter):
         Binding("precision.fp16", "fp16.enabled", convert=as_bool_or_auto, default=False, source=_CONSTANTS),
         # get_bfloat16_config reads `bf16` first, else the older `bfloat16`.
         Binding("precision.bf16", "bf16.enabled", "bfloat16.enabled", convert=as_bool_or_auto, default=False,
-                source=_CONSTANTS),
+                source=_CONSTANTS, after="fp16"),
         # get_amp_enabled: `amp.enabled`, default False (AMP_ENABLED_DEFAULT).
         Binding("precision.amp", "amp.enabled", default=False, source=_CONSTANTS),
         Binding("loss_scale.loss_scale", "fp16.loss_scale"),
@@ -137,8 +137,6 @@ class DeepSpeedAdapter(Adapter):
         return edits
 
     def render_value(self, document: Document, config: ConfigIR, key: str, value: Any) -> list[Edit]:
-        if key == "precision.bf16":
-            return [set_path(document, self.binding(config, key).path_in(document), value, after="fp16")]
         if key == "optimizer.betas":  # a list: replace the whole value node
             pair = document.find_pair(*self.binding(config, key).paths[0])
             if pair is None or value != "auto":

@@ -112,7 +112,7 @@ _TRAINER_BINDINGS = (
     Binding("model.name", "model_name_or_path"),
     # ModelConfig's `dtype`, or `torch_dtype` where only that older name is written.
     Binding("model.load_dtype", "dtype", "torch_dtype", convert=canonical_dtype),
-    Binding("precision.fp16", "fp16", default=False, source=_TRAINING_ARGS),
+    Binding("precision.fp16", "fp16", default=False, source=_TRAINING_ARGS, after="bf16"),
     Binding("precision.tf32", "tf32"),
     Binding("attention.implementation", "attn_implementation"),
     Binding("batch.micro", "per_device_train_batch_size", default=8, source=_TRAINING_ARGS),
@@ -180,7 +180,7 @@ _PEFT_BINDINGS = (
 
 class HFAdapter(Adapter):
     name = "hf"
-    bindings = (*_TRAINER_BINDINGS, Binding(*_BF16), Binding(*_CHECKPOINTING), Binding(*_LEARNING_RATE, convert=as_float),
+    bindings = (*_TRAINER_BINDINGS, Binding(*_BF16, after="fp16"), Binding(*_CHECKPOINTING), Binding(*_LEARNING_RATE, convert=as_float),
                 *_QLORA_BINDINGS, *_LORA_BINDINGS)
 
     def bindings_for(self, config: ConfigIR) -> tuple[Binding, ...]:
@@ -346,7 +346,7 @@ class HFAdapter(Adapter):
         wanted = dict(zip(("fp16", "bf16"), PRECISION_MODES[mode]))
         # A key is written where its value must change, and bf16 is also written out when it is
         # to be on: TRL's default would turn it on, TrainingArguments' would not.
-        edits = [set_path(document, (key,), value, after="bf16" if key == "fp16" else "fp16")
+        edits = [self.write(document, config, f"precision.{key}", value)
                  for key, value in wanted.items() if config.value(f"precision.{key}") != value
                  or document.find(key) is None and key == "bf16" and value]
         return _merge_insertions(edits)

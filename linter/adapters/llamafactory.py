@@ -83,8 +83,8 @@ def _not(disabled: Any) -> bool:
 
 _TRAINING_BINDINGS = (
     Binding("model.name", "model_name_or_path"),
-    Binding("precision.bf16", "bf16", default=False, source=_TRAINING_ARGS),
-    Binding("precision.fp16", "fp16", default=False, source=_TRAINING_ARGS),
+    Binding("precision.bf16", "bf16", default=False, source=_TRAINING_ARGS, after="fp16"),
+    Binding("precision.fp16", "fp16", default=False, source=_TRAINING_ARGS, after="bf16"),
     Binding("precision.tf32", "tf32"),
     Binding("precision.fp8", "fp8"),
     Binding("batch.micro", "per_device_train_batch_size", default=8, source=_TRAINING_ARGS),
@@ -252,14 +252,11 @@ class LlamaFactoryAdapter(Adapter):
 
     def render_precision(self, document: Document, config: ConfigIR, mode: str) -> list[Edit]:
         fp16_on, bf16_on = PRECISION_MODES[mode]
-        return [set_path(document, (key,), wanted, after="fp16" if key == "bf16" else "bf16")
-                for key, wanted in (("bf16", bf16_on), ("fp16", fp16_on))
-                if config.value(f"precision.{key}") is not wanted]
+        return [self.write(document, config, key, wanted)
+                for key, wanted in (("precision.bf16", bf16_on), ("precision.fp16", fp16_on))
+                if config.value(key) is not wanted]
 
     def render_value(self, document: Document, config: ConfigIR, key: str, value: Any) -> list[Edit]:
-        if key in ("precision.fp16", "precision.bf16"):
-            name = key.split(".")[1]
-            return [set_path(document, (name,), value, after="bf16" if name == "fp16" else "fp16")]
         if key == "attention.implementation":
             reverse = {implementation: name for name, implementation in _ATTENTION.items()}
             if value not in reverse:
