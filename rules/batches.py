@@ -6,7 +6,7 @@ from linter.changes import SetValue
 from linter.fixes import Applicability
 from linter.registry import ERROR, Rule, register
 
-from .launchers import fills_deepspeed_auto
+from .facts import fills_deepspeed_auto, positive_int
 
 
 @register
@@ -57,7 +57,7 @@ class BatchArithmetic(Rule):
     def check(self, run, context):
         for config in run.configs:
             values = [config.value(key) for key in ("batch.global", "batch.micro", "batch.grad_accum")]
-            if all(_count(value) for value in values):
+            if all(positive_int(value) for value in values):
                 finding = self._all_written(run, config, context, *values)
             elif config.value("file.kind") == "deepspeed" and not any(value == "auto" for value in values):
                 finding = self._one_derived(run, config, context, *values)
@@ -94,14 +94,14 @@ class BatchArithmetic(Rule):
         Other launchers (XTuner's mmengine strategy) may fill the missing number themselves."""
         if run.primary is not config and not fills_deepspeed_auto(run.primary):
             return None
-        if not _count(total):
+        if not positive_int(total):
             return None
         world = context.world_size
         on = f"{world} GPUs" if world is not None else "any number of GPUs"
-        if _count(micro) and accumulation is None:
+        if positive_int(micro) and accumulation is None:
             divisor, given = micro * (world or 1), f"train_micro_batch_size_per_gpu {micro}"
             missing = "gradient_accumulation_steps"
-        elif _count(accumulation) and micro is None:
+        elif positive_int(accumulation) and micro is None:
             divisor, given = accumulation * (world or 1), f"gradient_accumulation_steps {accumulation}"
             missing = "train_micro_batch_size_per_gpu"
         elif micro is None and accumulation is None and world is not None:
@@ -114,6 +114,3 @@ class BatchArithmetic(Rule):
                    f"floor division and then asserts train_batch_size = micro x accumulation x GPUs, which fails on {on}")
         return self.finding(config, config.span("batch.global"), message)
 
-
-def _count(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0

@@ -6,6 +6,8 @@ from linter.changes import SetValue
 from linter.fixes import Applicability
 from linter.registry import ERROR, WARNING, Rule, register
 
+from .facts import training_config
+
 
 @register
 class Zero2Fp16(Rule):
@@ -285,10 +287,7 @@ class AutoBucketFloat(Rule):
         from linter.models import dimensions_of
         from linter.versions import older_than
 
-        # The trainer that fills the "auto": a training config, not an accelerate launcher
-        # config (accelerate fills it in its own code, with its own history).
-        trainer = next((config for config in run.configs if config.value("trainer.fills_deepspeed_auto") is True
-                        and config.value("file.kind") != "accelerate"), None)
+        trainer = training_config(run)
         if trainer is None:
             return
         for config in run.configs:
@@ -366,8 +365,7 @@ class Zero3SaveWithoutGatheredWeights(Rule):
     fix_applicability = Applicability.UNSAFE
 
     def check(self, run, context):
-        trainer = next((config for config in run.configs if config.value("trainer.fills_deepspeed_auto") is True
-                        and config.value("file.kind") != "accelerate"), None)
+        trainer = training_config(run)
         if trainer is None or trainer.value("training.enabled") is False:
             return
         for config in run.configs:

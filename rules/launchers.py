@@ -7,10 +7,8 @@ from linter.fixes import Applicability
 from linter.registry import ERROR, Rule, register
 from linter.versions import older_than
 
+from .facts import fills_deepspeed_auto
 
-def fills_deepspeed_auto(config) -> bool:
-    """Does the trainer that reads `config` fill a linked DeepSpeed config's "auto" values?"""
-    return config.value("trainer.fills_deepspeed_auto") is True
 
 
 # The DeepSpeed value (IR key) and the trainer value it must equal, for every value the HF

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from linter.registry import ERROR, WARNING, Rule, register
 
+from .facts import training_config
+
 
 # Optimizers that project or reshape each weight's gradient themselves and need the parameters as
 # the model holds them; DeepSpeed hands the optimizer flattened partitions instead.
@@ -104,8 +106,7 @@ def _offloaded_without_optimizer_block(run):
     """(trainer config, DeepSpeed config) where a training config (not a launcher config) links a
     DeepSpeed config that offloads the optimizer and names no optimizer of its own, and
     zero_force_ds_cpu_optimizer is not false."""
-    trainer = next((config for config in run.configs if config.value("trainer.fills_deepspeed_auto") is True
-                    and config.value("file.kind") != "accelerate"), None)
+    trainer = training_config(run)
     if trainer is None:
         return None
     for config in run.configs:

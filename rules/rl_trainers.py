@@ -6,9 +6,7 @@ from __future__ import annotations
 from linter.registry import ERROR, Rule, register
 from linter.versions import older_than
 
-
-def _count(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+from .facts import HF_TRAINER_FILES, positive_int
 
 
 # trl/trainer/grpo_trainer.py and grpo_config.py: the completions of one generation round must
@@ -70,14 +68,14 @@ class GrpoBatchNotDivisible(Rule):
 
     def check(self, run, context):
         world = context.world_size
-        if not _count(world):
+        if not positive_int(world):
             return
         for config in run.configs:
-            if config.value("file.kind") not in ("trl", "trainer") or config.value("training.trainer") != "grpo":
+            if config.value("file.kind") not in HF_TRAINER_FILES or config.value("training.trainer") != "grpo":
                 continue
             generations, micro = config.value("generation.per_prompt"), config.value("batch.micro")
             accumulation = config.value("batch.grad_accum")
-            if not (_count(generations) and generations >= 2 and _count(micro) and _count(accumulation)):
+            if not (positive_int(generations) and generations >= 2 and positive_int(micro) and positive_int(accumulation)):
                 continue
             if config.get("generation.batch_size") is not None or config.get("generation.steps") is not None:
                 continue

@@ -7,8 +7,7 @@ import re
 from linter.registry import ERROR, WARNING, Rule, register
 from linter.versions import older_than
 
-# TrainingArguments / TRL argument files (what the HF Trainer itself reads).
-_HF_TRAINER_FILES = ("trl", "trainer")
+from .facts import HF_TRAINER_FILES
 
 # trl/trainer/sft_trainer.py FLASH_ATTENTION_VARIANTS (TRL 1.9): the implementations TRL knows to
 # read padding-free (flattened) batches correctly.
@@ -202,7 +201,7 @@ class FsdpFlatParamsWithLora(Rule):
 
     def check(self, run, context):
         for config in run.configs:
-            if (config.value("file.kind") not in _HF_TRAINER_FILES or config.value("parallel.fsdp") is not True
+            if (config.value("file.kind") not in HF_TRAINER_FILES or config.value("parallel.fsdp") is not True
                     or config.value("parallel.fsdp_use_orig_params") is not False
                     or config.value("adapter.kind") not in _LORA_KINDS):
                 continue
@@ -283,7 +282,7 @@ class ReentrantCheckpointingPeft(Rule):
 
     def check(self, run, context):
         for config in run.configs:
-            if (config.value("file.kind") not in _HF_TRAINER_FILES or config.value("training.trainer") != "grpo"
+            if (config.value("file.kind") not in HF_TRAINER_FILES or config.value("training.trainer") != "grpo"
                     or config.value("adapter.kind") != "lora" or config.value("memory.gradient_checkpointing") is not True
                     or config.value("memory.checkpointing_reentrant") is False):
                 continue
@@ -379,7 +378,7 @@ class MoeZero3WithoutLeafModules(Rule):
     def check(self, run, context):
         primary = run.primary
         name = primary.value("model.name")
-        if primary.value("file.kind") not in _HF_TRAINER_FILES or not isinstance(name, str):
+        if primary.value("file.kind") not in HF_TRAINER_FILES or not isinstance(name, str):
             return
         moe = next((entry for entry in _MOE_NAMES if entry[2].search(name)), None)
         zero3 = next((config for config in run.linked if config.value("parallel.zero_stage") == 3), None)

@@ -1,0 +1,22 @@
+"""Questions several rules ask of a run's facts, answered once."""
+
+from __future__ import annotations
+
+# TrainingArguments / TRL argument files (what the HF Trainer itself reads).
+HF_TRAINER_FILES = ("trl", "trainer")
+
+
+def positive_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def fills_deepspeed_auto(config) -> bool:
+    """Does the trainer that reads `config` fill a linked DeepSpeed config's "auto" values?"""
+    return config.value("trainer.fills_deepspeed_auto") is True
+
+
+def training_config(run):
+    """The training config of the run whose trainer fills DeepSpeed's "auto" values: not an
+    accelerate launcher config (accelerate fills them in its own code, with its own history)."""
+    return next((config for config in run.configs
+                 if fills_deepspeed_auto(config) and config.value("file.kind") != "accelerate"), None)
