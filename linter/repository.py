@@ -53,8 +53,10 @@ def _texts(root: Path) -> tuple[tuple[Path, str], ...]:
 
 
 def sharding_launchers(root: Path) -> list[Path]:
-    """accelerate configs with DeepSpeed/FSDP and DeepSpeed JSON files in the checkout."""
-    return [path for path, text in _texts(root) if not path.name.endswith(".py") and _SHARDING.search(text)]
+    """accelerate configs with DeepSpeed/FSDP and DeepSpeed JSON files in the checkout (a JSON
+    Schema that describes `zero_optimization` names the key without launching anything)."""
+    return [path for path, text in _texts(root)
+            if not path.name.endswith(".py") and _SHARDING.search(text) and '"$schema"' not in text]
 
 
 def mentioning(root: Path, name: str) -> list[Path]:

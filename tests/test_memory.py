@@ -595,3 +595,25 @@ def test_quantized_weights_are_partitioned_under_zero3(tmp_path):
     one = estimate_json(config, "--world-size", "1", "--no-detect")[1]["weights"]
     eight = estimate_json(config, "--world-size", "8", "--no-detect")[1]["weights"]
     assert eight == pytest.approx(one / 8, rel=1e-3) and 30 < one < 40
+
+
+def test_shipped_sharding_launchers_are_configs_not_schemas(tmp_path):
+    """A TRL YAML in a checkout that ships a DeepSpeed JSON may be launched sharded, so MEM001 cannot
+    judge it; a JSON Schema that merely describes `zero_optimization` launches nothing."""
+    def checkout(name, side_file, text):
+        root = tmp_path / name
+        (root / ".git").mkdir(parents=True)
+        (root / side_file).parent.mkdir(parents=True, exist_ok=True)
+        (root / side_file).write_text(text)
+        config = root / "sft.yaml"
+        config.write_text("model_name_or_path: meta-llama/Llama-2-7b-hf\ndataset_name: d\noutput_dir: o\n"
+                          "bf16: true\nper_device_train_batch_size: 4\nmax_length: 2048\n")
+        return config
+
+    with_schema = checkout("schema", "schemas/deepspeed.schema.json",
+                           '{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",\n'
+                           ' "properties": {"zero_optimization": {"type": "object"}}}\n')
+    assert mem001(with_schema, "A100")
+    with_launcher = checkout("launcher", "ds_z3.json", '{"zero_optimization": {"stage": 3}}\n')
+    result = trainlint("check", with_launcher, "--gpu", "A100", "--select", "MEM001", "--format", "json", "--verbose")
+    assert json.loads(result.out) == [] and "ds_z3.json" in result.err
