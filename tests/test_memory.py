@@ -498,18 +498,25 @@ def test_estimate_draws_a_plain_bar_per_target_without_colour():
 def test_popular_checkpoints_resolve():
     """At least 90 % of bench/popular_checkpoints.txt (150 checkpoints of the families issue 17
     names; how the list was made is in its header) resolve to dimensions from the shipped table."""
+    import re
+
     from linter.models import dimensions_of
 
-    ids = [line.strip() for line in (BENCH / "popular_checkpoints.txt").read_text().splitlines()
-           if line.strip() and not line.startswith("#")]
+    text = (BENCH / "popular_checkpoints.txt").read_text()
+    ids = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
     assert len(ids) == len(set(ids)) == 150
     unresolved = [name for name in ids if dimensions_of(name) is None]
     assert len(unresolved) <= 15, unresolved
+    # Every cited download figure names a listed id, a figure and the page it was read from.
+    cited = [line.split(":", 1)[1].split("|") for line in text.splitlines() if line.startswith("# cited:")]
+    assert cited and all(len(fields) == 4 for fields in cited)
+    for name, figure, page, _date in cited:
+        assert name.strip() in ids, name
+        assert re.fullmatch(r"\d+(\.\d+)?[kM]", figure.strip()), figure
+        assert page.strip().startswith("https://"), page
     # Every shipped row agrees with the size its vendor puts in the checkpoint's name (an
     # independent check of transcribed dimensions: a wrong layer count or width moves the count
     # far more than the names' rounding). Small models carry large vocabularies: up to +35 %.
-    import re
-
     from linter.models import Dimensions, _data
 
     checked = 0
@@ -531,6 +538,18 @@ def test_popular_checkpoints_resolve():
             assert 0.75 <= dims.params_b / size <= 1.35, (alias, dims.params_b, size)
             checked += 1
     assert checked > 150
+
+
+def test_model_rows_say_where_they_were_checked():
+    """Every checkpoint row states whether its numbers were checked against a config source (and
+    which), or says plainly that they were not (bench/model_table.md counts them)."""
+    from linter.models import _data
+
+    for name, entry in _data()["checkpoints"].items():
+        source = entry["source"]
+        assert source.startswith(("verified ", "partly verified ", "unverified: ")), name
+        if not source.startswith("unverified"):
+            assert "https://" in source or "@" in source, name  # a URL or a repository at a commit
 
 
 def test_fp32_embeddings_only_where_the_framework_casts_them(tmp_path):
