@@ -343,11 +343,13 @@ class NvmeOffloadWithoutPath(Rule):
         for config in run.configs:
             if config.value("parallel.zero_stage") != 3:
                 continue
-            for block in ("param", "optimizer"):
-                device = config.get(f"parallel.offload_{block}_device")
+            for block, device_key, path_key in (
+                    ("param", "parallel.offload_param_device", "parallel.offload_param_nvme_path"),
+                    ("optimizer", "parallel.offload_optimizer_device", "parallel.offload_optimizer_nvme_path")):
+                device = config.get(device_key)
                 if device is None or str(device.value).lower() != "nvme":
                     continue
-                if config.value(f"parallel.offload_{block}_nvme_path") not in (None, ""):
+                if config.value(path_key) not in (None, ""):
                     continue
                 yield self.finding(
                     config, device.span,
