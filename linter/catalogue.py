@@ -146,6 +146,7 @@ _KEYS = (
     ("training.loss_type", "str", "the trainer's loss variant as written (TRL loss_type)"),
     ("checkpoint.load_best", "bool", "the best checkpoint is loaded at the end (load_best_model_at_end)"),
     ("checkpoint.save_strategy", "str", "when checkpoints are saved (no, steps, epoch, best), as written"),
+    ("checkpoint.save_only_model", "bool", "checkpoints hold the model only, no optimizer state (save_only_model)"),
     ("checkpoint.eval_strategy", "str", "when the model is evaluated (no, steps, epoch), as written"),
     ("generation.per_prompt", "int", "completions generated per prompt (TRL GRPO num_generations)"),
     ("generation.batch_size", "int", "completions generated per generation round (TRL GRPO generation_batch_size)"),

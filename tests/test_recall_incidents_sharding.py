@@ -157,3 +157,35 @@ def test_ds014(write):
     assert codes(write("cpu.json", _zero(3, offload_param={"device": "cpu"}))) == []
     # Stages 1 and 2 treat an NVMe optimizer offload as CPU offload.
     assert codes(write("z2.json", _zero(2, offload_optimizer={"device": "nvme"}))) == []
+
+
+# ---- TRN020 8bit-optimizer-with-sharding ---------------------------------------------------------
+
+_FSDP1_8BIT = "model_name_or_path: m\ndataset_name: d\noutput_dir: out\noptim: paged_adamw_8bit\nfsdp: full_shard auto_wrap\n"
+
+
+def test_trn020_fsdp1_checkpoint_save_needs_old_bitsandbytes(write):
+    write("old/requirements.txt", "bitsandbytes==0.45.5\n")
+    found = findings(write("old/a.yaml", _FSDP1_8BIT), "--select", "TRN020")
+    assert [f["code"] for f in found] == ["TRN020"] and "first checkpoint" in found[0]["message"]
+    assert codes(write("old/nosave.yaml", _FSDP1_8BIT + "save_strategy: 'no'\n"), "--select", "TRN020") == []
+    assert codes(write("old/modelonly.yaml", _FSDP1_8BIT + "save_only_model: true\n"), "--select", "TRN020") == []
+    assert codes(write("old/torch.yaml", _FSDP1_8BIT.replace("paged_adamw_8bit", "adamw_torch")), "--select", "TRN020") == []
+    write("new/requirements.txt", "bitsandbytes==0.49.2\n")  # PR #1840
+    assert codes(write("new/a.yaml", _FSDP1_8BIT), "--select", "TRN020") == []
+    assert codes(write("unknown.yaml", _FSDP1_8BIT), "--select", "TRN020") == []
+
+
+def test_trn020_fsdp2_any_bitsandbytes(write):
+    axolotl = ("base_model: m\ndatasets:\n  - path: d\n    type: alpaca\noptimizer: adamw_bnb_8bit\nfsdp_version: 2\n"
+               "fsdp_config:\n  offload_params: false\n")
+    assert codes(write("ax.yaml", axolotl), "--select", "TRN020") == ["TRN020"]
+    # Axolotl lets the paged variant through under FSDP2; not claimed.
+    assert codes(write("paged.yaml", axolotl.replace("adamw_bnb_8bit", "paged_adamw_8bit")), "--select", "TRN020") == []
+
+
+def test_trn020_silent_under_deepspeed(write):
+    write("ds.json", _DS_Z3)
+    body = "model_name_or_path: m\ndataset_name: d\noutput_dir: out\noptim: adamw_bnb_8bit\ndeepspeed: ds.json\n"
+    write("requirements.txt", "bitsandbytes==0.42.0\n")
+    assert codes(write("a.yaml", body), "--select", "TRN020") == []
