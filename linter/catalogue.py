@@ -92,6 +92,8 @@ _KEYS = (
     ("optimizer.betas", "numbers|auto", "Adam betas"),
     ("optimizer.eps", "num|auto", "Adam epsilon"),
     ("optimizer.memory_efficient", "str", "GaLore, APOLLO, BAdam, LISA, Adam-mini, Muon: states not modelled"),
+    ("optimizer.layerwise", "bool", "the GaLore/APOLLO optimizer steps each layer in its own gradient hook "
+                                    "(LLaMA-Factory galore_layerwise / apollo_layerwise)"),
     ("scheduler.warmup_max_lr", "num|auto", "DeepSpeed WarmupLR's peak learning rate"),
     ("scheduler.warmup_steps", "int|auto", "warm-up steps"),
     # fp16 loss scaling
@@ -114,6 +116,10 @@ _KEYS = (
                                               "(stage3_gather_16bit_weights_on_model_save)"),
     ("parallel.prefetch_bucket_size", "num|auto", "ZeRO-3 stage3_prefetch_bucket_size (written value only)"),
     ("parallel.ddp_find_unused", "bool", "DDP find_unused_parameters (written value only; the trainer decides when unset)"),
+    ("parallel.offload_param_device", "str", "ZeRO offload_param.device as written (cpu, nvme, none)"),
+    ("parallel.offload_optimizer_device", "str", "ZeRO offload_optimizer.device as written (cpu, nvme, none)"),
+    ("parallel.offload_param_nvme_path", "str", "ZeRO offload_param.nvme_path as written (the swap folder for nvme)"),
+    ("parallel.offload_optimizer_nvme_path", "str", "ZeRO offload_optimizer.nvme_path as written"),
     ("parallel.overlap_comm", "bool", "ZeRO overlap_comm (written value only; DeepSpeed's default depends on the stage)"),
     # Batch
     ("batch.micro", "int|auto", "per-GPU micro batch"),
@@ -128,6 +134,8 @@ _KEYS = (
     ("attention.implementation", "str", "eager, sdpa, flash_attention_2, ..."),
     ("memory.gradient_checkpointing", "bool", "activations recomputed in the backward pass"),
     ("memory.checkpointing_reentrant", "bool", "gradient_checkpointing_kwargs.use_reentrant as written"),
+    ("memory.fsdp_activation_checkpointing", "bool", "FSDP's own activation checkpointing (TrainingArguments "
+                                                     "fsdp_config activation_checkpointing), written value only"),
     ("memory.fused_cross_entropy", "bool", "liger / cut-cross-entropy: the logits are never materialised"),
     ("memory.chunked_loss", "int", "cross entropy computed in this many chunks"),
     ("memory.activation_offload", "bool", "saved activations moved to CPU RAM or disk"),
@@ -138,10 +146,16 @@ _KEYS = (
     ("training.loss_type", "str", "the trainer's loss variant as written (TRL loss_type)"),
     ("checkpoint.load_best", "bool", "the best checkpoint is loaded at the end (load_best_model_at_end)"),
     ("checkpoint.save_strategy", "str", "when checkpoints are saved (no, steps, epoch, best), as written"),
+    ("checkpoint.save_only_model", "bool", "checkpoints hold the model only, no optimizer state (save_only_model)"),
     ("checkpoint.eval_strategy", "str", "when the model is evaluated (no, steps, epoch), as written"),
     ("generation.per_prompt", "int", "completions generated per prompt (TRL GRPO num_generations)"),
     ("generation.batch_size", "int", "completions generated per generation round (TRL GRPO generation_batch_size)"),
     ("generation.steps", "int", "optimizer steps per generation round (TRL GRPO steps_per_generation)"),
+    ("generation.predict_with_generate", "bool", "evaluation and prediction decode with generate() "
+                                                 "(Seq2SeqTrainingArguments predict_with_generate), written value only"),
+    ("generation.ds3_gather", "bool", "TRL ds3_gather_for_generation as written: ZeRO-3 weights gathered whole "
+                                      "before generating (TRL's default: true)"),
+    ("generation.use_vllm", "bool", "TRL use_vllm as written: vLLM, not the trained model, generates completions"),
     ("training.trainer", "str", "which trainer runs the config where one framework has several (TRL: grpo, ...)"),
     ("tokenizer.pad_is_eos", "bool", "a training script sets the pad token to the EOS token"),
     ("data.collator_masks_padding", "str", "the collator (by name) that labels every pad id -100"),

@@ -20,3 +20,9 @@ def training_config(run):
     accelerate launcher config (accelerate fills them in its own code, with its own history)."""
     return next((config for config in run.configs
                  if fills_deepspeed_auto(config) and config.value("file.kind") != "accelerate"), None)
+
+
+def world_size(run, context):
+    """GPUs in the job: `--world-size`, else a launcher config's num_processes; None when unknown."""
+    world = context.world_size if context.world_size is not None else run.value("batch.world_size")
+    return world if isinstance(world, int) and not isinstance(world, bool) else None

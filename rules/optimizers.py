@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from linter.registry import ERROR, WARNING, Rule, register
+from linter.versions import older_than
 
 from .facts import training_config
 
@@ -263,3 +264,105 @@ class OffloadReplacesOptimizer(Rule):
             "the launcher silently replaces it with DeepSpeed's CPU Adam (only lr and weight_decay kept); add an "
             "optimizer block, drop optimizer offload, or set zero_force_ds_cpu_optimizer to false",
         )
+
+
+# transformers/training_args.py OptimizerNames whose optimizer is a bitsandbytes 8-bit one
+# (trainer.py get_optimizer_cls_and_kwargs: optim_bits 8); Axolotl and LLaMA-Factory pass the name on.
+_BNB_8BIT = {"adamw_bnb_8bit", "adamw_8bit", "paged_adamw_8bit", "lion_8bit", "paged_lion_8bit", "rmsprop_bnb_8bit",
+             "ademamix_8bit", "paged_ademamix_8bit"}
+# The ones Axolotl refuses under FSDP2 (utils/schemas/validation.py check_fsdp2_w_8bit_optimizer,
+# since its FSDP2 support, commit 5f4af3665: "CUDA ops errors with bnb 8bit optimizer + FSDP2").
+_BNB_8BIT_FSDP2_FAILS = {"adamw_bnb_8bit", "adamw_8bit"}
+# bitsandbytes 0.49.2 (PR #1840, commit 31610c91) wraps the 8-bit state in Optimizer8bit.state_dict
+# so that FSDP's optimizer state dict no longer gathers it; before it the save crashed.
+_BNB_FSDP_STATE_DICT = "0.49.2"
+
+
+@register
+class EightBitOptimizerWithSharding(Rule):
+    """TRN020 8bit-optimizer-with-sharding
+
+    ## What it does
+    Flags a bitsandbytes 8-bit optimizer (`adamw_bnb_8bit`, `adamw_8bit`, `paged_adamw_8bit`,
+    `lion_8bit`, ...) in a run that FSDP shards, in two cases the sources confirm:
+    FSDP2 (`fsdp_version: 2`) with `adamw_8bit` / `adamw_bnb_8bit`; and FSDP1 on a pinned
+    bitsandbytes before 0.49.2 when the run saves checkpoints with their optimizer state
+    (`save_strategy` not "no", `save_only_model` not true). Silent with the bitsandbytes
+    version unknown, and under DeepSpeed ZeRO (see References).
+
+    ## Why is this bad?
+    FSDP2 shards each parameter as a DTensor, which bitsandbytes' 8-bit kernels cannot step:
+    the first optimizer step fails with CUDA errors, and Axolotl refuses the pair at launch.
+    Under FSDP1 the steps run on the flattened shards, but saving a checkpoint asks FSDP for
+    the optimizer state dict, which gathers every state tensor as if it had the parameter's
+    shape; the 8-bit state and its block scales do not, and the run crashes at its first
+    checkpoint, after hours of training (bitsandbytes#89, accelerate#1362).
+
+    ## Example
+    `trl.yaml`:
+        model_name_or_path: meta-llama/Llama-3.1-8B
+        dataset_name: trl-lib/Capybara
+        output_dir: out
+        optim: paged_adamw_8bit
+        fsdp: full_shard auto_wrap
+    `requirements.txt`:
+        bitsandbytes==0.45.5
+    Use instead, in `trl.yaml`:
+        model_name_or_path: meta-llama/Llama-3.1-8B
+        dataset_name: trl-lib/Capybara
+        output_dir: out
+        optim: adamw_torch_fused
+        fsdp: full_shard auto_wrap
+
+    ## Fix safety
+    No fix: a 32-bit optimizer needs four times the state memory, which the author must
+    provide for (FSDP CPU offload, more GPUs, or `adamw_torch_8bit` from torchao).
+
+    ## References
+    - bitsandbytes/optim/optimizer.py Optimizer8bit.state_dict (bitsandbytes 0.49.2, PR #1840,
+      commit 31610c91: quantization state hidden from FSDP's gather); bitsandbytes#89
+    - accelerate/utils/fsdp_utils.py save_fsdp_optimizer (FSDP.optim_state_dict), called by
+      transformers trainer.py _save_optimizer_and_scheduler; huggingface/accelerate#1362;
+      oumi-ai/oumi#835
+    - axolotl/utils/schemas/validation.py check_fsdp2_w_8bit_optimizer (commit 5f4af3665)
+    - Not encoded: DeepSpeed ZeRO. bitsandbytes hands its kernels the tensor size as an int32
+      (backends/cuda/ops.py ct.c_int32(g.numel())), so an 8-bit step on a tensor of more than
+      2**31 - 1 elements cannot launch; a flat ZeRO-1/2 partition of a large model can be that
+      big, consistent with the "invalid configuration argument" reports under ZeRO-2
+      (bitsandbytes#875, #911), but the rule would need the partition size. axolotl#1244 reports
+      the error under ZeRO-3, whose sub-groups (Axolotl's zero3.json: sub_group_size 0, one
+      parameter each) stay far below it; its cause is not established.
+    """
+
+    code = "TRN020"
+    name = "8bit-optimizer-with-sharding"
+    severity = ERROR
+
+    def check(self, run, context):
+        fsdp = next((config for config in run.configs if config.value("parallel.fsdp") is True), None)
+        if fsdp is None:
+            return
+        version = str(fsdp.value("parallel.fsdp_version") or 1)
+        for config in run.configs:
+            optimizer = config.get("optimizer.name")
+            if optimizer is None or str(optimizer.value).lower() not in _BNB_8BIT or config.value("training.enabled") is False:
+                continue
+            name = str(optimizer.value).lower()
+            if version == "2" and name in _BNB_8BIT_FSDP2_FAILS:
+                why = "bitsandbytes' 8-bit kernels cannot step FSDP2's sharded DTensor parameters (CUDA errors at the "
+                yield self.finding(config, optimizer.span, f"{name} with FSDP2: {why}first step; the trainer may refuse "
+                                   "it at launch); use a 32-bit optimizer or adamw_torch_8bit")
+                continue
+            if version != "1" or config.value("checkpoint.save_strategy") == "no":
+                continue
+            if config.value("checkpoint.save_only_model") is True:
+                continue
+            old = context.version_before("bitsandbytes", _BNB_FSDP_STATE_DICT, config, self.code)
+            if old is None:
+                continue
+            yield self.finding(
+                config, optimizer.span,
+                f"{name} with FSDP on bitsandbytes {old[0]} ({old[1]}): training runs, but the first checkpoint "
+                "crashes gathering the 8-bit optimizer state (FSDP.optim_state_dict); use bitsandbytes >= "
+                f"{_BNB_FSDP_STATE_DICT}, save_only_model: true, or a 32-bit optimizer",
+            )

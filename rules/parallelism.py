@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from linter.registry import ERROR, Rule, register
 
-
-def _world_size(run, context):
-    world = context.world_size if context.world_size is not None else run.value("batch.world_size")
-    return world if isinstance(world, int) and not isinstance(world, bool) else None
+from .facts import world_size
 
 
 def _sharded(run) -> bool:
@@ -70,7 +67,7 @@ class DdpFindUnusedWithCheckpointing(Rule):
     severity = ERROR
 
     def check(self, run, context):
-        world = _world_size(run, context)
+        world = world_size(run, context)
         if world is None or world < 2 or _sharded(run):
             return
         for config in run.configs:

@@ -366,6 +366,7 @@ def strategy(value: Any) -> Any:
 CHECKPOINT_BINDINGS = (
     Binding("checkpoint.load_best", "load_best_model_at_end"),
     Binding("checkpoint.save_strategy", "save_strategy", convert=strategy),
+    Binding("checkpoint.save_only_model", "save_only_model"),
     Binding("checkpoint.eval_strategy", "eval_strategy", "evaluation_strategy", convert=strategy),
 )
 

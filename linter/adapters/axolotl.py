@@ -43,8 +43,8 @@ from ..changes import PRECISION_MODES
 from ..document import Document, Mapping, Node, RenderError, Scalar, Sequence
 from ..fixes import Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
-from . import (Adapter, Binding, Reader, as_bool_or_auto, as_float, deepspeed_link, new_config, set_path, templated,
-               written)
+from . import (Adapter, Binding, Reader, as_bool_or_auto, as_float, deepspeed_link, new_config, set_path, strategy,
+               templated, written)
 
 _CONFIG = "axolotl/utils/schemas/config.py"
 _PEFT = "axolotl/utils/schemas/peft.py"
@@ -109,6 +109,9 @@ _TRAINING_BINDINGS = (
     Binding("batch.grad_accum", "gradient_accumulation_steps"),
     Binding("optimizer.lr", "learning_rate", convert=as_float),
     Binding("optimizer.name", "optimizer", default="adamw_torch_fused", source=_TRAINING),
+    # Passed to TrainingArguments as written (core/builders: save_strategy, save_only_model).
+    Binding("checkpoint.save_strategy", "save_strategy", convert=strategy),
+    Binding("checkpoint.save_only_model", "save_only_model"),
     Binding("optimizer.weight_decay", "weight_decay", convert=as_float),
     Binding("optimizer.grad_clip", "max_grad_norm", convert=as_float),
     Binding("sequence.max_length", "sequence_len", default=512, source=_CONFIG),

@@ -67,6 +67,11 @@ class DeepSpeedAdapter(Adapter):
         # ZERO_FORCE_DS_CPU_OPTIMIZER_DEFAULT = True (DeepSpeed >= 0.8.3, PR #2971).
         Binding("parallel.force_ds_cpu_optimizer", "zero_force_ds_cpu_optimizer", default=True, source=_CONSTANTS),
         Binding("parallel.offload_ratio", "zero_optimization.offload_optimizer.ratio"),
+        # zero/offload_config.py: device default "none", nvme_path default None (written values only).
+        Binding("parallel.offload_param_device", "zero_optimization.offload_param.device"),
+        Binding("parallel.offload_optimizer_device", "zero_optimization.offload_optimizer.device"),
+        Binding("parallel.offload_param_nvme_path", "zero_optimization.offload_param.nvme_path"),
+        Binding("parallel.offload_optimizer_nvme_path", "zero_optimization.offload_optimizer.nvme_path"),
         # Written value only: unset means stage == 3 (zero/config.py, overlap_comm_valid).
         Binding("parallel.overlap_comm", "zero_optimization.overlap_comm"),
         # Written value only (DeepSpeedZeroConfig.prefetch_bucket_size: int, default 5e7, alias

@@ -137,6 +137,8 @@ _TRAINER_BINDINGS = (
     Binding("parallel.ddp_find_unused", "ddp_find_unused_parameters"),
     # fsdp_config keys lose a leading "fsdp_" (training_args.py __post_init__); written value only.
     Binding("parallel.fsdp_use_orig_params", "fsdp_config.use_orig_params", "fsdp_config.fsdp_use_orig_params"),
+    Binding("memory.fsdp_activation_checkpointing", "fsdp_config.activation_checkpointing",
+            "fsdp_config.fsdp_activation_checkpointing", convert=lambda on: on if isinstance(on, bool) else str(on).lower() == "true" or None),
     *CHECKPOINT_BINDINGS, *TRL_TRAINER_BINDINGS,
 )
 # Their defaults depend on the TRL version (see _trainer): stated once here, defaults added there.

@@ -121,13 +121,16 @@ def record_repository_launchers(config) -> None:
 
 # TRL trainer configs, written values only: loss_type and precompute_ref_log_probs (DPO, KTO,
 # BCO configs), and GRPOConfig's num_generations, generation_batch_size and
-# steps_per_generation (TRL >= 0.18).
+# steps_per_generation (TRL >= 0.18), ds3_gather_for_generation (TRL >= 0.15, PR #2667; also
+# RLOOConfig) and use_vllm.
 TRL_TRAINER_BINDINGS = (
     Binding("training.loss_type", "loss_type"),
     Binding("training.precompute_ref", "precompute_ref_log_probs"),
     Binding("generation.per_prompt", "num_generations"),
     Binding("generation.batch_size", "generation_batch_size"),
     Binding("generation.steps", "steps_per_generation"),
+    Binding("generation.ds3_gather", "ds3_gather_for_generation"),
+    Binding("generation.use_vllm", "use_vllm"),
 )
 # Keys only one TRL trainer's config defines, which mark a file as that trainer's:
 # trl/trainer/grpo_config.py (GRPOConfig, TRL >= 0.14) num_generations; trl/trainer/kto_config.py

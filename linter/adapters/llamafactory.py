@@ -99,6 +99,7 @@ _TRAINING_BINDINGS = (
     Binding("training.enabled", "do_train", default=False, source=_TRAINING_ARGS),
     # model_args.py ModelArguments.use_unsloth (default False): Unsloth loads and patches the model.
     Binding("model.unsloth", "use_unsloth"),
+    Binding("generation.predict_with_generate", "predict_with_generate"),  # Seq2SeqTrainingArguments
     *CHECKPOINT_BINDINGS,
 )
 _QUANTIZATION_BINDINGS = (
@@ -233,6 +234,9 @@ class LlamaFactoryAdapter(Adapter):
                                 ("use_adam_mini", "Adam-mini"), ("use_muon", "Muon")):
             if written(document, flag) is True:
                 read.take("optimizer.memory_efficient", flag, convert=lambda _, name=optimizer: name)
+                # finetuning_args.py galore_layerwise / apollo_layerwise (default False).
+                if flag in ("use_galore", "use_apollo"):
+                    read.take("optimizer.layerwise", flag.replace("use_", "") + "_layerwise")
                 break
         if written(document, "enable_liger_kernel") is True and (written(document, "stage") or "sft") in ("pt", "sft"):
             read.take("memory.fused_cross_entropy", "enable_liger_kernel")
