@@ -43,7 +43,7 @@ from ..changes import PRECISION_MODES
 from ..document import Document, Mapping, Node, RenderError, Scalar, Sequence
 from ..fixes import Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
-from . import (Adapter, Binding, Reader, as_bool_or_auto, as_float, deepspeed_link, new_config, set_path, templated,
+from . import (Adapter, Binding, Reader, as_bool_or_auto, as_float, deepspeed_link, new_config, wrap_classes, set_path, templated,
                written)
 
 _CONFIG = "axolotl/utils/schemas/config.py"
@@ -99,6 +99,10 @@ _LORA_BINDINGS = (
     Binding("adapter.alpha", "lora_alpha"),
     Binding("adapter.target_modules", "lora_target_modules", convert=_as_list),
     Binding("adapter.modules_to_save", "lora_modules_to_save", convert=_as_list),
+    # utils/schemas/peft.py peft_ensure_weight_tying -> LoraConfig(ensure_weight_tying=...) (loaders/adapter.py)
+    Binding("adapter.ensure_weight_tying", "peft_ensure_weight_tying"),
+    # utils/schemas/config.py tokens: added to the tokenizer (loaders/tokenizer.py add_tokens)
+    Binding("tokenizer.added_tokens", "tokens", convert=_as_list),
     Binding("adapter.dora", "peft_use_dora"),
 )
 _TRAINING_BINDINGS = (
@@ -175,6 +179,17 @@ class AxolotlAdapter(Adapter):
                 read.set("parallel.fsdp_sharding", sharding, "fsdp")
             if "offload" in options:
                 read.set("parallel.offload_param", True, "fsdp")
+        # FSDP's layer classes (utils/trainer.py setup_fsdp_envs: fsdp_config auto_wrap_policy and
+        # transformer_layer_cls_to_wrap become accelerate's FSDP_AUTO_WRAP_POLICY and
+        # FSDP_TRANSFORMER_CLS_TO_WRAP; schemas/fsdp.py accepts the older fsdp_-prefixed names):
+        # recorded under TRANSFORMER_BASED_WRAP, with an `fsdp` option list (older releases pass it to
+        # TrainingArguments, which wraps only with `auto_wrap`) naming auto_wrap if written.
+        policy = written(read.document, "fsdp_config", "auto_wrap_policy") or \
+            written(read.document, "fsdp_config", "fsdp_auto_wrap_policy")
+        if policy == "TRANSFORMER_BASED_WRAP" and (not isinstance(fsdp_list, Sequence) or "auto_wrap" in options):
+            for name in ("transformer_layer_cls_to_wrap", "fsdp_transformer_layer_cls_to_wrap"):
+                if read.take("parallel.fsdp_wrap_classes", "fsdp_config", name, convert=wrap_classes) is not None:
+                    break
         for name in ("offload_params", "fsdp_offload_params"):
             read.take("parallel.offload_param", "fsdp_config", name)
         read.take("memory.activation_offload", "activation_offloading", convert=lambda value: value not in (False, None))
@@ -308,6 +323,8 @@ class AxolotlAdapter(Adapter):
             # torch_dtype has no key: it follows the precision flags (resolve_dtype), which the
             # precision change asked for in the same fix sets.
             return []
+        if key == "adapter.modules_to_save" and isinstance(value, list):
+            return [self.write(document, config, key, value)]  # a YAML list reads back as written (_as_list)
         if key == "quantization.compute_dtype":
             compute = config.get("quantization.compute_dtype")
             if compute is not None and compute.origin.is_default:

@@ -1,0 +1,188 @@
+"""The embedding matrices beside an adapter: tied input/output embeddings and new tokens (issue 16 recall)."""
+
+from __future__ import annotations
+
+from linter.changes import SetValue
+from linter.fixes import Applicability
+from linter.registry import ERROR, WARNING, Rule, register
+
+
+def _model(run):
+    found = run.first("model.name")
+    if found is None or not isinstance(found[1].value, str) or not found[1].value:
+        return None
+    return found[1].value, found[0].path.parent
+
+
+def _last(names) -> set[str]:
+    return {name.strip().rsplit(".", 1)[-1] for name in names if isinstance(name, str)}
+
+
+@register
+class TiedEmbeddingsModulesToSave(Rule):
+    """MOD004 tied-embeddings-modules-to-save
+
+    ## What it does
+    Flags `embed_tokens` and `lm_head` both trained in full beside a LoRA adapter
+    (`modules_to_save`: LLaMA-Factory `additional_target`, Axolotl `lora_modules_to_save`, TRL
+    `lora_modules_to_save`) on a model whose input and output embeddings are one tied matrix
+    (`tie_word_embeddings: true`: Llama 3.2 1B/3B, Qwen2.5 0.5B-3B, Qwen3 0.6B-4B, Gemma,
+    SmolLM2...), unless PEFT is told to keep them tied (`ensure_weight_tying`, PEFT >= 0.18,
+    Axolotl `peft_ensure_weight_tying`). The tie is read from the checkpoint's config.json or the
+    checkpoint table; an unknown model is never judged.
+
+    ## Why is this bad?
+    PEFT wraps each listed module in its own ModulesToSaveWrapper with its own trainable copy, so
+    the two halves of the tied matrix train apart. The adapter saves both, but merging it
+    (`merge_and_unload`, LLaMA-Factory's export) writes a model whose config still says
+    `tie_word_embeddings: true`: on load transformers ties `lm_head` back to `embed_tokens` and
+    the trained output head is discarded — new special tokens are then never produced. PEFT
+    warns "Model has `tie_word_embeddings=True` and a tied layer is part of the adapter, but
+    `ensure_weight_tying` is not set to True".
+
+    ## Example
+    `llamafactory.yaml`:
+        model_name_or_path: meta-llama/Llama-3.2-3B-Instruct
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        additional_target: embed_tokens,lm_head
+        template: llama3
+    Use instead (the tied matrix is trained once, through embed_tokens):
+        model_name_or_path: meta-llama/Llama-3.2-3B-Instruct
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        additional_target: embed_tokens
+        template: llama3
+
+    ## Fix safety
+    Display-only: keeping only `embed_tokens` (the tied matrix is also the output head) or
+    setting `ensure_weight_tying: true` (PEFT >= 0.18) are both right; which one depends on the
+    PEFT release and on what the framework exposes.
+
+    ## References
+    - peft/utils/other.py ModulesToSaveWrapper (one trainable copy per wrapped module)
+    - peft/tuners/lora/config.py LoraConfig.ensure_weight_tying (default False; added in PEFT
+      0.18.0, huggingface/peft#2803, commit d0fa974); the tied-layer warning in peft/tuners/tuners_utils.py
+    - huggingface/peft#2777 and #2972 (merge_and_unload of a tied model loses the trained lm_head);
+      unslothai/unsloth#9331 (measured on Qwen2.5-0.5B-Instruct: merged head differs from the trained one
+      without ensure_weight_tying, equal with it)
+    - hiyouga/LLaMA-Factory#6446, #6749
+    - axolotl/utils/schemas/peft.py peft_ensure_weight_tying; axolotl/loaders/adapter.py
+    - linter/data/models.json (tied_embeddings, each checkpoint with its config.json)
+    """
+
+    code = "MOD004"
+    name = "tied-embeddings-modules-to-save"
+    severity = WARNING
+    fix_applicability = Applicability.DISPLAY_ONLY
+
+    def check(self, run, context):
+        from linter.models import tied_embeddings
+
+        candidates = [config for config in run.configs if config.schema != "peft"
+                      and config.value("adapter.kind") is not None
+                      and isinstance(config.value("adapter.modules_to_save"), list)
+                      and {"embed_tokens", "lm_head"} <= _last(config.value("adapter.modules_to_save"))
+                      and config.value("adapter.ensure_weight_tying") is not True]
+        model = _model(run) if candidates else None
+        tied = tied_embeddings(*model) if model else None
+        if tied is None or tied[0] is not True:
+            return
+        for config in candidates:
+            field = config.get("adapter.modules_to_save")
+            yield self.finding(
+                config, field.origin.span,
+                f"{model[0]} ties its input and output embeddings ({tied[1]}), and embed_tokens and lm_head are "
+                "both trained as modules_to_save: PEFT trains two separate copies of the one matrix, and a merged "
+                "model loads lm_head tied back to embed_tokens, discarding the trained output head; train "
+                "embed_tokens alone, or set ensure_weight_tying: true (PEFT >= 0.18)",
+                fix=self.fix("Train the tied matrix once (embed_tokens), or set ensure_weight_tying"))
+
+
+# axolotl/loaders/utils.py get_linear_embedding_layers: the modules axolotl requires per model_type.
+_EMBEDDING_LAYERS = {"gpt_neox": ("embed_in", "embed_out"), "falcon": ("word_embeddings", "lm_head"),
+                     "nemotron_h": ("embeddings", "lm_head")}
+_DEFAULT_LAYERS = ("embed_tokens", "lm_head")
+
+
+@register
+class AdapterNewTokensUntrained(Rule):
+    """MOD005 adapter-new-tokens-untrained
+
+    ## What it does
+    Flags new tokens added to the vocabulary (Axolotl `tokens`) under a LoRA or QLoRA adapter
+    whose `lora_modules_to_save` does not train the embedding layers (`embed_tokens` and
+    `lm_head`; `embed_in`/`embed_out` for GPT-NeoX, `word_embeddings`/`lm_head` for Falcon).
+
+    ## Why is this bad?
+    A new token gets a freshly initialised row in the input and output embeddings; under an
+    adapter those matrices are frozen, so the row is never trained and the model can neither
+    read nor produce the token. Axolotl refuses the config since v0.4.0 (#787): "`lora_modules_to_save`
+    not properly set when adding new tokens. Please include [`embed_tokens`, `lm_head`] in
+    `lora_modules_to_save`" — after the model has been loaded. Earlier releases trained with the
+    rows frozen at their initial values.
+
+    ## Example
+    `axolotl.yaml`:
+        base_model: meta-llama/Meta-Llama-3-8B
+        adapter: lora
+        lora_target_linear: true
+        tokens:
+          - <|im_start|>
+          - <|im_end|>
+    Use instead:
+        base_model: meta-llama/Meta-Llama-3-8B
+        adapter: lora
+        lora_target_linear: true
+        lora_modules_to_save:
+          - embed_tokens
+          - lm_head
+        tokens:
+          - <|im_start|>
+          - <|im_end|>
+
+    ## Fix safety
+    Unsafe: training the two embedding matrices in full is what Axolotl asks for, but it adds
+    their full size to the trained parameters, the optimizer state and the saved adapter. With
+    an unknown model only a missing `lora_modules_to_save` is flagged (the required names depend
+    on the architecture). Changed `special_tokens` are not judged: whether Axolotl refuses them
+    depends on the tokenizer's vocabulary (loaders/tokenizer.py: a value that encodes to more
+    than two tokens; `pad_token` exempt since v0.5.1, #2059).
+
+    ## References
+    - axolotl/loaders/utils.py check_model_config (the ValueError), get_linear_embedding_layers
+      (module names per model_type); before the v0.6 refactor in utils/config/__init__.py validate_config
+    - axolotl-ai-cloud/axolotl#787 (commit 1ffa386, Dec 2023, first released in v0.4.0), #1570, #1659
+    - huggingface/peft#334 (new tokens need the embeddings in modules_to_save)
+    """
+
+    code = "MOD005"
+    name = "adapter-new-tokens-untrained"
+    severity = ERROR
+    fix_applicability = Applicability.UNSAFE
+
+    def check(self, run, context):
+        from linter.models import model_type_of
+
+        candidates = [config for config in run.configs if config.value("adapter.kind") is not None
+                      and config.value("tokenizer.added_tokens")]
+        model = _model(run) if candidates else None
+        found = model_type_of(*model) if model else None
+        required = _EMBEDDING_LAYERS.get(found[0], _DEFAULT_LAYERS) if found else None
+        for config in candidates:
+            saved = config.value("adapter.modules_to_save")
+            listed = saved if isinstance(saved, list) else []
+            if listed and (required is None or set(required) <= _last(listed)):
+                continue
+            needed = required or _DEFAULT_LAYERS
+            tokens = config.get("tokenizer.added_tokens")
+            yield self.finding(
+                config, tokens.origin.span,
+                f"new tokens are added under a {config.value('adapter.kind')} adapter, but lora_modules_to_save "
+                f"does not train {', '.join(needed)}: Axolotl (>= 0.4.0) stops with \"lora_modules_to_save not "
+                "properly set when adding new tokens\"; older releases leave the new embedding rows untrained",
+                fix=self.fix(f"Train {', '.join(needed)} in full (larger adapter and optimizer state)",
+                             SetValue(config, "adapter.modules_to_save",
+                                      [*listed, *[name for name in needed if name not in _last(listed)]])))
