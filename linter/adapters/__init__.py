@@ -335,16 +335,6 @@ def written(document: Document, *path: str) -> Any:
     return None if not isinstance(node, Scalar) or templated(node) else node.value
 
 
-def wrap_classes(value: Any) -> Any:
-    """transformer_layer_cls_to_wrap: a list, or one string of comma-separated class names
-    (accelerate's FullyShardedDataParallelPlugin splits FSDP_TRANSFORMER_CLS_TO_WRAP on ",")."""
-    if isinstance(value, str):
-        return [item.strip() for item in value.split(",") if item.strip()]
-    if isinstance(value, list) and all(isinstance(item, str) for item in value):
-        return [item.strip() for item in value]
-    raise TypeError(value)
-
-
 def comma_list(value: Any) -> Any:
     """A list written as one comma-separated string (`q_proj,v_proj`) becomes a list."""
     return [item.strip() for item in value.split(",")] if isinstance(value, str) else value

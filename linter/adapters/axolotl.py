@@ -43,7 +43,8 @@ from ..changes import PRECISION_MODES
 from ..document import Document, Mapping, Node, RenderError, Scalar, Sequence
 from ..fixes import Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
-from . import (Adapter, Binding, Reader, as_bool_or_auto, as_float, deepspeed_link, new_config, wrap_classes, set_path, templated,
+from .fsdp_facts import wrap_classes
+from . import (Adapter, Binding, Reader, as_bool_or_auto, as_float, deepspeed_link, new_config, set_path, templated,
                written)
 
 _CONFIG = "axolotl/utils/schemas/config.py"

@@ -71,8 +71,9 @@ from ..document import Document, RenderError, Scalar
 from ..fixes import Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from ..versions import older_than
-from . import (_MISSING as _NO_DEFAULT, CHECKPOINT_BINDINGS, Adapter, Binding, Reader, as_float, comma_list, deepspeed_link, wrap_classes,
+from . import (_MISSING as _NO_DEFAULT, CHECKPOINT_BINDINGS, Adapter, Binding, Reader, as_float, comma_list, deepspeed_link,
                new_config, set_path, span_of, templated, written)
+from .fsdp_facts import accelerate_wrap_classes, trainer_wrap_classes
 from .hf_kinds import (TRL_TRAINER_BINDINGS, classify, distributed_type_of, record_project_arguments,
                        record_repository_launchers, record_trainer)
 
@@ -241,12 +242,11 @@ class HFAdapter(Adapter):
         self._betas(read)
         if is_trl:
             record_trainer(read)
-        # transformers training_args.py FSDPOption: full_shard, shard_grad_op, no_shard,
-        # hybrid_shard, hybrid_shard_zero2, offload, auto_wrap (space-separated or a list).
+        # training_args.py FSDPOption: full_shard, shard_grad_op, no_shard, hybrid_shard(_zero2), offload, auto_wrap.
         read.take("parallel.fsdp_sharding", "fsdp", convert=fsdp_sharding)
         if "offload" in str(written(document, "fsdp") or "").lower():
             read.take("parallel.offload_param", "fsdp", convert=lambda _: True)
-        self._wrap_classes(read)
+        trainer_wrap_classes(read)
         # TRL SFTConfig.activation_offloading (trl/models/activation_offloading.py): saved
         # activations move to CPU RAM.
         read.take("memory.activation_offload", "activation_offloading")
@@ -261,31 +261,6 @@ class HFAdapter(Adapter):
         deepspeed_link(config, document, document.find("deepspeed"))
         if not config.links and document.find("deepspeed") is None and config.value("parallel.fsdp") is not True:
             record_repository_launchers(config)
-
-    def _wrap_classes(self, read: Reader) -> None:
-        """The layer classes the FSDP auto-wrap policy receives (transformers training_args.py
-        __post_init__: fsdp_config keys lose "fsdp_"; a string becomes a one-item list; the deprecated
-        --fsdp_transformer_layer_cls_to_wrap is appended. 4.x passes them to accelerate only with the
-        `auto_wrap` option and no min_num_params; 5.x when auto_wrap_policy is TRANSFORMER_BASED_WRAP,
-        its default). Recorded only where every release uses them; a fsdp_config path is not read."""
-        document = read.document
-        options = document.find("fsdp")
-        written_options = options.plain() if options is not None and not isinstance(options, Scalar) else \
-            written(document, "fsdp")
-        if "auto_wrap" not in str(written_options or "").lower() or document.find("fsdp_config") is not None \
-                and not isinstance(document.find("fsdp_config").plain(), dict):
-            return
-        policy = written(document, "fsdp_config", "auto_wrap_policy") or \
-            written(document, "fsdp_config", "fsdp_auto_wrap_policy")
-        if policy not in (None, "TRANSFORMER_BASED_WRAP") or any(
-                written(document, *path) not in (None, 0)
-                for path in (("fsdp_config", "min_num_params"), ("fsdp_config", "fsdp_min_num_params"),
-                             ("fsdp_min_num_params",))):
-            return
-        for path in (("fsdp_config", "transformer_layer_cls_to_wrap"),
-                     ("fsdp_config", "fsdp_transformer_layer_cls_to_wrap"), ("fsdp_transformer_layer_cls_to_wrap",)):
-            if read.take("parallel.fsdp_wrap_classes", *path, convert=wrap_classes) is not None:
-                return
 
     def _betas(self, read: Reader) -> None:
         document = read.document
@@ -343,11 +318,7 @@ class HFAdapter(Adapter):
             read.set("parallel.fsdp", True, "distributed_type")
             read.take("parallel.fsdp_version", "fsdp_config", "fsdp_version")  # accelerate config_args.py
             read.take("parallel.offload_param", "fsdp_config", "fsdp_offload_params")
-            # accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin.__post_init__: the names
-            # reach set_auto_wrap_policy only under TRANSFORMER_BASED_WRAP (default NO_WRAP).
-            if written(document, "fsdp_config", "fsdp_auto_wrap_policy") == "TRANSFORMER_BASED_WRAP":
-                read.take("parallel.fsdp_wrap_classes", "fsdp_config", "fsdp_transformer_layer_cls_to_wrap",
-                          convert=wrap_classes)
+            accelerate_wrap_classes(read)
             # accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin: fsdp_sharding_strategy
             # (FSDP1; FULL_SHARD default), fsdp_reshard_after_forward (FSDP2: True = full shard,
             # False = shard grad op).
