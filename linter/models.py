@@ -327,9 +327,13 @@ def prequantized(model_name: str, config_dir: Path | None = None) -> tuple[str, 
         return str(method), f"{own[1]} quantization_config", storage
     named = re.search(r"[-_](gptq|awq)([-_]|$)", model_name.rsplit("/", 1)[-1], re.I)
     if named:
-        example = "https://huggingface.co/Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4/blob/main/config.json"
-        return named.group(1).lower(), (f"the -{named.group(1).upper()} name of pre-quantized uploads (e.g. "
-                                        f"{example} quantization_config)"), None
+        method = named.group(1).lower()
+        # Each method's own upload: GPTQ writes quant_method "gptq", AWQ "awq" (transformers
+        # utils/quantization_config.py GPTQConfig, AwqConfig).
+        example = (f"https://huggingface.co/Qwen/Qwen2.5-7B-Instruct-{'GPTQ-Int4' if method == 'gptq' else 'AWQ'}"
+                   "/blob/main/config.json")
+        return method, (f"the -{method.upper()} name of pre-quantized uploads (e.g. {example} quantization_config, "
+                        f"quant_method \"{method}\")"), None
     if re.search(r"-bnb-4bit$", model_name, re.I):
         return "bitsandbytes", ("the -bnb-4bit name of Unsloth's pre-quantized uploads (e.g. "
                                 "https://huggingface.co/unsloth/llama-3-8b-bnb-4bit/blob/main/config.json "
