@@ -148,6 +148,10 @@ _KEYS = (
     ("generation.steps", "int", "optimizer steps per generation round (TRL GRPO steps_per_generation)"),
     ("training.trainer", "str", "which trainer runs the config where one framework has several (TRL: grpo, ...)"),
     ("tokenizer.added_tokens", "list", "new tokens added to the vocabulary before training (Axolotl `tokens`)"),
+    ("tokenizer.fix_untrained", "bool", "untrained token embeddings are reset before training (Axolotl "
+                                        "fix_untrained_tokens)"),
+    ("data.chat_template", "str", "the named chat template the training samples are formatted with, as written "
+                                  "(LLaMA-Factory template; Axolotl chat_template with a chat_template dataset)"),
     ("tokenizer.pad_is_eos", "bool", "a training script sets the pad token to the EOS token"),
     ("data.collator_masks_padding", "str", "the collator (by name) that labels every pad id -100"),
 )

@@ -186,3 +186,82 @@ class AdapterNewTokensUntrained(Rule):
                 fix=self.fix(f"Train {', '.join(needed)} in full (larger adapter and optimizer state)",
                              SetValue(config, "adapter.modules_to_save",
                                       [*listed, *[name for name in needed if name not in _last(listed)]])))
+
+
+@register
+class BaseModelUntrainedTemplateTokens(Rule):
+    """MOD006 base-model-untrained-template-tokens
+
+    ## What it does
+    Flags a LoRA or QLoRA run that formats its samples with a chat template whose special tokens
+    the base (not instruction-tuned) model never trained — Llama 3 / 3.1 base (Meta-Llama-3-8B,
+    Llama-3.1-70B...) with the `llama3` template — while the embeddings stay frozen (no
+    `embed_tokens` and `lm_head` in modules_to_save) and nothing resets the untrained rows
+    (Axolotl `fix_untrained_tokens`). Only checkpoints whose untrained tokens are documented are
+    listed (linter/data/untrained_tokens.json); others are never judged.
+
+    ## Why is this bad?
+    `<|start_header_id|>`, `<|end_header_id|>` and `<|eot_id|>` are in the Llama 3 base
+    vocabulary but were only trained in the Instruct models: their embedding and output rows
+    are untrained. Under LoRA those rows stay frozen, so the fine-tuned model barely learns to
+    produce `<|eot_id|>`: it does not stop at the end of its turn, or emits stray reserved
+    tokens instead of the header tokens.
+
+    ## Example
+    `llamafactory.yaml`:
+        model_name_or_path: meta-llama/Meta-Llama-3-8B
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        template: llama3
+    Use instead (the Instruct model, which trained these tokens):
+        model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        template: llama3
+
+    ## Fix safety
+    Display-only: start from the Instruct model, train `embed_tokens` and `lm_head` in full, reset
+    the untrained rows (Axolotl `fix_untrained_tokens`; Unsloth does it on load and is never
+    flagged), or use a template without these tokens — each changes the run differently.
+
+    ## References
+    - unslothai/unsloth#915 (maintainer: Llama 3 / 3.1 base "those tokens are actually untrained"),
+      unslothai/unsloth#929; unsloth-zoo tokenizer_utils.py fix_untrained_tokens
+    - meta-pytorch/torchtune#2429 (<|eot_id|> at probability 0.05 after fine-tuning Llama 3 base on chat data)
+    - hiyouga/LLaMA-Factory#5834; llamafactory/data/template.py (the llama3 template: <|start_header_id|>,
+      <|end_header_id|>, <|eot_id|> in every turn)
+    - axolotl/train.py fix_untrained_tokens (#1771, July 2024)
+    """
+
+    code = "MOD006"
+    name = "base-model-untrained-template-tokens"
+    severity = WARNING
+    fix_applicability = Applicability.DISPLAY_ONLY
+
+    def check(self, run, context):
+        from linter.model_tokens import untrained_template_tokens
+
+        model = _model(run)
+        if model is None:
+            return
+        for config in run.configs:
+            template = config.get("data.chat_template")
+            if template is None or not isinstance(template.value, str) or config.value("adapter.kind") is None \
+                    or config.value("training.enabled") is False or config.value("model.unsloth") is True \
+                    or config.value("tokenizer.fix_untrained") is True:
+                continue
+            saved = config.value("adapter.modules_to_save")
+            if isinstance(saved, list) and {"embed_tokens", "lm_head"} & _last(saved):
+                continue
+            found = untrained_template_tokens(model[0], template.value)
+            if found is None:
+                continue
+            tokens, source = found
+            yield self.finding(
+                config, template.origin.span,
+                f"{model[0]} is a base model whose {template.value} chat-template tokens ({', '.join(tokens)}) were "
+                "never trained, and the adapter keeps their embeddings frozen: the model barely learns to end its "
+                "turn; start from the Instruct model, or train embed_tokens and lm_head",
+                fix=self.fix("Use the Instruct model, or train embed_tokens and lm_head"))

@@ -162,3 +162,28 @@ datasets:
 def test_mod005(tmp_path, model, extra, fires):
     path = _write(tmp_path / "axolotl.yaml", AXOLOTL_TOKENS.format(model=model, extra=extra))
     assert codes(path, "--select", "MOD005") == (["MOD005"] if fires else [])
+
+
+LF_BASE = """model_name_or_path: {model}
+stage: sft
+do_train: true
+finetuning_type: {kind}
+template: {template}
+{extra}"""
+
+
+@pytest.mark.parametrize("model, kind, template, extra, fires", [
+    ("meta-llama/Meta-Llama-3-8B", "lora", "llama3", "", True),
+    ("meta-llama/Llama-3.1-70B", "lora", "llama3", "", True),
+    ("/data/models/Meta-Llama-3-8B", "lora", "llama3", "", True),               # a local copy, same name
+    ("meta-llama/Meta-Llama-3-8B-Instruct", "lora", "llama3", "", False),      # trained its chat tokens
+    ("NousResearch/Hermes-2-Pro-Llama-3-8B", "lora", "llama3", "", False),     # a derivative: not listed
+    ("meta-llama/Meta-Llama-3-8B", "full", "llama3", "", False),               # embeddings train
+    ("meta-llama/Meta-Llama-3-8B", "lora", "alpaca", "", False),               # no llama3 tokens
+    ("meta-llama/Meta-Llama-3-8B", "lora", "llama3", "additional_target: embed_tokens,lm_head\n", False),
+    ("meta-llama/Meta-Llama-3-8B", "lora", "llama3", "use_unsloth: true\n", False),  # Unsloth fixes them
+    ("meta-llama/Llama-3.2-3B", "lora", "llama3", "", False),                  # undocumented: not listed
+])
+def test_mod006(tmp_path, model, kind, template, extra, fires):
+    path = _write(tmp_path / "lf.yaml", LF_BASE.format(model=model, kind=kind, template=template, extra=extra))
+    assert codes(path, "--select", "MOD006") == (["MOD006"] if fires else [])

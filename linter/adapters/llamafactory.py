@@ -99,6 +99,8 @@ _TRAINING_BINDINGS = (
     Binding("training.enabled", "do_train", default=False, source=_TRAINING_ARGS),
     # model_args.py ModelArguments.use_unsloth (default False): Unsloth loads and patches the model.
     Binding("model.unsloth", "use_unsloth"),
+    # data_args.py DataArguments.template: the chat template every training sample is formatted with.
+    Binding("data.chat_template", "template"),
     *CHECKPOINT_BINDINGS,
 )
 _QUANTIZATION_BINDINGS = (
