@@ -145,9 +145,10 @@ class AdapterNewTokensUntrained(Rule):
 
     ## Fix safety
     Unsafe: training the two embedding matrices in full is what Axolotl asks for, but it adds
-    their full size to the trained parameters, the optimizer state and the saved adapter. With
-    an unknown model only a missing `lora_modules_to_save` is flagged (the required names depend
-    on the architecture). Changed `special_tokens` are not judged: whether Axolotl refuses them
+    their full size to the trained parameters, the optimizer state and the saved adapter. The
+    key is written only where it is missing and the architecture is known; with an unknown
+    model only a missing `lora_modules_to_save` is flagged (the required names depend on the
+    architecture), and the fix is shown, not applied. Changed `special_tokens` are not judged: whether Axolotl refuses them
     depends on the tokenizer's vocabulary (loaders/tokenizer.py: a value that encodes to more
     than two tokens; `pad_token` exempt since v0.5.1, #2059).
 
@@ -177,15 +178,20 @@ class AdapterNewTokensUntrained(Rule):
             if listed and (required is None or set(required) <= _last(listed)):
                 continue
             needed = required or _DEFAULT_LAYERS
+            missing = [name for name in needed if name not in _last(listed)]
             tokens = config.get("tokenizer.added_tokens")
+            what = f"Train {', '.join(missing)} in full (larger adapter and optimizer state)"
+            # A missing key is inserted when the architecture (so the names) is known; an existing list is
+            # left to the user (a sequence is not rewritten).
+            fix = (self.fix(what, SetValue(config, "adapter.modules_to_save", list(needed)))
+                   if saved is None and required is not None
+                   else self.fix(what, applicability=Applicability.DISPLAY_ONLY))
             yield self.finding(
                 config, tokens.origin.span,
                 f"new tokens are added under a {config.value('adapter.kind')} adapter, but lora_modules_to_save "
-                f"does not train {', '.join(needed)}: Axolotl (>= 0.4.0) stops with \"lora_modules_to_save not "
+                f"does not train {', '.join(missing)}: Axolotl (>= 0.4.0) stops with \"lora_modules_to_save not "
                 "properly set when adding new tokens\"; older releases leave the new embedding rows untrained",
-                fix=self.fix(f"Train {', '.join(needed)} in full (larger adapter and optimizer state)",
-                             SetValue(config, "adapter.modules_to_save",
-                                      [*listed, *[name for name in needed if name not in _last(listed)]])))
+                fix=fix)
 
 
 @register

@@ -25,6 +25,7 @@ class FsdpWrapClassNotInModel(Rule):
     Axolotl's `fsdp_config` under that policy. The model's architecture comes from its
     config.json (`model_type`) or its name; a model whose config.json ships its own code
     (`auto_map`), a class name the table does not hold, and an unknown model are never judged.
+    An accelerate config names no model: it is judged in a run that also holds the model.
 
     ## Why is this bad?
     accelerate looks each name up among the classes of the loaded model

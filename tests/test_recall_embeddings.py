@@ -187,3 +187,4 @@ template: {template}
 def test_mod006(tmp_path, model, kind, template, extra, fires):
     path = _write(tmp_path / "lf.yaml", LF_BASE.format(model=model, kind=kind, template=template, extra=extra))
     assert codes(path, "--select", "MOD006") == (["MOD006"] if fires else [])
+
