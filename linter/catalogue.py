@@ -82,6 +82,8 @@ _KEYS = (
     ("adapter.target_modules", "list|str", "modules the adapter wraps (a list, or a shorthand such as all-linear)"),
     ("adapter.modules_to_save", "list", "modules trained in full beside the adapter"),
     ("adapter.trainable_layers", "int", "freeze tuning: only the last N layers train"),
+    ("adapter.ensure_weight_tying", "bool", "PEFT ensure_weight_tying: tied embed_tokens / lm_head share one "
+                                            "modules_to_save copy (peft >= 0.18)"),
     ("adapter.dora", "bool", "DoRA: the LoRA update is split into magnitude and direction (use_dora)"),
     ("adapter.target_linear", "bool", "the adapter wraps every linear layer (Axolotl lora_target_linear)"),
     # Optimizer and schedule
@@ -111,6 +113,8 @@ _KEYS = (
     ("parallel.fsdp_version", "int|str", "FSDP version (1 or 2) as written; a fsdp_config path as written"),
     ("parallel.fsdp_sharding", "str", "FSDP sharding: FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD or NO_SHARD"),
     ("parallel.unmodeled", "str", "a parallelism the memory model does not follow (expert, tensor, Megatron...)"),
+    ("parallel.fsdp_wrap_classes", "list", "the layer classes FSDP's transformer auto-wrap policy wraps, where the "
+                                           "framework passes the written names to it (transformer_layer_cls_to_wrap)"),
     ("parallel.fsdp_use_orig_params", "bool", "FSDP use_orig_params (written value only)"),
     ("parallel.gather_16bit_on_save", "bool", "ZeRO-3 gathers the partitioned 16-bit weights into the saved model "
                                               "(stage3_gather_16bit_weights_on_model_save)"),
@@ -157,6 +161,11 @@ _KEYS = (
                                       "before generating (TRL's default: true)"),
     ("generation.use_vllm", "bool", "TRL use_vllm as written: vLLM, not the trained model, generates completions"),
     ("training.trainer", "str", "which trainer runs the config where one framework has several (TRL: grpo, ...)"),
+    ("tokenizer.added_tokens", "list", "new tokens added to the vocabulary before training (Axolotl `tokens`)"),
+    ("tokenizer.fix_untrained", "bool", "untrained token embeddings are reset before training (Axolotl "
+                                        "fix_untrained_tokens)"),
+    ("data.chat_template", "str", "the named chat template the training samples are formatted with, as written "
+                                  "(LLaMA-Factory template; Axolotl chat_template with a chat_template dataset)"),
     ("tokenizer.pad_is_eos", "bool", "a training script sets the pad token to the EOS token"),
     ("data.collator_masks_padding", "str", "the collator (by name) that labels every pad id -100"),
 )

@@ -327,11 +327,68 @@ def prequantized(model_name: str, config_dir: Path | None = None) -> tuple[str, 
         return str(method), f"{own[1]} quantization_config", storage
     named = re.search(r"[-_](gptq|awq)([-_]|$)", model_name.rsplit("/", 1)[-1], re.I)
     if named:
-        example = "https://huggingface.co/Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4/blob/main/config.json"
-        return named.group(1).lower(), (f"the -{named.group(1).upper()} name of pre-quantized uploads (e.g. "
-                                        f"{example} quantization_config)"), None
+        method = named.group(1).lower()
+        # Each method's own upload: GPTQ writes quant_method "gptq", AWQ "awq" (transformers
+        # utils/quantization_config.py GPTQConfig, AwqConfig).
+        example = (f"https://huggingface.co/Qwen/Qwen2.5-7B-Instruct-{'GPTQ-Int4' if method == 'gptq' else 'AWQ'}"
+                   "/blob/main/config.json")
+        return method, (f"the -{method.upper()} name of pre-quantized uploads (e.g. {example} quantization_config, "
+                        f"quant_method \"{method}\")"), None
     if re.search(r"-bnb-4bit$", model_name, re.I):
         return "bitsandbytes", ("the -bnb-4bit name of Unsloth's pre-quantized uploads (e.g. "
                                 "https://huggingface.co/unsloth/llama-3-8b-bnb-4bit/blob/main/config.json "
                                 "quantization_config, bnb_4bit_quant_storage uint8)"), "uint8"
     return None
+
+
+# ---- decoder-layer classes (data/layer_classes.json: transformers modeling_*.py _no_split_modules) ----
+
+@lru_cache(maxsize=1)
+def _layer_table() -> dict:
+    return json.loads((Path(__file__).parent / "data" / "layer_classes.json").read_text("utf-8"))["model_types"]
+
+
+def layer_classes(model_type: str) -> tuple[tuple[str, ...], frozenset[str], str] | None:
+    """(the model_type's decoder-layer classes, every layer class of the table its modeling file
+    names, source); None for a model_type the table does not hold."""
+    row = _layer_table().get(model_type)
+    if row is None:
+        return None
+    own = tuple(row["layer_classes"])
+    return own, frozenset(own) | frozenset(row.get("also_contains", ())), row["source"]
+
+
+def layer_class_owner(class_name: str) -> str | None:
+    """The model_type whose decoder layer `class_name` is, where the table knows it."""
+    return next((model_type for model_type, row in _layer_table().items() if class_name in row["layer_classes"]), None)
+
+
+def remote_code(model_name: str, config_dir: Path | None = None) -> bool:
+    """The checkpoint's own config.json maps its classes to code shipped with it (auto_map): what
+    the model contains is that code's, not the transformers modeling file's."""
+    own = checkpoint_config(model_name, config_dir)
+    return own is not None and bool(own[0].get("auto_map"))
+
+
+def tied_embeddings(model_name: str, config_dir: Path | None = None) -> tuple[bool, str] | None:
+    """(tie_word_embeddings, where it is read): the checkpoint's own config.json where it writes the
+    key (a multimodal one's text_config too), else the checkpoint table's row (each citing its
+    config.json); None when unknown."""
+    own = checkpoint_config(model_name, config_dir)
+    if own is not None:
+        config, path = own
+        text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
+        tied = config.get("tie_word_embeddings", text.get("tie_word_embeddings"))
+        return (tied, f"{path} tie_word_embeddings") if isinstance(tied, bool) else None
+    entry = _checkpoints().get(_checkpoint_key(model_name))
+    if entry is None:
+        return None
+    return bool(entry.get("tied_embeddings", False)), _config_json_cited(entry["source"])
+
+
+def _config_json_cited(source: str) -> str:
+    """The config.json address a row's source cites (what a message names), else the source."""
+    import re
+
+    found = re.search(r"https://huggingface\.co/\S+?/config\.json", source)
+    return found.group(0) if found else source

@@ -55,6 +55,11 @@ class Int8BelowTuring(Rule):
     - bitsandbytes-foundation/bitsandbytes#343 (train_loss 0.0 on cc 7.0, fine on 7.5 and 8.6)
     - bitsandbytes-foundation/bitsandbytes#529 (maintainer: "4-bit is supported by all GPUs, but 8-bit is not")
     - huggingface/peft#236; transformers docs, quantization/bitsandbytes (LLM.int8(): Turing or newer)
+    - no release bound: bitsandbytes 0.37.0 (CHANGELOG "Int8 now supported on all GPUs": weights cast
+      to 16/32-bit below cc 7.5) is the fallback #343 reports loss 0.0 with (bitsandbytes 0.38.0);
+      the 0.45.0 LLM.int8() rewrite (#1401) drops the layout-specific kernels without naming older
+      GPUs, and bitsandbytes/diagnostics/cuda.py still warns "Compute capability < 7.5 detected! Only
+      slow 8-bit matmul is supported for your GPU!" (0.44.1, 0.45.0 and the current main branch)
     """
 
     code = "QNT006"
@@ -215,6 +220,10 @@ class PrequantizedUnderSharding(Rule):
     - hiyouga/LLaMA-Factory#6898; axolotl-ai-cloud/axolotl#2250
     - bitsandbytes-foundation/bitsandbytes#1123 (a saved 4-bit checkpoint fails under FSDP)
     - transformers/quantizers/auto.py (merge_quantization_configs: the checkpoint's quantization_config wins)
+    - a name ending in -GPTQ / -AWQ is read as that method's upload: transformers
+      utils/quantization_config.py (GPTQConfig quant_method "gptq", AwqConfig quant_method "awq");
+      e.g. https://huggingface.co/Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4/blob/main/config.json and
+      https://huggingface.co/Qwen/Qwen2.5-7B-Instruct-AWQ/blob/main/config.json (quantization_config)
     """
 
     code = "QNT008"

@@ -45,6 +45,7 @@ from ..fixes import Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from . import (Adapter, Binding, Reader, as_bool_or_auto, as_float, deepspeed_link, new_config, set_path, strategy,
                templated, written)
+from .fsdp_facts import wrap_classes
 
 _CONFIG = "axolotl/utils/schemas/config.py"
 _PEFT = "axolotl/utils/schemas/peft.py"
@@ -99,6 +100,10 @@ _LORA_BINDINGS = (
     Binding("adapter.alpha", "lora_alpha"),
     Binding("adapter.target_modules", "lora_target_modules", convert=_as_list),
     Binding("adapter.modules_to_save", "lora_modules_to_save", convert=_as_list),
+    # utils/schemas/peft.py peft_ensure_weight_tying -> LoraConfig(ensure_weight_tying=...) (loaders/adapter.py)
+    Binding("adapter.ensure_weight_tying", "peft_ensure_weight_tying"),
+    # utils/schemas/config.py tokens: added to the tokenizer (loaders/tokenizer.py add_tokens)
+    Binding("tokenizer.added_tokens", "tokens", convert=_as_list),
     Binding("adapter.dora", "peft_use_dora"),
 )
 _TRAINING_BINDINGS = (
@@ -178,6 +183,17 @@ class AxolotlAdapter(Adapter):
                 read.set("parallel.fsdp_sharding", sharding, "fsdp")
             if "offload" in options:
                 read.set("parallel.offload_param", True, "fsdp")
+        # FSDP's layer classes (utils/trainer.py setup_fsdp_envs: fsdp_config auto_wrap_policy and
+        # transformer_layer_cls_to_wrap become accelerate's FSDP_AUTO_WRAP_POLICY and
+        # FSDP_TRANSFORMER_CLS_TO_WRAP; schemas/fsdp.py accepts the older fsdp_-prefixed names):
+        # recorded under TRANSFORMER_BASED_WRAP, with an `fsdp` option list (older releases pass it to
+        # TrainingArguments, which wraps only with `auto_wrap`) naming auto_wrap if written.
+        policy = written(read.document, "fsdp_config", "auto_wrap_policy") or \
+            written(read.document, "fsdp_config", "fsdp_auto_wrap_policy")
+        if policy == "TRANSFORMER_BASED_WRAP" and (not isinstance(fsdp_list, Sequence) or "auto_wrap" in options):
+            for name in ("transformer_layer_cls_to_wrap", "fsdp_transformer_layer_cls_to_wrap"):
+                if read.take("parallel.fsdp_wrap_classes", "fsdp_config", name, convert=wrap_classes) is not None:
+                    break
         for name in ("offload_params", "fsdp_offload_params"):
             read.take("parallel.offload_param", "fsdp_config", name)
         read.take("memory.activation_offload", "activation_offloading", convert=lambda value: value not in (False, None))
@@ -189,6 +205,13 @@ class AxolotlAdapter(Adapter):
                 # monkeypatch/loss/chunked.py patch_chunked_ce_loss_fn(num_output_chunks=8)
                 read.set("memory.chunked_loss", 8, "chunked_cross_entropy")
         read.take("training.remote_backend", "hatchery", "backend")
+        # chat_template (schemas/config.py) formats the datasets of type chat_template; fix_untrained_tokens
+        # (train.py, #1771) resets the untrained rows (true, or a list of token ids).
+        datasets = read.node("datasets")
+        if isinstance(datasets, Sequence) and any(isinstance(d, dict) and d.get("type") == "chat_template"
+                                                  for d in datasets.plain()):
+            read.take("data.chat_template", "chat_template")
+        read.take("tokenizer.fix_untrained", "fix_untrained_tokens", convert=lambda value: bool(value))
         # Expert, tensor and context parallelism split experts, weights or sequences across GPUs
         # (utils/schemas/config.py expert_parallel_size, tensor_parallel_size, context_parallel_size).
         for key, what in (("expert_parallel_size", "expert parallelism"), ("tensor_parallel_size", "tensor parallelism"),
@@ -311,6 +334,8 @@ class AxolotlAdapter(Adapter):
             # torch_dtype has no key: it follows the precision flags (resolve_dtype), which the
             # precision change asked for in the same fix sets.
             return []
+        if key == "adapter.modules_to_save" and isinstance(value, list):
+            return [self.write(document, config, key, value)]  # a YAML list reads back as written (_as_list)
         if key == "quantization.compute_dtype":
             compute = config.get("quantization.compute_dtype")
             if compute is not None and compute.origin.is_default:

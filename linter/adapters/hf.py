@@ -73,6 +73,7 @@ from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from ..versions import older_than
 from . import (_MISSING as _NO_DEFAULT, CHECKPOINT_BINDINGS, Adapter, Binding, Reader, as_float, comma_list, deepspeed_link,
                new_config, set_path, span_of, templated, written)
+from .fsdp_facts import accelerate_wrap_classes, trainer_wrap_classes
 from .hf_kinds import (TRL_TRAINER_BINDINGS, classify, distributed_type_of, record_project_arguments,
                        record_repository_launchers, record_trainer)
 
@@ -243,13 +244,12 @@ class HFAdapter(Adapter):
         self._betas(read)
         if is_trl:
             record_trainer(read)
-        # transformers training_args.py FSDPOption: full_shard, shard_grad_op, no_shard,
-        # hybrid_shard, hybrid_shard_zero2, offload, auto_wrap (space-separated or a list).
+        # training_args.py FSDPOption: full_shard, shard_grad_op, no_shard, hybrid_shard(_zero2), offload, auto_wrap.
         read.take("parallel.fsdp_sharding", "fsdp", convert=fsdp_sharding)
         if "offload" in str(written(document, "fsdp") or "").lower():
             read.take("parallel.offload_param", "fsdp", convert=lambda _: True)
-        # TRL SFTConfig.activation_offloading (trl/models/activation_offloading.py): saved
-        # activations move to CPU RAM.
+        trainer_wrap_classes(read)
+        # TRL SFTConfig.activation_offloading (trl/models/activation_offloading.py): activations to CPU RAM.
         read.take("memory.activation_offload", "activation_offloading")
         # The FSDP version (accelerate's FullyShardedDataParallelPlugin: 1 unless fsdp_config says
         # "fsdp_version"/"version" 2); a fsdp_config path is recorded as written: a version not known here.
@@ -319,9 +319,9 @@ class HFAdapter(Adapter):
             read.set("parallel.fsdp", True, "distributed_type")
             read.take("parallel.fsdp_version", "fsdp_config", "fsdp_version")  # accelerate config_args.py
             read.take("parallel.offload_param", "fsdp_config", "fsdp_offload_params")
-            # accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin: fsdp_sharding_strategy
-            # (FSDP1; FULL_SHARD default), fsdp_reshard_after_forward (FSDP2: True = full shard,
-            # False = shard grad op).
+            accelerate_wrap_classes(read)
+            # accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin: fsdp_sharding_strategy (FSDP1;
+            # FULL_SHARD default), fsdp_reshard_after_forward (FSDP2: True full shard, False shard grad op).
             read.take("parallel.fsdp_sharding", "fsdp_config", "fsdp_sharding_strategy", convert=fsdp_sharding)
             if config.get("parallel.fsdp_sharding") is None:
                 read.take("parallel.fsdp_sharding", "fsdp_config", "fsdp_reshard_after_forward",

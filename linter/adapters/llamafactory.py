@@ -100,6 +100,8 @@ _TRAINING_BINDINGS = (
     # model_args.py ModelArguments.use_unsloth (default False): Unsloth loads and patches the model.
     Binding("model.unsloth", "use_unsloth"),
     Binding("generation.predict_with_generate", "predict_with_generate"),  # Seq2SeqTrainingArguments
+    # data_args.py DataArguments.template: the chat template every training sample is formatted with.
+    Binding("data.chat_template", "template"),
     *CHECKPOINT_BINDINGS,
 )
 _QUANTIZATION_BINDINGS = (

@@ -1,0 +1,273 @@
+"""The embedding matrices beside an adapter: tied input/output embeddings and new tokens (issue 16 recall)."""
+
+from __future__ import annotations
+
+from linter.changes import SetValue
+from linter.fixes import Applicability
+from linter.registry import ERROR, WARNING, Rule, register
+
+
+def _model(run):
+    found = run.first("model.name")
+    if found is None or not isinstance(found[1].value, str) or not found[1].value:
+        return None
+    return found[1].value, found[0].path.parent
+
+
+def _last(names) -> set[str]:
+    return {name.strip().rsplit(".", 1)[-1] for name in names if isinstance(name, str)}
+
+
+@register
+class TiedEmbeddingsModulesToSave(Rule):
+    """MOD004 tied-embeddings-modules-to-save
+
+    ## What it does
+    Flags `embed_tokens` and `lm_head` both trained in full beside a LoRA adapter
+    (`modules_to_save`: LLaMA-Factory `additional_target`, Axolotl `lora_modules_to_save`, TRL
+    `lora_modules_to_save`) on a model whose input and output embeddings are one tied matrix
+    (`tie_word_embeddings: true`: Llama 3.2 1B/3B, Qwen2.5 0.5B-3B, Qwen3 0.6B-4B, Gemma,
+    SmolLM2...), unless PEFT is told to keep them tied (`ensure_weight_tying`, PEFT >= 0.18,
+    Axolotl `peft_ensure_weight_tying`). The tie is read from the checkpoint's config.json or the
+    checkpoint table; an unknown model is never judged.
+
+    ## Why is this bad?
+    PEFT wraps each listed module in its own ModulesToSaveWrapper with its own trainable copy, so
+    the two halves of the tied matrix train apart. The adapter saves both, but merging it
+    (`merge_and_unload`, LLaMA-Factory's export) writes a model whose config still says
+    `tie_word_embeddings: true`: on load transformers ties `lm_head` back to `embed_tokens` and
+    the trained output head is discarded — new special tokens are then never produced. PEFT
+    warns "Model has `tie_word_embeddings=True` and a tied layer is part of the adapter, but
+    `ensure_weight_tying` is not set to True".
+
+    ## Example
+    `llamafactory.yaml`:
+        model_name_or_path: meta-llama/Llama-3.2-3B-Instruct
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        additional_target: embed_tokens,lm_head
+        template: llama3
+    Use instead (the tied matrix is trained once, through embed_tokens):
+        model_name_or_path: meta-llama/Llama-3.2-3B-Instruct
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        additional_target: embed_tokens
+        template: llama3
+
+    ## Fix safety
+    Display-only: keeping only `embed_tokens` (the tied matrix is also the output head) or
+    setting `ensure_weight_tying: true` (PEFT >= 0.18) are both right; which one depends on the
+    PEFT release and on what the framework exposes.
+
+    ## References
+    - peft/utils/other.py ModulesToSaveWrapper (one trainable copy per wrapped module)
+    - peft/tuners/lora/config.py LoraConfig.ensure_weight_tying (default False; added in PEFT
+      0.18.0, huggingface/peft#2803, commit d0fa974); the tied-layer warning in peft/tuners/tuners_utils.py
+    - huggingface/peft#2777 and #2972 (merge_and_unload of a tied model loses the trained lm_head);
+      unslothai/unsloth#9331 (measured on Qwen2.5-0.5B-Instruct: merged head differs from the trained one
+      without ensure_weight_tying, equal with it)
+    - hiyouga/LLaMA-Factory#6446, #6749
+    - axolotl/utils/schemas/peft.py peft_ensure_weight_tying; axolotl/loaders/adapter.py
+    - linter/data/models.json (tied_embeddings, each checkpoint with its config.json)
+    """
+
+    code = "MOD004"
+    name = "tied-embeddings-modules-to-save"
+    severity = WARNING
+    fix_applicability = Applicability.DISPLAY_ONLY
+
+    def check(self, run, context):
+        from linter.models import tied_embeddings
+
+        candidates = [config for config in run.configs if config.schema != "peft"
+                      and config.value("adapter.kind") is not None
+                      and isinstance(config.value("adapter.modules_to_save"), list)
+                      and {"embed_tokens", "lm_head"} <= _last(config.value("adapter.modules_to_save"))
+                      and config.value("adapter.ensure_weight_tying") is not True]
+        model = _model(run) if candidates else None
+        tied = tied_embeddings(*model) if model else None
+        if tied is None or tied[0] is not True:
+            return
+        for config in candidates:
+            field = config.get("adapter.modules_to_save")
+            yield self.finding(
+                config, field.origin.span,
+                f"{model[0]} ties its input and output embeddings ({tied[1]}), and embed_tokens and lm_head are "
+                "both trained as modules_to_save: PEFT trains two separate copies of the one matrix, and a merged "
+                "model loads lm_head tied back to embed_tokens, discarding the trained output head; train "
+                "embed_tokens alone, or set ensure_weight_tying: true (PEFT >= 0.18)",
+                fix=self.fix("Train the tied matrix once (embed_tokens), or set ensure_weight_tying"))
+
+
+# axolotl/loaders/utils.py get_linear_embedding_layers: the modules axolotl requires per model_type.
+_EMBEDDING_LAYERS = {"gpt_neox": ("embed_in", "embed_out"), "falcon": ("word_embeddings", "lm_head"),
+                     "nemotron_h": ("embeddings", "lm_head")}
+_DEFAULT_LAYERS = ("embed_tokens", "lm_head")
+
+
+@register
+class AdapterNewTokensUntrained(Rule):
+    """MOD005 adapter-new-tokens-untrained
+
+    ## What it does
+    Flags new tokens added to the vocabulary (Axolotl `tokens`) under a LoRA or QLoRA adapter
+    whose `lora_modules_to_save` does not train the embedding layers (`embed_tokens` and
+    `lm_head`; `embed_in`/`embed_out` for GPT-NeoX, `word_embeddings`/`lm_head` for Falcon).
+
+    ## Why is this bad?
+    A new token gets a freshly initialised row in the input and output embeddings; under an
+    adapter those matrices are frozen, so the row is never trained and the model can neither
+    read nor produce the token. Axolotl refuses the config since v0.4.0 (#787): "`lora_modules_to_save`
+    not properly set when adding new tokens. Please include [`embed_tokens`, `lm_head`] in
+    `lora_modules_to_save`" — after the model has been loaded. Earlier releases trained with the
+    rows frozen at their initial values.
+
+    ## Example
+    `axolotl.yaml`:
+        base_model: meta-llama/Meta-Llama-3-8B
+        adapter: lora
+        lora_target_linear: true
+        tokens:
+          - <|im_start|>
+          - <|im_end|>
+    Use instead:
+        base_model: meta-llama/Meta-Llama-3-8B
+        adapter: lora
+        lora_target_linear: true
+        lora_modules_to_save:
+          - embed_tokens
+          - lm_head
+        tokens:
+          - <|im_start|>
+          - <|im_end|>
+
+    ## Fix safety
+    Unsafe: training the two embedding matrices in full is what Axolotl asks for, but it adds
+    their full size to the trained parameters, the optimizer state and the saved adapter. The
+    key is written only where it is missing and the architecture is known; with an unknown
+    model only a missing `lora_modules_to_save` is flagged (the required names depend on the
+    architecture), and the fix is shown, not applied. Changed `special_tokens` are not judged: whether Axolotl refuses them
+    depends on the tokenizer's vocabulary (loaders/tokenizer.py: a value that encodes to more
+    than two tokens; `pad_token` exempt since v0.5.1, #2059).
+
+    ## References
+    - axolotl/loaders/utils.py check_model_config (the ValueError), get_linear_embedding_layers
+      (module names per model_type); before the v0.6 refactor in utils/config/__init__.py validate_config
+    - axolotl-ai-cloud/axolotl#787 (commit 1ffa386, Dec 2023, first released in v0.4.0), #1570, #1659
+    - huggingface/peft#334 (new tokens need the embeddings in modules_to_save)
+    """
+
+    code = "MOD005"
+    name = "adapter-new-tokens-untrained"
+    severity = ERROR
+    fix_applicability = Applicability.UNSAFE
+
+    def check(self, run, context):
+        from linter.models import model_type_of
+
+        candidates = [config for config in run.configs if config.value("adapter.kind") is not None
+                      and config.value("tokenizer.added_tokens")]
+        model = _model(run) if candidates else None
+        found = model_type_of(*model) if model else None
+        required = _EMBEDDING_LAYERS.get(found[0], _DEFAULT_LAYERS) if found else None
+        for config in candidates:
+            saved = config.value("adapter.modules_to_save")
+            listed = saved if isinstance(saved, list) else []
+            if listed and (required is None or set(required) <= _last(listed)):
+                continue
+            needed = required or _DEFAULT_LAYERS
+            missing = [name for name in needed if name not in _last(listed)]
+            tokens = config.get("tokenizer.added_tokens")
+            what = f"Train {', '.join(missing)} in full (larger adapter and optimizer state)"
+            # A missing key is inserted when the architecture (so the names) is known; an existing list is
+            # left to the user (a sequence is not rewritten).
+            fix = (self.fix(what, SetValue(config, "adapter.modules_to_save", list(needed)))
+                   if saved is None and required is not None
+                   else self.fix(what, applicability=Applicability.DISPLAY_ONLY))
+            yield self.finding(
+                config, tokens.origin.span,
+                f"new tokens are added under a {config.value('adapter.kind')} adapter, but lora_modules_to_save "
+                f"does not train {', '.join(missing)}: Axolotl (>= 0.4.0) stops with \"lora_modules_to_save not "
+                "properly set when adding new tokens\"; older releases leave the new embedding rows untrained",
+                fix=fix)
+
+
+@register
+class BaseModelUntrainedTemplateTokens(Rule):
+    """MOD006 base-model-untrained-template-tokens
+
+    ## What it does
+    Flags a LoRA or QLoRA run that formats its samples with a chat template whose special tokens
+    the base (not instruction-tuned) model never trained — Llama 3 / 3.1 base (Meta-Llama-3-8B,
+    Llama-3.1-70B...) with the `llama3` template — while the embeddings stay frozen (no
+    `embed_tokens` and `lm_head` in modules_to_save) and nothing resets the untrained rows
+    (Axolotl `fix_untrained_tokens`). Only checkpoints whose untrained tokens are documented are
+    listed (linter/data/untrained_tokens.json); others are never judged.
+
+    ## Why is this bad?
+    `<|start_header_id|>`, `<|end_header_id|>` and `<|eot_id|>` are in the Llama 3 base
+    vocabulary but were only trained in the Instruct models: their embedding and output rows
+    are untrained. Under LoRA those rows stay frozen, so the fine-tuned model barely learns to
+    produce `<|eot_id|>`: it does not stop at the end of its turn, or emits stray reserved
+    tokens instead of the header tokens.
+
+    ## Example
+    `llamafactory.yaml`:
+        model_name_or_path: meta-llama/Meta-Llama-3-8B
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        template: llama3
+    Use instead (the Instruct model, which trained these tokens):
+        model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        template: llama3
+
+    ## Fix safety
+    Display-only: start from the Instruct model, train `embed_tokens` and `lm_head` in full, reset
+    the untrained rows (Axolotl `fix_untrained_tokens`; Unsloth does it on load and is never
+    flagged), or use a template without these tokens — each changes the run differently.
+
+    ## References
+    - unslothai/unsloth#915 (maintainer: Llama 3 / 3.1 base "those tokens are actually untrained"),
+      unslothai/unsloth#929; unsloth-zoo tokenizer_utils.py fix_untrained_tokens
+    - meta-pytorch/torchtune#2429 (<|eot_id|> at probability 0.05 after fine-tuning Llama 3 base on chat data)
+    - hiyouga/LLaMA-Factory#5834; llamafactory/data/template.py (the llama3 template: <|start_header_id|>,
+      <|end_header_id|>, <|eot_id|> in every turn)
+    - axolotl/train.py fix_untrained_tokens (#1771, July 2024)
+    """
+
+    code = "MOD006"
+    name = "base-model-untrained-template-tokens"
+    severity = WARNING
+    fix_applicability = Applicability.DISPLAY_ONLY
+
+    def check(self, run, context):
+        from linter.model_tokens import untrained_template_tokens
+
+        model = _model(run)
+        if model is None:
+            return
+        for config in run.configs:
+            template = config.get("data.chat_template")
+            if template is None or not isinstance(template.value, str) or config.value("adapter.kind") is None \
+                    or config.value("training.enabled") is False or config.value("model.unsloth") is True \
+                    or config.value("tokenizer.fix_untrained") is True:
+                continue
+            saved = config.value("adapter.modules_to_save")
+            if isinstance(saved, list) and {"embed_tokens", "lm_head"} & _last(saved):
+                continue
+            found = untrained_template_tokens(model[0], template.value)
+            if found is None:
+                continue
+            tokens, source = found
+            yield self.finding(
+                config, template.origin.span,
+                f"{model[0]} is a base model whose {template.value} chat-template tokens ({', '.join(tokens)}) were "
+                "never trained, and the adapter keeps their embeddings frozen: the model barely learns to end its "
+                "turn; start from the Instruct model, or train embed_tokens and lm_head",
+                fix=self.fix("Use the Instruct model, or train embed_tokens and lm_head"))
