@@ -43,6 +43,7 @@ from ..changes import PRECISION_MODES
 from ..document import Document, Mapping, Node, RenderError, Scalar, Sequence
 from ..fixes import Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
+from ..versions import older_than
 from . import (Adapter, Binding, Reader, as_bool_or_auto, as_float, deepspeed_link, new_config, set_path, templated,
                written)
 
@@ -286,7 +287,11 @@ class AxolotlAdapter(Adapter):
         if config.get("quantization.compute_dtype") is None and load_dtype is not None:
             config.set("quantization.compute_dtype", Field(load_dtype.value, Origin(load_dtype.span, _LOADER)))
         sharded = any(_present(read.node(key)) for key in ("deepspeed", "fsdp_config", "fsdp"))
-        if config.get("quantization.quant_storage") is None and sharded:
+        # axolotl sets bnb_4bit_quant_storage itself from 2a1589f6f (#1428, 2024-03-21), first
+        # released in v0.5.0; a pinned older axolotl leaves transformers' uint8.
+        pinned = config.version("axolotl")
+        if config.get("quantization.quant_storage") is None and sharded \
+                and not (pinned and older_than(pinned[0], "0.5.0")):
             config.set("quantization.quant_storage", Field("bfloat16", Origin(read.key_span("load_in_4bit"), _LOADER)))
 
     def _attention(self, read: Reader) -> None:

@@ -210,6 +210,12 @@ class XTunerAdapter(Adapter):
             elif parts.model_closed and not parts.inherits:
                 default("memory.gradient_checkpointing", True, parts.anchor("model"),
                         f"{_SFT}: use_activation_checkpointing=True")
+            # SupervisedFinetune(use_varlen_attn=False) passes it to dispatch_modules (model/modules/dispatch).
+            varlen = model.get("use_varlen_attn")
+            if varlen is not None:
+                record("attention.varlen", varlen)
+            elif parts.model_closed and not parts.inherits:
+                default("attention.varlen", False, parts.anchor("model"), f"{_SFT}: use_varlen_attn=False")
         wrapper = parts.optim_wrapper
         optimizer, _ = _arguments(document, wrapper.get("optimizer"))
         record("optimizer.lr", optimizer.get("lr"))
