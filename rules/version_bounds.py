@@ -177,9 +177,10 @@ class PeftAllLinearBeforeShorthand(Rule):
     """VER005 peft-all-linear-unsupported
 
     ## What it does
-    Flags `target_modules: "all-linear"` handed to PEFT as written (a PEFT `adapter_config.json`
-    read by `LoraConfig.from_pretrained`) where the PEFT in use (a pin near the file or the
-    installed package; silent when unknown) is older than 0.8.0.
+    Flags `target_modules: "all-linear"` handed to PEFT as written — a PEFT `adapter_config.json`
+    read by `LoraConfig.from_pretrained`, a TRL config's `lora_target_modules` (get_peft_config),
+    an XTuner `LoraConfig(target_modules=...)` — where the PEFT in use (a pin near the file or
+    the installed package; silent when unknown) is older than 0.8.0.
 
     ## Why is this bad?
     The "all-linear" shorthand arrived in PEFT 0.8.0. Older releases read a string
@@ -204,6 +205,8 @@ class PeftAllLinearBeforeShorthand(Rule):
       "Add an option 'ALL' to include all linear layers as target modules" (#1295, first in 0.8.0)
     - peft v0.7.1 tuners_utils.py: `re.fullmatch(config.target_modules, key)` and "Target modules
       {target_modules} not found in the base model"
+    - trl/trainer/utils.py get_peft_config (LoraConfig(target_modules=model_args.lora_target_modules));
+      xtuner/model/sft.py _prepare_for_lora (get_peft_model with the configured LoraConfig)
     - philschmid/deep-learning-pytorch-huggingface#43
     """
 

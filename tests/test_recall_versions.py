@@ -197,3 +197,14 @@ def test_qnt005_unsloth_silent_where_an_adapter_may_come(write, change):
     files = copy_incident(write, "unsloth-4bit-without-adapter")
     write("train.py", files["train.py"].read_text().replace(*change))
     assert "QNT005" not in codes(files["train.py"], "--gpu", "A100")
+
+
+def test_ver005_trl_and_xtuner_strings(write):
+    write("requirements.txt", "peft==0.7.1\n")
+    trl = write("sft.yaml", "model_name_or_path: m/x\ndataset_name: d/x\nuse_peft: true\nlora_target_modules: all-linear\n")
+    assert "VER005" in codes(trl)
+    write("sft.yaml", "model_name_or_path: m/x\ndataset_name: d/x\nuse_peft: false\nlora_target_modules: all-linear\n")
+    assert "VER005" not in codes(trl)  # no adapter is built
+    write("requirements.txt", "peft==0.8.0\n")
+    write("sft.yaml", "model_name_or_path: m/x\ndataset_name: d/x\nuse_peft: true\nlora_target_modules: all-linear\n")
+    assert "VER005" not in codes(trl)

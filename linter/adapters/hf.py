@@ -74,7 +74,8 @@ from ..versions import older_than
 from . import (_MISSING as _NO_DEFAULT, CHECKPOINT_BINDINGS, Adapter, Binding, Reader, as_float, comma_list, deepspeed_link,
                new_config, set_path, span_of, templated, written)
 from .hf_kinds import (ACCELERATE_FSDP_BINDINGS, TRL_TRAINER_BINDINGS, classify, distributed_type_of, fsdp_sharding,
-                       record_project_arguments, record_repository_launchers, record_trainer)
+                       record_project_arguments, record_repository_launchers, record_target_shorthand,
+                       record_trainer)
 
 _TRAINING_ARGS = "transformers/training_args.py (TrainingArguments)"
 _TRL_CONFIG = "trl/trainer/base_config.py (bf16 = not fp16 when unset, TRL >= 0.19; gradient_checkpointing True)"
@@ -204,11 +205,7 @@ class HFAdapter(Adapter):
         read = Reader(config, document)
         if kind == "peft":
             read.bind(_PEFT_BINDINGS)
-            # LoraConfig.from_pretrained keeps a string target_modules as written; PEFT itself expands
-            # the "all-linear" shorthand (tuners/tuners_utils.py _maybe_include_all_linear_layers).
-            shorthand = written(document, "target_modules")
-            if isinstance(shorthand, str) and shorthand.lower() == "all-linear":
-                read.take("adapter.target_shorthand", "target_modules")
+            record_target_shorthand(read, "target_modules")  # LoraConfig.from_pretrained keeps it as written
         elif kind == "accelerate":
             self._accelerate(read)
         else:
@@ -300,6 +297,9 @@ class HFAdapter(Adapter):
                              default=None, default_source=_TRL_MODEL)
         if use_peft is not None and use_peft.value == "lora":
             read.bind(_LORA_BINDINGS)
+            # trl/trainer/utils.py get_peft_config: LoraConfig(target_modules=lora_target_modules); a
+            # YAML string reaches it unchanged (a one-item list only from TRL 0.8.2, e4b20ecb #1488).
+            record_target_shorthand(read, "lora_target_modules")
 
     def _accelerate(self, read: Reader) -> None:
         config, document = read.config, read.document

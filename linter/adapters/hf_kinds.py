@@ -151,6 +151,14 @@ def record_trainer(read) -> None:
             return
 
 
+def record_target_shorthand(read, key: str) -> None:
+    """A target_modules string "all-linear" that PEFT's LoraConfig receives as written: PEFT
+    expands it itself (tuners/tuners_utils.py _maybe_include_all_linear_layers, PEFT >= 0.8.0)."""
+    shorthand = written(read.document, key)
+    if isinstance(shorthand, str) and shorthand.strip().lower() == "all-linear":
+        read.take("adapter.target_shorthand", key)
+
+
 # accelerate config fsdp_config (commands/config/config_args.py; launch.py copies each key onto the
 # launcher's arguments): written values only.
 ACCELERATE_FSDP_BINDINGS = (

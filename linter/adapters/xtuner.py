@@ -187,6 +187,9 @@ class XTunerAdapter(Adapter):
             record("adapter.r", lora_arguments.get("r"))
             record("adapter.alpha", lora_arguments.get("lora_alpha"))
             record("adapter.target_modules", lora_arguments.get("target_modules"))
+            # sft.py _prepare_for_lora hands the built LoraConfig to get_peft_model: PEFT expands "all-linear".
+            if str(document.literal(lora_arguments.get("target_modules"))).strip().lower() == "all-linear":
+                record("adapter.target_shorthand", lora_arguments.get("target_modules"))
             record("adapter.modules_to_save", lora_arguments.get("modules_to_save"))
             return
         hf = parts.framework == "huggingface"
