@@ -7,7 +7,7 @@ from linter.fixes import Applicability
 from linter.registry import ERROR, WARNING, Rule, register
 from linter.versions import older_than
 
-from .facts import HF_TRAINER_FILES, positive_int
+from .facts import positive_int
 
 # accelerate utils/launch.py prepare_multi_gpu_env: the launcher refuses the pair from 0.24.0
 # (e6d96e5f, #2037, which made RAM-efficient loading optional); still there in 1.x. From 0.30.0
@@ -104,9 +104,10 @@ class GradAccumLossNormalization(Rule):
     """VER004 grad-accum-loss-normalization
 
     ## What it does
-    Flags a TRL SFT config (one that writes a key only SFTConfig has) with
-    `gradient_accumulation_steps` above 1 and packing off, where the transformers in use (a pin
-    near the file or the installed package; silent when unknown) is older than 4.46.0.
+    Flags a TRL SFT config (one that writes a key only SFTConfig has) or an Axolotl config
+    without `rl` (AxolotlTrainer) with `gradient_accumulation_steps` above 1 and packing
+    (`packing`, `sample_packing`) off, where the transformers in use (a pin near the file or the
+    installed package; silent when unknown) is older than 4.46.0.
 
     ## Why is this bad?
     Before 4.46.0 the Trainer took each micro-batch's loss as the mean over its own label tokens
@@ -139,6 +140,8 @@ class GradAccumLossNormalization(Rule):
       "Fixing Gradient Accumulation" (huggingface/blog#2414); axolotl-ai-cloud/axolotl#1100
     - TRL v0.11.4 trl/trainer/sft_trainer.py (no compute_loss of its own); TRL v0.12.0 setup.py
       requires transformers>=4.46.0
+    - axolotl v0.4.0 src/axolotl/core/trainer_builder.py AxolotlTrainer.compute_loss (returns
+      super().compute_loss); axolotl v0.5.0 requires transformers==4.46.1
     """
 
     code = "VER004"
@@ -148,8 +151,8 @@ class GradAccumLossNormalization(Rule):
 
     def check(self, run, context):
         for config in run.configs:
-            if config.value("file.kind") not in HF_TRAINER_FILES or config.value("training.trainer") != "sft":
-                continue
+            if config.value("training.trainer") != "sft":
+                continue  # TRL SFTConfig files, Axolotl without `rl`: the HF Trainer's compute_loss
             steps = config.value("batch.grad_accum")
             if not positive_int(steps) or steps < 2 or config.value("sequence.packing") is True:
                 continue

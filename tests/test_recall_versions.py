@@ -208,3 +208,26 @@ def test_ver005_trl_and_xtuner_strings(write):
     write("requirements.txt", "peft==0.8.0\n")
     write("sft.yaml", "model_name_or_path: m/x\ndataset_name: d/x\nuse_peft: true\nlora_target_modules: all-linear\n")
     assert "VER005" not in codes(trl)
+
+
+AXOLOTL = """base_model: meta-llama/Llama-2-7b-hf
+datasets:
+  - path: teknium/GPT4-LLM-Cleaned
+    type: alpaca
+micro_batch_size: 2
+gradient_accumulation_steps: 8
+{extra}
+"""
+
+
+@pytest.mark.parametrize("pins, extra, fires", [
+    ("transformers==4.45.2\n", "", True),  # axolotl-ai-cloud/axolotl#1100
+    ("transformers==4.46.1\n", "", False),  # axolotl v0.5.0's pin: fixed
+    ("transformers==4.45.2\n", "sample_packing: true", False),
+    ("transformers==4.45.2\n", "rl: dpo", False),  # TRL's DPOTrainer
+    ("transformers==4.45.2\n", "reward_model: true", False),
+    ("axolotl==0.4.0\n", "", False),  # the transformers version is not pinned here: unknown
+])
+def test_ver004_axolotl(write, pins, extra, fires):
+    write("requirements.txt", pins)
+    assert ("VER004" in codes(write("axolotl.yaml", AXOLOTL.format(extra=extra)))) is fires
