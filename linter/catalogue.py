@@ -86,6 +86,8 @@ _KEYS = (
                                             "modules_to_save copy (peft >= 0.18)"),
     ("adapter.dora", "bool", "DoRA: the LoRA update is split into magnitude and direction (use_dora)"),
     ("adapter.target_linear", "bool", "the adapter wraps every linear layer (Axolotl lora_target_linear)"),
+    ("adapter.target_shorthand", "str", "a target_modules string PEFT's LoraConfig receives as written and "
+                                        "expands itself (\"all-linear\"), where the framework passes it unchanged"),
     # Optimizer and schedule
     ("optimizer.name", "str", "optimizer as the framework names it"),
     ("optimizer.lr", "num|auto", "learning rate"),
@@ -116,6 +118,10 @@ _KEYS = (
     ("parallel.fsdp_wrap_classes", "list", "the layer classes FSDP's transformer auto-wrap policy wraps, where the "
                                            "framework passes the written names to it (transformer_layer_cls_to_wrap)"),
     ("parallel.fsdp_use_orig_params", "bool", "FSDP use_orig_params (written value only)"),
+    ("parallel.fsdp_ram_efficient_loading", "bool", "FSDP cpu_ram_efficient_loading: only rank 0 loads the "
+                                                    "checkpoint, the other ranks wait for a broadcast (written value only)"),
+    ("parallel.fsdp_sync_module_states", "bool", "FSDP sync_module_states: rank 0 broadcasts the weights when the "
+                                                 "model is wrapped (written value only)"),
     ("parallel.gather_16bit_on_save", "bool", "ZeRO-3 gathers the partitioned 16-bit weights into the saved model "
                                               "(stage3_gather_16bit_weights_on_model_save)"),
     ("parallel.prefetch_bucket_size", "num|auto", "ZeRO-3 stage3_prefetch_bucket_size (written value only)"),
@@ -136,6 +142,8 @@ _KEYS = (
     ("sequence.padding_free", "bool", "batches flattened without padding (TRL padding_free)"),
     ("sequence.packing_strategy", "str", "TRL's packing strategy (bfd, ffd, wrapped)"),
     ("attention.implementation", "str", "eager, sdpa, flash_attention_2, ..."),
+    ("attention.varlen", "bool", "XTuner use_varlen_attn: attention dispatched to varlen FlashAttention over "
+                                 "packed samples"),
     ("memory.gradient_checkpointing", "bool", "activations recomputed in the backward pass"),
     ("memory.checkpointing_reentrant", "bool", "gradient_checkpointing_kwargs.use_reentrant as written"),
     ("memory.fsdp_activation_checkpointing", "bool", "FSDP's own activation checkpointing (TrainingArguments "

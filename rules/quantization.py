@@ -5,6 +5,7 @@ from __future__ import annotations
 from linter.changes import SetValue
 from linter.fixes import Applicability
 from linter.registry import ERROR, INFO, WARNING, Rule, register
+from linter.versions import older_than
 
 
 @register
@@ -78,7 +79,10 @@ class QuantizedFullFinetune(Rule):
     """QNT005 quantized-full-finetune
 
     ## What it does
-    Flags a config that quantizes the base model (4- or 8-bit) but trains no adapter.
+    Flags a config that quantizes the base model (4- or 8-bit) but trains no adapter. In an
+    Unsloth script that means a model loaded with `load_in_4bit` (Unsloth's default) or
+    `load_in_8bit` that reaches the trainer with no `get_peft_model`, no `peft_config`, no
+    `peft` import and no adapter load — and a base checkpoint, not an adapter repository.
 
     ## Why is this bad?
     Quantized weights are frozen integer storage: they cannot be trained directly. Without a
@@ -105,6 +109,7 @@ class QuantizedFullFinetune(Rule):
     ## References
     - transformers/trainer.py: "You cannot perform fine-tuning on purely quantized models"
     - Ludwig: ludwig/config_validation/checks.py (quantization requires an adapter)
+    - unslothai/unsloth#1110, #241 (4-bit model handed to SFTTrainer without get_peft_model)
     """
 
     code = "QNT005"
@@ -248,6 +253,23 @@ class ComputeDtypeMismatch(Rule):
                                fix=self.fix(f"Compute in {wanted}", SetValue(config, "quantization.compute_dtype", wanted)))
 
 
+# A 4-bit storage dtype other than uint8 arrived in bitsandbytes 0.43.0 (Params4bit / Linear4bit
+# quant_storage, bitsandbytes-foundation/bitsandbytes#970, dcfb6f81) and transformers 4.39.0
+# (BitsAndBytesConfig.bnb_4bit_quant_storage; integrations/bitsandbytes.py passes it only where
+# bnb.nn.Linear4bit takes it, so an older bitsandbytes ignores the setting).
+_QUANT_STORAGE_FROM = (("bitsandbytes", "0.43.0"), ("transformers", "4.39.0"))
+
+
+def _without_quant_storage(config):
+    """(package, (version, where), bound) of a pinned release that cannot store 4-bit weights in
+    anything but uint8; None when none is known to."""
+    for package, bound in _QUANT_STORAGE_FROM:
+        found = config.version(package)
+        if found is not None and older_than(found[0], bound):
+            return package, found, bound
+    return None
+
+
 @register
 class QloraShardedQuantStorage(Rule):
     """QNT004 qlora-sharded-quant-storage
@@ -279,13 +301,27 @@ class QloraShardedQuantStorage(Rule):
         bnb_4bit_quant_storage: bfloat16
         fsdp: full_shard auto_wrap
 
+    Where a pin (or the installed package) says bitsandbytes < 0.43.0 or transformers < 4.39.0,
+    the storage cannot be set at all: those releases keep 4-bit weights in uint8 whatever the
+    config (or the framework) asks, and the finding says to upgrade. Axolotl sets the storage to
+    bfloat16 itself from v0.5.0; with an older pinned axolotl the file's own setting counts.
+
     ## Fix safety
     Safe: the storage dtype only changes how the packed 4-bit data is typed for sharding; the
-    quantized values and memory use are the same.
+    quantized values and memory use are the same. No fix where the pinned release cannot store
+    them otherwise (upgrading is outside the config).
 
     ## References
-    - transformers/utils/quantization_config.py: BitsAndBytesConfig.bnb_4bit_quant_storage (default uint8)
+    - transformers/utils/quantization_config.py: BitsAndBytesConfig.bnb_4bit_quant_storage (default
+      uint8), new in transformers 4.39.0; integrations/bitsandbytes.py replace_with_bnb_linear
+      passes quant_storage only where `bnb.nn.Linear4bit` accepts it
+    - bitsandbytes nn/modules.py Linear4bit/Params4bit quant_storage: bitsandbytes#970
+      (dcfb6f81, "Initial FSDP Support for QLoRA Finetuning"), first released in 0.43.0
+    - axolotl src/axolotl/utils/models.py load_model: `"bnb_4bit_quant_storage": torch.bfloat16`
+      from 2a1589f6f (#1428, 2024-03-21), first in v0.5.0
     - PEFT docs, "FSDP + QLoRA" and "DeepSpeed ZeRO-3 + QLoRA" (bnb_4bit_quant_storage)
+    - axolotl-ai-cloud/axolotl#207 (qlora with ZeRO-3: "expected there to be only one unique
+      element"); huggingface/peft#2014; hiyouga/LLaMA-Factory#5595
     """
 
     code = "QNT004"
@@ -300,6 +336,15 @@ class QloraShardedQuantStorage(Rule):
             return
         for config in run.configs:
             if config.value("quantization.bits") != 4:
+                continue
+            old = _without_quant_storage(config)
+            if old is not None:
+                package, (found, where), bound = old
+                yield self.finding(
+                    config, config.span("quantization.bits"),
+                    f"4-bit weights sharded with ZeRO-3/FSDP on {package} {found} ({where}), which has no 4-bit "
+                    f"quant storage (from {package} {bound}): the packed weights stay uint8 and cannot be sharded "
+                    f"with the model's other parameters; upgrade to {package}>={bound} and store them in the model dtype")
                 continue
             storage = config.get("quantization.quant_storage")
             load_dtype = config.value("model.load_dtype")

@@ -128,7 +128,7 @@ def test_parsed_values(tmp_path):
         "memory.gradient_checkpointing": True, "precision.fp16": True, "precision.bf16": False,
         "optimizer.lr": 2e-4, "optimizer.weight_decay": 0, "optimizer.betas": [0.9, 0.999],
         "optimizer.grad_clip": 1, "batch.grad_accum": 16, "batch.micro": 1, "sequence.max_length": 2048,
-        "sequence.packing": True,
+        "sequence.packing": True, "attention.varlen": False,
     }
     assert config.get("memory.gradient_checkpointing").origin.default_source.startswith("xtuner/model/sft.py")
     # Values read through module-level names point at the constant's literal.

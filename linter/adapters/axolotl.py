@@ -43,6 +43,7 @@ from ..changes import PRECISION_MODES
 from ..document import Document, Mapping, Node, RenderError, Scalar, Sequence
 from ..fixes import Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
+from ..versions import older_than
 from . import (Adapter, Binding, Reader, as_bool_or_auto, as_float, deepspeed_link, new_config, set_path, strategy,
                templated, written)
 from .fsdp_facts import wrap_classes
@@ -52,6 +53,7 @@ _PEFT = "axolotl/utils/schemas/peft.py"
 _TRAINING = "axolotl/utils/schemas/training.py"
 _RESOLVE_DTYPE = "axolotl/utils/config/__init__.py (resolve_dtype)"
 _LOADER = "axolotl/loaders/model.py"
+_TRAINER_BUILDER = "axolotl/core/trainer_builder.py (no rl: AxolotlTrainer, the HF Trainer's compute_loss)"
 
 # Keys that an Axolotl config has next to `base_model`; Ludwig's LLM configs also have
 # base_model (and `adapter`), but with a Ludwig model_type.
@@ -171,6 +173,7 @@ class AxolotlAdapter(Adapter):
         # (fsdp_config offload_params, older fsdp_offload_params); activation_offloading;
         # chunked_cross_entropy(_num_chunks); the hatchery plugin's remote backend (tinker).
         read.take("adapter.target_linear", "lora_target_linear")
+        self._trainer(read)
         read.take("parallel.fsdp_sharding", "fsdp_config", "fsdp_sharding_strategy")
         if read.config.get("parallel.fsdp_sharding") is None:
             read.take("parallel.fsdp_sharding", "fsdp_config", "reshard_after_forward",
@@ -312,8 +315,23 @@ class AxolotlAdapter(Adapter):
         if config.get("quantization.compute_dtype") is None and load_dtype is not None:
             config.set("quantization.compute_dtype", Field(load_dtype.value, Origin(load_dtype.span, _LOADER)))
         sharded = any(_present(read.node(key)) for key in ("deepspeed", "fsdp_config", "fsdp"))
-        if config.get("quantization.quant_storage") is None and sharded:
+        # axolotl sets bnb_4bit_quant_storage itself from 2a1589f6f (#1428, 2024-03-21), first
+        # released in v0.5.0; a pinned older axolotl leaves transformers' uint8.
+        pinned = config.version("axolotl")
+        if config.get("quantization.quant_storage") is None and sharded \
+                and not (pinned and older_than(pinned[0], "0.5.0")):
             config.set("quantization.quant_storage", Field("bfloat16", Origin(read.key_span("load_in_4bit"), _LOADER)))
+
+    def _trainer(self, read: Reader) -> None:
+        """core/trainer_builder.py: `rl` (dpo, kto, orpo, grpo, ...) builds a TRL trainer
+        (HFRLTrainerBuilder), `reward_model` / `process_reward_model` a reward trainer; anything
+        else builds AxolotlTrainer, whose compute_loss is the HF Trainer's: recorded as "sft"."""
+        rl = written(read.document, "rl")
+        if isinstance(rl, str) and rl and not templated(read.node("rl")):
+            read.take("training.trainer", "rl", convert=lambda value: str(value).lower())
+        elif rl is None or rl is False:
+            if not any(written(read.document, key) for key in ("reward_model", "process_reward_model")):
+                read.config.set("training.trainer", Field("sft", Origin(read.config.file_span, _TRAINER_BUILDER)))
 
     def _attention(self, read: Reader) -> None:
         if read.take("attention.implementation", "attn_implementation") is not None:

@@ -74,8 +74,9 @@ from ..versions import older_than
 from . import (_MISSING as _NO_DEFAULT, CHECKPOINT_BINDINGS, Adapter, Binding, Reader, as_float, comma_list, deepspeed_link,
                new_config, set_path, span_of, templated, written)
 from .fsdp_facts import accelerate_wrap_classes, trainer_wrap_classes
-from .hf_kinds import (TRL_TRAINER_BINDINGS, classify, distributed_type_of, record_project_arguments,
-                       record_repository_launchers, record_trainer)
+from .hf_kinds import (ACCELERATE_FSDP_BINDINGS, TRL_TRAINER_BINDINGS, classify, distributed_type_of, fsdp_sharding,
+                       record_project_arguments, record_repository_launchers, record_target_shorthand,
+                       record_trainer)
 
 _TRAINING_ARGS = "transformers/training_args.py (TrainingArguments)"
 _TRL_CONFIG = "trl/trainer/base_config.py (bf16 = not fp16 when unset, TRL >= 0.19; gradient_checkpointing True)"
@@ -191,7 +192,7 @@ class HFAdapter(Adapter):
         if kind == "peft":
             return _PEFT_BINDINGS
         if kind == "accelerate":
-            return (*_ACCELERATE_BINDINGS, *_ACCELERATE_DEEPSPEED_BINDINGS)
+            return (*_ACCELERATE_BINDINGS, *_ACCELERATE_DEEPSPEED_BINDINGS, *ACCELERATE_FSDP_BINDINGS)
         return self.bindings
 
     def evidence(self, document: Document) -> int:
@@ -207,6 +208,7 @@ class HFAdapter(Adapter):
         read = Reader(config, document)
         if kind == "peft":
             read.bind(_PEFT_BINDINGS)
+            record_target_shorthand(read, "target_modules")  # LoraConfig.from_pretrained keeps it as written
         elif kind == "accelerate":
             self._accelerate(read)
         else:
@@ -297,6 +299,9 @@ class HFAdapter(Adapter):
                              default=None, default_source=_TRL_MODEL)
         if use_peft is not None and use_peft.value == "lora":
             read.bind(_LORA_BINDINGS)
+            # trl/trainer/utils.py get_peft_config: LoraConfig(target_modules=lora_target_modules); a
+            # YAML string reaches it unchanged (a one-item list only from TRL 0.8.2, e4b20ecb #1488).
+            record_target_shorthand(read, "lora_target_modules")
 
     def _accelerate(self, read: Reader) -> None:
         config, document = read.config, read.document
@@ -326,6 +331,7 @@ class HFAdapter(Adapter):
             if config.get("parallel.fsdp_sharding") is None:
                 read.take("parallel.fsdp_sharding", "fsdp_config", "fsdp_reshard_after_forward",
                           convert=lambda on: "SHARD_GRAD_OP" if on is False else "FULL_SHARD")
+            read.bind(ACCELERATE_FSDP_BINDINGS)
         if distributed_type != "DEEPSPEED":
             return
         config_file = document.find("deepspeed_config", "deepspeed_config_file")
@@ -360,6 +366,8 @@ class HFAdapter(Adapter):
         if kind == "accelerate":
             if key == "parallel.zero_stage" and document.find("deepspeed_config", "deepspeed_config_file") is None:
                 return super().render_value(document, config, key, value)
+            if key == "parallel.fsdp_sync_module_states" and config.value("parallel.fsdp") is True:
+                return super().render_value(document, config, key, value)
             raise RenderError(f"accelerate configs have no key for {key}")
         if key in ("model.load_dtype", "quantization.compute_dtype"):
             # TRL computes 4-bit layers in the model dtype: both live in one key. A plain
@@ -381,19 +389,6 @@ def _merge_insertions(edits: list[Edit]) -> list[Edit]:
         else:
             merged.append(edit)
     return merged
-
-
-def fsdp_sharding(value: Any) -> str | None:
-    """The sharding strategy named by an FSDP option string or list, or an accelerate strategy
-    (a name or its number: torch ShardingStrategy FULL_SHARD=1 ... _HYBRID_SHARD_ZERO2=5)."""
-    words = value if isinstance(value, list) else str(value).replace(",", " ").split()
-    names = {"1": "FULL_SHARD", "2": "SHARD_GRAD_OP", "3": "NO_SHARD", "4": "HYBRID_SHARD", "5": "HYBRID_SHARD"}
-    for word in (str(w).strip().upper() for w in words):
-        if word in names:
-            return names[word]
-        if word in ("FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD", "HYBRID_SHARD", "HYBRID_SHARD_ZERO2"):
-            return "HYBRID_SHARD" if word.startswith("HYBRID") else word
-    return None
 
 
 def _true(node) -> bool:

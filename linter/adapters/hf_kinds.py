@@ -4,6 +4,8 @@ configs, each by keys only that kind has (see hf.py for the sources of each key 
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..document import Document, Mapping, Scalar
 from ..ir import Field, Origin
 from . import Binding, written
@@ -134,8 +136,14 @@ TRL_TRAINER_BINDINGS = (
 )
 # Keys only one TRL trainer's config defines, which mark a file as that trainer's:
 # trl/trainer/grpo_config.py (GRPOConfig, TRL >= 0.14) num_generations; trl/trainer/kto_config.py
-# (KTOConfig) desirable_weight / undesirable_weight.
-_TRAINER_MARKS = (("num_generations", "grpo"), ("desirable_weight", "kto"), ("undesirable_weight", "kto"))
+# (KTOConfig) desirable_weight / undesirable_weight; trl/trainer/sft_config.py (SFTConfig)
+# dataset_text_field, packing, eval_packing, max_seq_length (TRL < 0.20), completion_only_loss,
+# assistant_only_loss — which GKDConfig inherits, so GKD's own lmbda / seq_kd /
+# teacher_model_name_or_path (gkd_config.py) are asked first.
+_TRAINER_MARKS = (("num_generations", "grpo"), ("desirable_weight", "kto"), ("undesirable_weight", "kto"),
+                  ("lmbda", "gkd"), ("seq_kd", "gkd"), ("teacher_model_name_or_path", "gkd"),
+                  *((key, "sft") for key in ("dataset_text_field", "packing", "eval_packing", "max_seq_length",
+                                             "completion_only_loss", "assistant_only_loss")))
 
 
 def record_trainer(read) -> None:
@@ -144,3 +152,32 @@ def record_trainer(read) -> None:
         if read.document.find(key) is not None:
             read.set("training.trainer", trainer, key)
             return
+
+
+def record_target_shorthand(read, key: str) -> None:
+    """A target_modules string "all-linear" that PEFT's LoraConfig receives as written: PEFT
+    expands it itself (tuners/tuners_utils.py _maybe_include_all_linear_layers, PEFT >= 0.8.0)."""
+    shorthand = written(read.document, key)
+    if isinstance(shorthand, str) and shorthand.strip().lower() == "all-linear":
+        read.take("adapter.target_shorthand", key)
+
+
+# accelerate config fsdp_config (commands/config/config_args.py; launch.py copies each key onto the
+# launcher's arguments): written values only.
+ACCELERATE_FSDP_BINDINGS = (
+    Binding("parallel.fsdp_ram_efficient_loading", "fsdp_config.fsdp_cpu_ram_efficient_loading"),
+    Binding("parallel.fsdp_sync_module_states", "fsdp_config.fsdp_sync_module_states"),
+)
+
+
+def fsdp_sharding(value: Any) -> str | None:
+    """The sharding strategy named by an FSDP option string or list, or an accelerate strategy
+    (a name or its number: torch ShardingStrategy FULL_SHARD=1 ... _HYBRID_SHARD_ZERO2=5)."""
+    words = value if isinstance(value, list) else str(value).replace(",", " ").split()
+    names = {"1": "FULL_SHARD", "2": "SHARD_GRAD_OP", "3": "NO_SHARD", "4": "HYBRID_SHARD", "5": "HYBRID_SHARD"}
+    for word in (str(w).strip().upper() for w in words):
+        if word in names:
+            return names[word]
+        if word in ("FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD", "HYBRID_SHARD", "HYBRID_SHARD_ZERO2"):
+            return "HYBRID_SHARD" if word.startswith("HYBRID") else word
+    return None

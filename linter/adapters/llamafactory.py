@@ -180,7 +180,7 @@ class LlamaFactoryAdapter(Adapter):
             read.set("parallel.fsdp", True, "fsdp")
             # `fsdp` is TrainingArguments' option string (transformers FSDPOption: full_shard,
             # shard_grad_op, hybrid_shard, no_shard, offload).
-            from .hf import fsdp_sharding
+            from .hf_kinds import fsdp_sharding
 
             read.take("parallel.fsdp_sharding", "fsdp", convert=fsdp_sharding)
             if "offload" in str(fsdp.plain()).lower():

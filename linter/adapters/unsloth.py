@@ -40,6 +40,12 @@ _PEFT = "unsloth/models/llama.py (get_peft_model use_gradient_checkpointing=\"un
 _AMP_PICK = ("unsloth/models/rl.py (fp16 and bf16 both off: Unsloth's trainer picks fp16 for a float16 "
              "model, else bf16 where the GPU supports it)")
 _LOADER_OWNERS = {"FastLanguageModel", "FastModel", "FastVisionModel"}
+_NO_ADAPTER = ("no get_peft_model, peft_config or adapter load in the script: the trainer receives the loaded "
+               "model itself (transformers trainer.py refuses a purely quantized one)")
+# Hub organisations that publish base and instruct checkpoints (Unsloth's own -bnb-4bit copies
+# among them), not LoRA adapter repositories.
+_BASE_MODEL_ORGS = {"unsloth", "meta-llama", "mistralai", "Qwen", "google", "microsoft", "deepseek-ai", "tiiuae",
+                    "TinyLlama", "HuggingFaceTB"}
 # Training-argument classes whose keywords are read, and TRL trainers Unsloth patches.
 _ARGUMENT_CALLS = ("SFTConfig", "TrainingArguments", "UnslothTrainingArguments", "GRPOConfig", "DPOConfig",
                    "ORPOConfig", "KTOConfig")
@@ -92,6 +98,20 @@ def _loader_call(document: PythonDocument) -> ast.Call | None:
         if isinstance(owner, ast.Name) and owner.id in _LOADER_OWNERS:
             return call
     return None
+
+
+def _no_adapter(document: PythonDocument, script: "_Script", model_name) -> bool:
+    """Does the trainer get the loaded model with no adapter at all? Only where the script shows
+    every way one could come: no get_peft_model (script.peft), no peft import (PeftModel,
+    LoraConfig), no load_adapter/add_adapter, a trainer call without peft_config or **kwargs, and
+    a base checkpoint of an organisation that publishes models, not LoRA adapters (loader.py
+    loads an adapter repository as a trainable PeftModel)."""
+    trainer = script.trainer
+    if trainer is None or is_open(trainer) or keyword(trainer, "peft_config") is not None:
+        return False
+    if "peft" in document.imports() or next(document.calls("load_adapter", "add_adapter"), None) is not None:
+        return False
+    return isinstance(model_name, str) and model_name.split("/")[0] in _BASE_MODEL_ORGS and model_name.count("/") == 1
 
 
 def _argument(call: ast.Call, name: str, position: int | None = None) -> ast.expr | None:
@@ -231,6 +251,9 @@ class UnslothAdapter(Adapter):
             if full_finetuning:
                 written = _argument(script.loader, "full_finetuning")
                 config.set("adapter.kind", Field(None, Origin(span_of(document, *document.span(written)))))
+            elif full_finetuning is False and _no_adapter(document, script, config.value("model.name")):
+                config.set("adapter.kind", Field(None, Origin(
+                    span_of(document, *document.span(script.trainer.func)), _NO_ADAPTER)))
             return
         config.set("adapter.kind", Field("lora", Origin(span_of(document, *document.span(peft.func)))))
         for key, name in (("adapter.r", "r"), ("adapter.alpha", "lora_alpha"),

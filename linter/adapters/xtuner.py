@@ -187,6 +187,9 @@ class XTunerAdapter(Adapter):
             record("adapter.r", lora_arguments.get("r"))
             record("adapter.alpha", lora_arguments.get("lora_alpha"))
             record("adapter.target_modules", lora_arguments.get("target_modules"))
+            # sft.py _prepare_for_lora hands the built LoraConfig to get_peft_model: PEFT expands "all-linear".
+            if str(document.literal(lora_arguments.get("target_modules"))).strip().lower() == "all-linear":
+                record("adapter.target_shorthand", lora_arguments.get("target_modules"))
             record("adapter.modules_to_save", lora_arguments.get("modules_to_save"))
             return
         hf = parts.framework == "huggingface"
@@ -210,6 +213,12 @@ class XTunerAdapter(Adapter):
             elif parts.model_closed and not parts.inherits:
                 default("memory.gradient_checkpointing", True, parts.anchor("model"),
                         f"{_SFT}: use_activation_checkpointing=True")
+            # SupervisedFinetune(use_varlen_attn=False) passes it to dispatch_modules (model/modules/dispatch).
+            varlen = model.get("use_varlen_attn")
+            if varlen is not None:
+                record("attention.varlen", varlen)
+            elif parts.model_closed and not parts.inherits:
+                default("attention.varlen", False, parts.anchor("model"), f"{_SFT}: use_varlen_attn=False")
         wrapper = parts.optim_wrapper
         optimizer, _ = _arguments(document, wrapper.get("optimizer"))
         record("optimizer.lr", optimizer.get("lr"))

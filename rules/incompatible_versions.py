@@ -1,0 +1,139 @@
+"""Pinned framework releases known not to work together for what the config runs."""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+from linter.registry import WARNING, Rule, register
+from linter.versions import older_than
+
+
+class _Range(NamedTuple):
+    package: str
+    first: str | None  # the first affected release (None: every earlier one)
+    fixed: str | None  # the first release that is not affected (None: none yet)
+
+    def holds(self, version: str) -> bool:
+        low = self.first is None or older_than(version, self.first) is False
+        high = self.fixed is None or older_than(version, self.fixed) is True
+        return low and high
+
+    def spelled(self) -> str:
+        bounds = [f">={self.first}" if self.first else "", f"<{self.fixed}" if self.fixed else ""]
+        return self.package + ",".join(bound for bound in bounds if bound)
+
+
+class _Pair(NamedTuple):
+    ranges: tuple[_Range, ...]
+    applies: Callable  # (config) -> bool: the config runs the code path that breaks
+    failure: str
+    reference: str
+
+
+def _qwen2_dense(config) -> bool:
+    from linter.models import model_type_of  # the table is read only when needed
+
+    name = config.value("model.name")
+    found = model_type_of(name, config.path.parent) if isinstance(name, str) and name else None
+    return found is not None and found[0] == "qwen2"
+
+
+def _xtuner_qwen2_dispatch(config) -> bool:
+    """XTuner's SupervisedFinetune replaces Qwen2FlashAttention2.forward with its own
+    (model/modules/dispatch/__init__.py dispatch_attn_forward, use_varlen_attn False) where the
+    model runs flash_attention_2, which _prepare_for_flash_attn picks for Qwen2Config when
+    flash-attn is installed and the config names no other implementation."""
+    return (config.value("attention.varlen") is False
+            and config.value("attention.implementation") in (None, "flash_attention_2") and _qwen2_dense(config))
+
+
+# Each row: the affected release range of every package, what the config must run, the failure.
+_PAIRS = (
+    _Pair(
+        (_Range("xtuner", None, "0.2.0rc0"), _Range("transformers", "4.43.0", "4.48.0")),
+        _xtuner_qwen2_dispatch,
+        "XTuner's Qwen2 attention dispatch calls Qwen2FlashAttention2._flash_attention_forward, which "
+        "transformers removed in 4.43.0: with flash-attn installed the first forward raises AttributeError",
+        "InternLM/xtuner#925; fixed in xtuner d81b366d (#878, first in 0.2.0rc0); transformers 4.48.0 drops "
+        "Qwen2FlashAttention2, which XTuner then no longer patches",
+    ),
+)
+
+
+@register
+class IncompatibleVersions(Rule):
+    """VER002 incompatible-versions
+
+    ## What it does
+    Flags a run whose pinned releases (requirements*.txt, pyproject.toml or the installed
+    packages; silent where any is unknown) fall in a known-broken combination for the code
+    path the config runs. The table holds one row per combination, each read from both
+    projects' history:
+
+    - xtuner < 0.2.0rc0 with transformers >= 4.43.0, < 4.48.0, training a Qwen2-architecture
+      model (Qwen1.5, Qwen2, Qwen2.5 dense) without `use_varlen_attn`: XTuner replaces
+      `Qwen2FlashAttention2.forward` with a function that calls
+      `self._flash_attention_forward`, which transformers 4.43.0 removed (moved to
+      `modeling_flash_attention_utils`).
+
+    ## Why is this bad?
+    The run loads the model and then fails on the first forward pass, after data preprocessing
+    and model loading (InternLM/xtuner#925: `AttributeError: 'Qwen2FlashAttention2' object has
+    no attribute '_flash_attention_forward'`). XTuner dispatches the attention only where
+    flash-attn is installed, which its Qwen2 configs expect.
+
+    ## Example
+    `qwen2_lora.py`:
+        from transformers import AutoModelForCausalLM
+        from peft import LoraConfig
+        from xtuner.model import SupervisedFinetune
+
+        model = dict(
+            type=SupervisedFinetune,
+            use_varlen_attn=False,
+            llm=dict(type=AutoModelForCausalLM.from_pretrained,
+                     pretrained_model_name_or_path="Qwen/Qwen2-7B-Instruct"),
+            lora=dict(type=LoraConfig, r=64, lora_alpha=16),
+        )
+    `requirements.txt`:
+        xtuner==0.1.23
+        transformers==4.44.2
+    Use instead, in `requirements.txt`:
+        xtuner==0.1.23
+        transformers==4.42.4
+
+    ## Fix safety
+    No fix: which of the two pins to move is the author's choice (xtuner 0.2.0rc0 supports the
+    newer transformers; transformers 4.42.4 still has the method).
+
+    ## References
+    - xtuner v0.1.23 xtuner/model/modules/dispatch/qwen2.py qwen2_attn_forward
+      (`self._flash_attention_forward(...)`), dispatch/__init__.py dispatch_attn_forward;
+      commit d81b366d "support transformers >= 4.43" (#878), first released in 0.2.0rc0
+    - transformers 4.42.4 models/qwen2/modeling_qwen2.py (Qwen2FlashAttention2._flash_attention_forward);
+      4.43.0 (the method is gone: modeling_flash_attention_utils._flash_attention_forward);
+      4.48.0 (no Qwen2FlashAttention2 class)
+    - InternLM/xtuner#925, InternLM/xtuner#935 ("downgrade transformers to 4.42.4")
+    """
+
+    code = "VER002"
+    name = "incompatible-versions"
+    severity = WARNING
+
+    def check(self, run, context):
+        for config in run.configs:
+            for pair in _PAIRS:
+                if not pair.applies(config):
+                    continue
+                pins = [config.version(part.package) for part in pair.ranges]
+                if any(pin is None for pin in pins):
+                    context.notes.append(f"{config.path}: {self.code} skipped: the "
+                                         f"{' and '.join(part.package for part in pair.ranges)} versions are not "
+                                         "all known (no exact pins nearby, none installed)")
+                    continue
+                if not all(part.holds(pin[0]) for part, pin in zip(pair.ranges, pins)):
+                    continue
+                named = ", ".join(f"{part.package} {pin[0]} ({pin[1]})" for part, pin in zip(pair.ranges, pins))
+                ranges = " with ".join(part.spelled() for part in pair.ranges)
+                yield self.finding(config, config.span("model.name"),
+                                   f"{named}: {ranges} do not work together here: {pair.failure} ({pair.reference})")

@@ -1,0 +1,15 @@
+from unsloth import FastLanguageModel
+from trl import SFTConfig, SFTTrainer
+
+model, tokenizer = FastLanguageModel.from_pretrained(
+    model_name="unsloth/llama-3-8b-bnb-4bit",
+    max_seq_length=2048,
+    load_in_4bit=True,
+)
+model = FastLanguageModel.get_peft_model(model, r=16)
+trainer = SFTTrainer(
+    model=model,
+    tokenizer=tokenizer,
+    args=SFTConfig(per_device_train_batch_size=2, output_dir="outputs"),
+)
+trainer.train()

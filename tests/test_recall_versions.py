@@ -1,0 +1,233 @@
+"""Issue 16, version-bound incidents: VER002-VER005 and the QNT004 / QNT005 extensions fire on the
+releases the upstream history names, stay silent on the fixed release and where a version is
+unknown."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import FIXTURES, trainlint
+from linter import versions
+
+INCIDENTS = FIXTURES / "incidents"
+
+
+def findings(path, *args: str) -> list[dict]:
+    result = trainlint("check", path, "--no-detect", "--format", "json", *args)
+    assert result.code in (0, 1), result.err
+    return json.loads(result.out)
+
+
+def codes(path, *args: str) -> list[str]:
+    return [finding["code"] for finding in findings(path, *args)]
+
+
+@pytest.fixture(autouse=True)
+def nothing_installed(monkeypatch):
+    """Versions come from the pins each test writes, never from this machine's packages."""
+    monkeypatch.setattr(versions, "installed", lambda package: None)
+    versions._pins_in.cache_clear()
+    yield
+    versions._pins_in.cache_clear()
+
+
+@pytest.fixture
+def write(tmp_path):
+    def write(name: str, data: str):
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(data)
+        versions._pins_in.cache_clear()
+        return path
+
+    return write
+
+
+def copy_incident(write, name: str, *, pins: str | None = None) -> dict:
+    """The incident's files copied into tmp_path (requirements.txt replaced by `pins`)."""
+    paths = {}
+    for source in sorted((INCIDENTS / name).iterdir()):
+        if source.name == "expect.txt":
+            continue
+        text = source.read_text()
+        if source.name == "requirements.txt" and pins is not None:
+            text = pins
+        paths[source.name] = write(source.name, text)
+    return paths
+
+
+# ---- VER003 fsdp-ram-efficient-loading-without-sync ------------------------------------------
+
+def test_ver003_accelerate_before_and_after_the_plugin_forces_sync(write):
+    files = copy_incident(write, "accel-fsdp-ram-efficient-no-sync")
+    [found] = [f for f in findings(files["accelerate.yaml"]) if f["code"] == "VER003"]
+    assert found["severity"] == "error" and "accelerate launch refuses" in found["message"]
+    assert "uninitialised weights" in found["message"] and found["fix"]["applicability"] == "safe"
+    write("requirements.txt", "accelerate==0.30.0\n")
+    [found] = [f for f in findings(files["accelerate.yaml"]) if f["code"] == "VER003"]
+    assert "uninitialised" not in found["message"]  # the plugin forces the broadcast from 0.30.0
+
+
+def test_ver003_silent_before_the_option_unknown_version_or_with_sync(write):
+    files = copy_incident(write, "accel-fsdp-ram-efficient-no-sync", pins="accelerate==0.23.0\n")
+    assert "VER003" not in codes(files["accelerate.yaml"])
+    write("requirements.txt", "accelerate\n")
+    assert "VER003" not in codes(files["accelerate.yaml"])
+    write("requirements.txt", "accelerate==0.29.3\n")
+    text = files["accelerate.yaml"].read_text().replace("fsdp_sync_module_states: false", "fsdp_sync_module_states: true")
+    write("accelerate.yaml", text)
+    assert "VER003" not in codes(files["accelerate.yaml"])
+
+
+# ---- VER004 grad-accum-loss-normalization -----------------------------------------------------
+
+SFT = """model_name_or_path: meta-llama/Llama-3.2-1B
+dataset_name: trl-lib/Capybara
+output_dir: out
+per_device_train_batch_size: 1
+gradient_accumulation_steps: {steps}
+{extra}
+"""
+
+
+def test_ver004_sft_config_before_4_46(write):
+    write("requirements.txt", "transformers==4.45.2\n")
+    path = write("sft.yaml", SFT.format(steps=16, extra="dataset_text_field: text"))
+    [found] = [f for f in findings(path) if f["code"] == "VER004"]
+    assert "transformers 4.45.2" in found["message"] and found["severity"] == "warning"
+    assert found["line"] == 5
+
+
+@pytest.mark.parametrize("pins, steps, extra", [
+    ("transformers==4.46.0\n", 16, "dataset_text_field: text"),  # fixed
+    ("transformers==4.45.2\n", 1, "dataset_text_field: text"),  # no accumulation
+    ("transformers==4.45.2\n", 16, "packing: true"),  # full micro-batches
+    ("transformers==4.45.2\n", 16, "beta: 0.1"),  # not known to be SFT (DPO's per-pair mean is exact)
+    ("transformers==4.45.2\n", 16, "dataset_text_field: text\nlmbda: 0.5"),  # GKD: its own loss
+    ("transformers\n", 16, "dataset_text_field: text"),  # unknown version
+])
+def test_ver004_silent(write, pins, steps, extra):
+    write("requirements.txt", pins)
+    assert "VER004" not in codes(write("sft.yaml", SFT.format(steps=steps, extra=extra)))
+
+
+# ---- VER005 peft-all-linear-unsupported ----------------------------------------------------
+
+def test_ver005_peft_before_0_8_and_fixed(write):
+    files = copy_incident(write, "peft-all-linear-before-0-8")
+    [found] = [f for f in findings(files["adapter_config.json"]) if f["code"] == "VER005"]
+    assert "PEFT 0.7.1" in found["message"] and found["line"] == 8
+    write("requirements.txt", "peft==0.8.0\n")
+    assert "VER005" not in codes(files["adapter_config.json"])
+    write("requirements.txt", "peft\n")
+    assert "VER005" not in codes(files["adapter_config.json"])
+
+
+def test_ver005_only_the_string_shorthand(write):
+    write("requirements.txt", "peft==0.7.1\n")
+    path = write("adapter_config.json", json.dumps({"peft_type": "LORA", "r": 8, "target_modules": ["q_proj", "v_proj"]}))
+    assert "VER005" not in codes(path)
+
+
+# ---- VER002 incompatible-versions ----------------------------------------------------------
+
+@pytest.mark.parametrize("pins, fires", [
+    ("xtuner==0.1.23\ntransformers==4.44.2\n", True),
+    ("xtuner==0.1.23\ntransformers==4.43.0\n", True),
+    ("xtuner==0.1.23\ntransformers==4.42.4\n", False),  # still has the method
+    ("xtuner==0.1.23\ntransformers==4.48.0\n", False),  # no Qwen2FlashAttention2 to patch
+    ("xtuner==0.2.0rc0\ntransformers==4.44.2\n", False),  # d81b366d
+    ("xtuner\ntransformers==4.44.2\n", False),  # unknown
+])
+def test_ver002_xtuner_qwen2_dispatch(write, pins, fires):
+    files = copy_incident(write, "xtuner-qwen2-dispatch-transformers", pins=pins)
+    assert ("VER002" in codes(files["train.py"])) is fires
+
+
+def test_ver002_not_for_varlen_or_other_models(write):
+    files = copy_incident(write, "xtuner-qwen2-dispatch-transformers")
+    text = files["train.py"].read_text()
+    write("train.py", text.replace("use_varlen_attn = False", "use_varlen_attn = True"))
+    assert "VER002" not in codes(files["train.py"])
+    write("train.py", text.replace("Qwen/Qwen2-7B-Instruct", "internlm/internlm2-chat-7b"))
+    assert "VER002" not in codes(files["train.py"])
+    write("train.py", text.replace("trust_remote_code=True,", 'trust_remote_code=True, attn_implementation="sdpa",'))
+    assert "VER002" not in codes(files["train.py"])
+
+
+# ---- QNT004 on releases without 4-bit quant storage -------------------------------------------
+
+def test_qnt004_axolotl_qlora_zero3_old_bitsandbytes(write):
+    files = copy_incident(write, "axolotl-qlora-zero3")
+    [found] = [f for f in findings(files["train.yaml"]) if f["code"] == "QNT004"]
+    assert "bitsandbytes 0.41.1" in found["message"] and found["fix"] is None and found["line"] == 2
+
+
+def test_qnt004_old_transformers_and_current_releases(write):
+    files = copy_incident(write, "axolotl-qlora-zero3", pins="bitsandbytes==0.43.0\ntransformers==4.38.2\n")
+    [found] = [f for f in findings(files["train.yaml"]) if f["code"] == "QNT004"]
+    assert "transformers 4.38.2" in found["message"]
+    write("requirements.txt", "bitsandbytes==0.43.0\ntransformers==4.39.0\n")
+    assert "QNT004" not in codes(files["train.yaml"])  # axolotl stores them in bfloat16 itself
+    write("requirements.txt", "axolotl==0.4.0\n")  # before 2a1589f6f: uint8 unless the file says
+    [found] = [f for f in findings(files["train.yaml"]) if f["code"] == "QNT004"]
+    assert "bnb_4bit_quant_storage" in found["message"] and found["fix"] is not None
+
+
+# ---- QNT005 on Unsloth scripts -----------------------------------------------------------------
+
+def test_qnt005_unsloth_4bit_without_adapter(write):
+    files = copy_incident(write, "unsloth-4bit-without-adapter")
+    [found] = [f for f in findings(files["train.py"], "--gpu", "A100") if f["code"] == "QNT005"]
+    assert found["line"] == 9  # load_in_4bit=True
+
+
+@pytest.mark.parametrize("change", [
+    ("trainer = SFTTrainer(", "model = FastLanguageModel.get_peft_model(model, r=16)\ntrainer = SFTTrainer("),
+    ("    model=model,\n", "    model=model,\n    peft_config=peft_config,\n"),
+    ("from datasets import load_dataset", "from datasets import load_dataset\nfrom peft import PeftModel"),
+    ("    model=model,\n", "    model=model,\n    **extra,\n"),
+    ('"unsloth/llama-3-8b-bnb-4bit"', '"outputs/lora_model"'),  # may be a saved adapter
+    ('"unsloth/llama-3-8b-bnb-4bit"', '"someone/llama-3-8b-lora"'),  # an organisation not known to publish bases
+    ("load_in_4bit=True", "load_in_4bit=False"),
+])
+def test_qnt005_unsloth_silent_where_an_adapter_may_come(write, change):
+    files = copy_incident(write, "unsloth-4bit-without-adapter")
+    write("train.py", files["train.py"].read_text().replace(*change))
+    assert "QNT005" not in codes(files["train.py"], "--gpu", "A100")
+
+
+def test_ver005_trl_and_xtuner_strings(write):
+    write("requirements.txt", "peft==0.7.1\n")
+    trl = write("sft.yaml", "model_name_or_path: m/x\ndataset_name: d/x\nuse_peft: true\nlora_target_modules: all-linear\n")
+    assert "VER005" in codes(trl)
+    write("sft.yaml", "model_name_or_path: m/x\ndataset_name: d/x\nuse_peft: false\nlora_target_modules: all-linear\n")
+    assert "VER005" not in codes(trl)  # no adapter is built
+    write("requirements.txt", "peft==0.8.0\n")
+    write("sft.yaml", "model_name_or_path: m/x\ndataset_name: d/x\nuse_peft: true\nlora_target_modules: all-linear\n")
+    assert "VER005" not in codes(trl)
+
+
+AXOLOTL = """base_model: meta-llama/Llama-2-7b-hf
+datasets:
+  - path: teknium/GPT4-LLM-Cleaned
+    type: alpaca
+micro_batch_size: 2
+gradient_accumulation_steps: 8
+{extra}
+"""
+
+
+@pytest.mark.parametrize("pins, extra, fires", [
+    ("transformers==4.45.2\n", "", True),  # axolotl-ai-cloud/axolotl#1100
+    ("transformers==4.46.1\n", "", False),  # axolotl v0.5.0's pin: fixed
+    ("transformers==4.45.2\n", "sample_packing: true", False),
+    ("transformers==4.45.2\n", "rl: dpo", False),  # TRL's DPOTrainer
+    ("transformers==4.45.2\n", "reward_model: true", False),
+    ("axolotl==0.4.0\n", "", False),  # the transformers version is not pinned here: unknown
+])
+def test_ver004_axolotl(write, pins, extra, fires):
+    write("requirements.txt", pins)
+    assert ("VER004" in codes(write("axolotl.yaml", AXOLOTL.format(extra=extra)))) is fires
