@@ -2,8 +2,8 @@
 it is named in the `trainlint.rules` entry-point group like any third-party pack."""
 
 from . import (  # noqa: F401
-    adapters, attention, batches, data, deepspeed, launchers, memory, models, numerics, optimizers, parallelism,
-    precision, quantization, quantized_weights, rl_trainers, schema, syntax, trainers, training, versions,
+    adapters, attention, auto_values, batches, data, deepspeed, launchers, memory, models, numerics, optimizers,
+    parallelism, precision, quantization, quantized_weights, rl_trainers, schema, syntax, trainers, training, versions,
 )
 
 # Checked by linter.registry: the import name `rules` is shared with other PyPI packages.

@@ -255,7 +255,11 @@ class OffloadReplacesOptimizer(Rule):
             if name != "adagrad" or accelerate is None or not older_than(accelerate[0], _ACCELERATE_MAPS_ADAGRAD):
                 return
         transformers = trainer.version("transformers")
-        if transformers is not None and older_than(transformers[0], _TRANSFORMERS_THROUGH_ACCELERATE) is not False:
+        if transformers is None:
+            context.notes.append(f"{trainer.path}: {self.code} skipped: the transformers version is unknown "
+                                 "(no exact pin in requirements*.txt/pyproject.toml nearby, none installed)")
+            return
+        if older_than(transformers[0], _TRANSFORMERS_THROUGH_ACCELERATE) is not False:
             return  # older: the trainer passes the optimizer to DeepSpeed itself (DS009)
         yield self.finding(
             trainer, optimizer.span,
