@@ -221,6 +221,8 @@ class OffloadReplacesOptimizer(Rule):
         deepspeed: ds.json
     `ds.json`:
         {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}
+    `requirements.txt`:
+        transformers==4.44.2
     Use instead, in `ds.json` (optimizer offload off; or keep it and accept Adam):
         {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}
 

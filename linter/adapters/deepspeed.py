@@ -51,19 +51,20 @@ def _betas(value: Any) -> Any:
     return value if isinstance(value, (list, str)) else None
 
 
-def _auto_keys(tree, prefix: str = "") -> list[str]:
+def _auto_keys(tree) -> list[str]:
     """The dotted paths of the values written as the string "auto" (the launchers compare with
-    == "auto": accelerate DeepSpeedPlugin.fill_match, transformers HfTrainerDeepSpeedConfig.fill_match)."""
-    if not isinstance(tree, dict):
-        return []
+    == "auto": accelerate DeepSpeedPlugin.fill_match, transformers HfTrainerDeepSpeedConfig.fill_match).
+    Iterative: a deeply nested file cannot exhaust the stack."""
     found = []
-    for key, value in tree.items():
-        path = f"{prefix}{key}"
-        if value == "auto":
-            found.append(path)
-        elif isinstance(value, dict):
-            found += _auto_keys(value, path + ".")
-    return found
+    pending = [("", tree)] if isinstance(tree, dict) else []
+    while pending:
+        prefix, mapping = pending.pop()
+        for key, value in mapping.items():
+            if value == "auto":
+                found.append(f"{prefix}{key}")
+            elif isinstance(value, dict):
+                pending.append((f"{prefix}{key}.", value))
+    return sorted(found)
 
 
 class DeepSpeedAdapter(Adapter):

@@ -56,8 +56,7 @@ def _reader(document: PythonDocument):
     config reaches its reader unchanged; None otherwise."""
     if "deepspeed" not in document.imports() and "accelerate" not in document.imports():
         return None
-    text = document.source.text
-    if _trainer_built(document) or any(name in text for name in _FILLERS):
+    if _trainer_built(document) or any(name in document.source.text for name in _FILLERS):
         return None
     found = []
     for call in document.calls("initialize"):
@@ -65,15 +64,24 @@ def _reader(document: PythonDocument):
         if isinstance(owner, ast.Name) and owner.id == "deepspeed":
             path = _config_path(document, call, "config", "config_params")
             found.append(("deepspeed", call, *path) if path else None)
-    for call in document.calls("DeepSpeedPlugin"):
+    # The plugin takes effect in an Accelerator (accelerator.py _prepare_deepspeed).
+    for call in document.calls("DeepSpeedPlugin") if "Accelerator" in document.call_names() else ():
         path = _config_path(document, call, "hf_ds_config")
         found.append(("accelerate", call, *path) if path else None)
     if len(found) != 1 or found[0] is None:
         return None  # several readers, or a computed path: which file is read how is unknown
     reader, call, path, node = found[0]
-    if text.count(path) != 1:
+    if _mentions(document, path) != 1:
         return None  # the name appears elsewhere: the script may write or change that file
     return reader, call, path, node
+
+
+def _mentions(document: PythonDocument, path: str) -> int:
+    """How many string constants of the code (docstrings aside) hold `path`."""
+    nodes = list(ast.walk(document.tree))
+    docstrings = {id(node.value) for node in nodes if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
+    return sum(isinstance(node, ast.Constant) and isinstance(node.value, str) and path in node.value
+               and id(node) not in docstrings for node in nodes)
 
 
 class ScriptAdapter(Adapter):
