@@ -216,9 +216,6 @@ class AccelerateInlineDeepSpeedMismatch(Rule):
     gradient_accumulation_steps=1 vs hf gradient_accumulation_steps=8".
 
     ## Example
-    `trainlint.toml`:
-        [[runs]]
-        files = ["sft.yaml", "accelerate.yaml"]
     `sft.yaml`:
         model_name_or_path: Qwen/Qwen2.5-0.5B
         dataset_name: trl-lib/Capybara
@@ -229,6 +226,9 @@ class AccelerateInlineDeepSpeedMismatch(Rule):
         deepspeed_config:
           zero_stage: 2
           gradient_accumulation_steps: 1
+    `trainlint.toml` (`accelerate launch --config_file accelerate.yaml` joins them on the command line):
+        [[runs]]
+        files = ["sft.yaml", "accelerate.yaml"]
     `requirements.txt`:
         transformers==4.44.2
     Use instead, in `accelerate.yaml`:
