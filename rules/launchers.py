@@ -7,7 +7,7 @@ from linter.fixes import Applicability
 from linter.registry import ERROR, Rule, register
 from linter.versions import older_than
 
-from .facts import fills_deepspeed_auto
+from .facts import HF_TRAINER_FILES, fills_deepspeed_auto
 
 
 
@@ -194,6 +194,11 @@ _INLINE_COMPARED = (("gradient_accumulation_steps", "batch.grad_accum"), ("gradi
 _PRECISION_ELSEWHERE = ("fp16_full_eval", "bf16_full_eval", "half_precision_backend")
 
 
+def _local(config) -> bool:
+    root = config.key_tree.value if config.key_tree is not None else None
+    return isinstance(root, dict) and root.get("compute_environment", "LOCAL_MACHINE") == "LOCAL_MACHINE"
+
+
 @register
 class AccelerateInlineDeepSpeedMismatch(Rule):
     """DS013 accelerate-deepspeed-mismatch
@@ -203,7 +208,8 @@ class AccelerateInlineDeepSpeedMismatch(Rule):
     `distributed_type: DEEPSPEED` and inline `deepspeed_config` settings (no
     `deepspeed_config_file`), compares accelerate's `gradient_accumulation_steps` and
     `gradient_clipping` with the training config's `gradient_accumulation_steps` and
-    `max_grad_norm`. Where accelerate is older than 0.23.0, an unwritten
+    `max_grad_norm`, and (for a TrainingArguments / TRL file that sets neither `fp16` nor
+    `bf16`) accelerate's `mixed_precision`. Where accelerate is older than 0.23.0, an unwritten
     `gradient_accumulation_steps` counts as 1. Fires only where transformers is known to be
     4.30.0 or later; silent where the version is unknown.
 
@@ -261,8 +267,10 @@ class AccelerateInlineDeepSpeedMismatch(Rule):
         from .facts import training_config
 
         trainer = training_config(run)
+        # `accelerate launch` copies deepspeed_config onto its arguments for LOCAL_MACHINE only
+        # (commands/launch.py _validate_launch_command), the default compute_environment.
         launchers = [config for config in run.configs if config.value("file.kind") == "accelerate"
-                     and config.get("parallel.zero_stage") is not None]
+                     and config.get("parallel.zero_stage") is not None and _local(config)]
         if trainer is None or not launchers:
             return
         transformers = trainer.version("transformers")
@@ -280,7 +288,11 @@ class AccelerateInlineDeepSpeedMismatch(Rule):
     def _precision(self, trainer, launcher):
         """TrainingArguments' fp16/bf16 replace accelerate's mixed_precision (training_args.py,
         ACCELERATE_MIXED_PRECISION); with both off, accelerate's stays and set_mixed_precision
-        writes `<mode>.enabled: true`, which the Trainer compares with its own false."""
+        writes `<mode>.enabled: true`, which the Trainer compares with its own false. TrainingArguments
+        / TRL files only: Axolotl's and LLaMA-Factory's own argument handling may set fp16/bf16
+        before TrainingArguments sees them, which is not followed here."""
+        if trainer.value("file.kind") not in HF_TRAINER_FILES:
+            return
         for mode in ("fp16", "bf16"):
             ours = launcher.get(f"precision.{mode}")
             if ours is None or ours.value is not True:

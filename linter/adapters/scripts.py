@@ -4,9 +4,9 @@ DeepSpeed or accelerate, with no HF Trainer between them. Read with `ast` only, 
 A script is claimed only where the file it passes is written out (a string literal, or a module
 constant holding one) and nothing in the script can fill or change the config's values first:
 
-- `deepspeed.initialize(..., config="ds.json")` (`config_params=` before DeepSpeed 0.x renamed it;
-  deepspeed/__init__.py initialize: `config` wins, `config_params` is kept for backward
-  compatibility). DeepSpeed reads the file as written (deepspeed/runtime/config.py DeepSpeedConfig).
+- `deepspeed.initialize(..., config="ds.json")`, or `config_params=`, the older name that
+  deepspeed/__init__.py initialize keeps for backward compatibility. DeepSpeed reads the file as
+  written (deepspeed/runtime/config.py DeepSpeedConfig).
 - `DeepSpeedPlugin(hf_ds_config="ds.json")` (accelerate/utils/dataclasses.py, accelerate >=
   0.10.0, PR #405) passed to `Accelerator`: accelerate fills some "auto" values in
   Accelerator._prepare_deepspeed and refuses the others.
@@ -15,12 +15,14 @@ Not claimed: a script that builds an HF Trainer (any `*Trainer(` call: the Train
 from TrainingArguments through HfTrainerDeepSpeedConfig), or that calls the fill helpers itself
 (`trainer_config_process`, `deepspeed_config_process`, `fill_match`, `HfTrainerDeepSpeedConfig`,
 `propagate_args_to_deepspeed`), or that edits the loaded config (`deepspeed_config[...]`), or that
-names the config file anywhere else (it may write it before the run).
+names the config file anywhere else (it may write it before the run), or whose file is not in the
+checkout (a script is not worth a missing-file finding: it may write the file first).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 
 from ..ir import ConfigIR, Field, Link, Origin
 from ..python_reader import PythonDocument, is_open, keyword
@@ -30,6 +32,11 @@ from . import Adapter, new_config, span_of, working_directory_candidates
 _FILLERS = ("trainer_config_process", "trainer_config_finalize", "deepspeed_config_process", "fill_match",
             "fill_only", "HfTrainerDeepSpeedConfig", "propagate_args_to_deepspeed", "deepspeed_config[",
             "deepspeed_config.update", "hf_ds_config.config")
+
+
+# For a file that does not parse: the call, and a config file written out as its argument.
+_CALLED = re.compile(r"(?:deepspeed\.initialize|DeepSpeedPlugin)\(")
+_LITERAL_FILE = re.compile(r"""\b(?:config|config_params|hf_ds_config)\s*=\s*["'][^"'\n]+\.json["']""")
 
 
 def _trainer_built(document: PythonDocument) -> bool:
@@ -54,8 +61,9 @@ def _config_path(document: PythonDocument, call: ast.Call | None, *names: str):
 def _reader(document: PythonDocument):
     """("deepspeed" | "accelerate", the call, the path, its node) for a script whose DeepSpeed
     config reaches its reader unchanged; None otherwise."""
-    if "deepspeed" not in document.imports() and "accelerate" not in document.imports():
-        return None
+    imports = document.imports()
+    if "deepspeed" not in imports and "accelerate" not in imports or "unsloth" in imports:
+        return None  # (an Unsloth script is Unsloth's adapter's)
     if _trainer_built(document) or any(name in document.source.text for name in _FILLERS):
         return None
     found = []
@@ -73,6 +81,8 @@ def _reader(document: PythonDocument):
     reader, call, path, node = found[0]
     if _mentions(document, path) != 1:
         return None  # the name appears elsewhere: the script may write or change that file
+    if not any(candidate.is_file() for candidate in working_directory_candidates(document.source.path, path)):
+        return None  # not in the checkout: generated at run time, or launched from elsewhere
     return reader, call, path, node
 
 
@@ -91,7 +101,7 @@ class ScriptAdapter(Adapter):
         return int(isinstance(document, PythonDocument) and _reader(document) is not None)
 
     def sniffs(self, text: str) -> bool:
-        return "deepspeed.initialize" in text or "DeepSpeedPlugin" in text
+        return bool(_CALLED.search(text) and _LITERAL_FILE.search(text))
 
     def parse(self, document: PythonDocument) -> ConfigIR:
         config = new_config(self, document)
