@@ -212,6 +212,19 @@ def test_ds013_silent(write, pins, accelerate):
     assert "DS013" not in codes(path, "--gpu", "A100")
 
 
+def test_declared_runs_read_a_yaml_by_content_and_a_json_as_deepspeed(write):
+    from linter.engine import Options, Session
+
+    path = write("sft.yaml", TRL_GAS8)
+    write("accelerate.yaml", ACCELERATE_INLINE)
+    write("ds.json", '{"optimizer": {"type": "AdamW"}}')  # no key only DeepSpeed has: still read as its config
+    declare(write, "sft.yaml", "accelerate.yaml", "ds.json")
+    session = Session(Options(detect=False))
+    [run] = session.build_runs([session.load(path, True).config])
+    assert [(config.framework, config.value("file.kind")) for config in run.linked] == \
+        [("hf", "accelerate"), ("deepspeed", "deepspeed")]
+
+
 def test_ds013_unwritten_accumulation_is_one_before_accelerate_0_23(write):
     path = write("sft.yaml", TRL_GAS8)
     write("accelerate.yaml", "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\n")
