@@ -52,6 +52,11 @@ _KEYS = (
                          "axolotl, llamafactory, ludwig, xtuner, unsloth)"),
     ("trainer.fills_deepspeed_auto", "bool", "the trainer that reads this config fills a linked DeepSpeed "
                                              "config's \"auto\" values and refuses values that disagree with its own"),
+    ("trainer.deepspeed_reader", "str", "what reads a linked DeepSpeed config with no HF Trainer to fill it: "
+                                        "deepspeed (deepspeed.initialize) or accelerate (DeepSpeedPlugin)"),
+    ("trainer.client_optimizer", "bool", "the script passes its own optimizer to deepspeed.initialize"),
+    ("trainer.client_scheduler", "bool", "the script passes its own lr_scheduler to deepspeed.initialize"),
+    ("file.auto_keys", "list", "the dotted key paths a DeepSpeed config sets to \"auto\", for a launcher to fill"),
     ("launch.repository_sharding", "str", "sharding launcher configs the checkout ships, any of which may launch it"),
     ("launch.commented_config", "str", "a sharding launcher config a comment in the file launches it with"),
     ("arguments.project_keys", "list", "keys of this file that the repository's own argument dataclasses define"),

@@ -242,6 +242,12 @@ class PythonDocument:
         found = [call for name in dict.fromkeys(names) for call in self._calls.get(name, ())]
         return iter(sorted(found, key=lambda node: (node.lineno, node.col_offset)))
 
+    def call_names(self) -> set[str]:
+        """The names of every function the module calls (see call_name)."""
+        if self._calls is None:
+            index(self)
+        return set(self._calls)
+
     def imports(self) -> set[str]:
         """Top-level package names this module imports."""
         if self._calls is None:

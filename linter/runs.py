@@ -12,6 +12,10 @@ from .settings import Settings
 from .source import real_path
 
 
+# The kind of a declared link whose file says what it is (claimed by content, like a named file).
+_DECLARED = "declared"
+
+
 class BadSettings(Exception):
     """A settings file that cannot be acted on: a usage error."""
 
@@ -90,7 +94,10 @@ class RunBuilder:
                 if not path.exists():
                     loaded = self.loader.document_of(config)
                     named = loaded[1].named_link(loaded[0], config, entry) if loaded else None
-                links.append(named or Link("deepspeed", entry, config.file_span, (path,)))
+                # A declared YAML (an accelerate launcher config) is read by whichever adapter
+                # claims it; a JSON is a DeepSpeed config.
+                kind = _DECLARED if path.suffix.lower() in (".yaml", ".yml") and path.exists() else "deepspeed"
+                links.append(named or Link(kind, entry, config.file_span, (path,)))
         return links
 
     def _attach(self, run: Run, link: Link, findings: list[Finding]) -> None:
@@ -100,7 +107,8 @@ class RunBuilder:
         for candidate in link.candidates:
             if candidate.is_file():
                 candidate = self.spellings.get(real_path(candidate), candidate)
-                loaded = self.loader.load(candidate, explicit=True, adapter_name=link.kind)
+                loaded = self.loader.load(candidate, explicit=True,
+                                          adapter_name=None if link.kind == _DECLARED else link.kind)
                 if loaded.syntax is not None and loaded.syntax not in findings:
                     findings.append(loaded.syntax)
                 if loaded.config is not None:

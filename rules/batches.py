@@ -89,11 +89,13 @@ class BatchArithmetic(Rule):
         """DeepSpeed derives a number left out (DeepSpeedConfig._set_batch_related_parameters)
         with floor division, then asserts the identity: a remainder is fatal. Only where
         DeepSpeed itself derives it: a DeepSpeed JSON linted alone or linked from an HF-family
-        or accelerate config (accelerate adds a missing gradient_accumulation_steps as 1,
+        or accelerate config, or handed to deepspeed.initialize by a script (accelerate adds a
+        missing gradient_accumulation_steps as 1,
         utils/dataclasses.py DeepSpeedPlugin.__post_init__, which needs the same divisibility).
         Other launchers (XTuner's mmengine strategy) may fill the missing number themselves."""
-        if run.primary is not config and not fills_deepspeed_auto(run.primary):
-            return None
+        if run.primary is not config and not fills_deepspeed_auto(run.primary) \
+                and run.primary.value("trainer.deepspeed_reader") != "deepspeed":
+            return None  # (a script's deepspeed.initialize: DeepSpeed derives it itself)
         if not positive_int(total):
             return None
         world = context.world_size

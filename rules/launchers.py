@@ -7,7 +7,7 @@ from linter.fixes import Applicability
 from linter.registry import ERROR, Rule, register
 from linter.versions import older_than
 
-from .facts import fills_deepspeed_auto
+from .facts import HF_TRAINER_FILES, fills_deepspeed_auto
 
 
 
@@ -179,3 +179,158 @@ class AccelerateDeepSpeedFileConflict(Rule):
                     f"{name} is set beside deepspeed_config_file: accelerate refuses the run at launch{note}; "
                     "set it in the DeepSpeed config file and remove it here",
                 )
+
+
+# transformers 4.30.0 (trainer.py create_accelerator_and_postprocess): the Trainer takes
+# accelerate's DeepSpeedPlugin config and runs trainer_config_process on it; before, it ignored
+# an `accelerate launch` DeepSpeed setup that no `deepspeed:` argument named.
+_TRAINER_CHECKS_ACCELERATE = "4.30.0"
+# accelerate 0.23.0 (PR #1901): an unwritten gradient_accumulation_steps stays "auto"; before, 1.
+_ACCELERATE_GAS_AUTO = "0.23.0"
+# The accelerate key (under deepspeed_config), the IR key and the trainer's value it must equal.
+_INLINE_COMPARED = (("gradient_accumulation_steps", "batch.grad_accum"), ("gradient_clipping", "optimizer.grad_clip"))
+# TrainingArguments keys that also decide the precision the Trainer compares (fp16_full_eval,
+# bf16_full_eval) or keep accelerate's (half_precision_backend apex): then DS013 says nothing.
+_PRECISION_ELSEWHERE = ("fp16_full_eval", "bf16_full_eval", "half_precision_backend")
+
+
+def _local(config) -> bool:
+    root = config.key_tree.value if config.key_tree is not None else None
+    return isinstance(root, dict) and root.get("compute_environment", "LOCAL_MACHINE") == "LOCAL_MACHINE"
+
+
+@register
+class AccelerateInlineDeepSpeedMismatch(Rule):
+    """DS013 accelerate-deepspeed-mismatch
+
+    ## What it does
+    In a declared run of an HF-family training config and an accelerate config with
+    `distributed_type: DEEPSPEED` and inline `deepspeed_config` settings (no
+    `deepspeed_config_file`), compares accelerate's `gradient_accumulation_steps` and
+    `gradient_clipping` with the training config's `gradient_accumulation_steps` and
+    `max_grad_norm`, and (for a TrainingArguments / TRL file that sets neither `fp16` nor
+    `bf16`) accelerate's `mixed_precision`. Where accelerate is older than 0.23.0, an unwritten
+    `gradient_accumulation_steps` counts as 1. Fires only where transformers is known to be
+    4.30.0 or later; silent where the version is unknown.
+
+    ## Why is this bad?
+    `accelerate launch` hands the YAML's values to the training process
+    (ACCELERATE_GRADIENT_ACCUMULATION_STEPS, ACCELERATE_GRADIENT_CLIPPING) and DeepSpeedPlugin
+    writes them into the DeepSpeed config as numbers, not "auto". The Trainer then checks that
+    config against TrainingArguments and stops after the model has loaded: "Please correct the
+    following DeepSpeed config values that mismatch TrainingArguments values: - ds
+    gradient_accumulation_steps=1 vs hf gradient_accumulation_steps=8".
+
+    ## Example
+    `sft.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-0.5B
+        dataset_name: trl-lib/Capybara
+        gradient_accumulation_steps: 8
+    `accelerate.yaml`:
+        distributed_type: DEEPSPEED
+        num_processes: 2
+        deepspeed_config:
+          zero_stage: 2
+          gradient_accumulation_steps: 1
+    `trainlint.toml` (`accelerate launch --config_file accelerate.yaml` joins them on the command line):
+        [[runs]]
+        files = ["sft.yaml", "accelerate.yaml"]
+    `requirements.txt`:
+        transformers==4.44.2
+    Use instead, in `accelerate.yaml`:
+        distributed_type: DEEPSPEED
+        num_processes: 2
+        deepspeed_config:
+          zero_stage: 2
+          gradient_accumulation_steps: 8
+
+    ## Fix safety
+    No fix: which of the two files holds the intended number is the author's call (removing
+    the accelerate key leaves "auto" only from accelerate 0.23.0, and an unwritten
+    gradient_clipping turns DeepSpeed's clipping off).
+
+    ## References
+    - accelerate/commands/launch.py (deepspeed_config values copied onto the arguments),
+      accelerate/utils/launch.py prepare_deepspeed_cmd_env; accelerate/utils/dataclasses.py
+      DeepSpeedPlugin.__post_init__ (the config without a file; "auto" default since 0.23.0, PR #1901)
+    - transformers/training_args.py (ACCELERATE_USE_DEEPSPEED: DeepSpeedPlugin());
+      transformers/trainer.py create_accelerator_and_postprocess / propagate_args_to_deepspeed
+      (4.30.0); transformers/integrations/deepspeed.py HfTrainerDeepSpeedConfig.trainer_config_process
+    - hiyouga/LLaMA-Factory#201
+    """
+
+    code = "DS013"
+    name = "accelerate-deepspeed-mismatch"
+    severity = ERROR
+
+    def check(self, run, context):
+        from .facts import training_config
+
+        trainer = training_config(run)
+        # `accelerate launch` copies deepspeed_config onto its arguments for LOCAL_MACHINE only
+        # (commands/launch.py _validate_launch_command), the default compute_environment.
+        launchers = [config for config in run.configs if config.value("file.kind") == "accelerate"
+                     and config.get("parallel.zero_stage") is not None and _local(config)]
+        if trainer is None or not launchers:
+            return
+        transformers = trainer.version("transformers")
+        if transformers is None:
+            context.notes.append(f"{trainer.path}: {self.code} skipped: the transformers version is unknown "
+                                 "(no exact pin in requirements*.txt/pyproject.toml nearby, none installed)")
+            return
+        if older_than(transformers[0], _TRAINER_CHECKS_ACCELERATE) is not False:
+            return
+        for launcher in launchers:
+            for name, key in _INLINE_COMPARED:
+                yield from self._compare(trainer, launcher, name, key)
+            yield from self._precision(trainer, launcher)
+
+    def _precision(self, trainer, launcher):
+        """TrainingArguments' fp16/bf16 replace accelerate's mixed_precision (training_args.py,
+        ACCELERATE_MIXED_PRECISION); with both off, accelerate's stays and set_mixed_precision
+        writes `<mode>.enabled: true`, which the Trainer compares with its own false. TrainingArguments
+        / TRL files only: Axolotl's and LLaMA-Factory's own argument handling may set fp16/bf16
+        before TrainingArguments sees them, which is not followed here."""
+        if trainer.value("file.kind") not in HF_TRAINER_FILES:
+            return
+        for mode in ("fp16", "bf16"):
+            ours = launcher.get(f"precision.{mode}")
+            if ours is None or ours.value is not True:
+                continue
+            flags = [trainer.get(f"precision.{name}") for name in ("fp16", "bf16")]
+            tree = trainer.key_tree.value if trainer.key_tree is not None else None
+            if any(flag is None or flag.value is not False for flag in flags) or not isinstance(tree, dict) \
+                    or any(tree.get(name) not in (None, False) for name in _PRECISION_ELSEWHERE):
+                return
+            says = "defaults" if flags[1].origin.is_default else "sets"
+            yield self.finding(
+                launcher, ours.span,
+                f"accelerate config {launcher.path.name} sets mixed_precision = {mode} but {trainer.path.name} {says} "
+                f"fp16 and bf16 false: accelerate writes {mode}.enabled true into the DeepSpeed config and the HF "
+                f"Trainer refuses the mismatch after loading the model; set {mode}: true in {trainer.path.name}",
+            )
+
+    def _compare(self, trainer, launcher, name, key):
+        ours, theirs = launcher.get(key), trainer.get(key)
+        if theirs is None or theirs.value == "auto":
+            return
+        if ours is None:
+            accelerate = launcher.version("accelerate") or trainer.version("accelerate")
+            if key != "batch.grad_accum" or accelerate is None or not older_than(accelerate[0], _ACCELERATE_GAS_AUTO):
+                return
+            located = launcher.key_tree.locate(("deepspeed_config",)) if launcher.key_tree is not None else None
+            span = located.key_span if located is not None else launcher.span("parallel.zero_stage")
+            value, how = 1, f"leaves {name} unset (1 in accelerate {accelerate[0]})"
+        elif isinstance(ours.value, bool) or not isinstance(ours.value, (int, float)) or not ours.value:
+            return  # "auto", or a gradient_clipping of 0, which DeepSpeedPlugin leaves out
+        else:
+            value, span, how = ours.value, ours.span, f"sets {name} = {ours.value!r}"
+        if value == theirs.value:
+            return
+        says = "defaults" if theirs.origin.is_default else "sets"
+        yield self.finding(
+            launcher, span,
+            f"accelerate config {launcher.path.name} {how} but {trainer.path.name} {says} "
+            f"{trainer.written_as(key)} = {theirs.value!r}: accelerate puts it in the DeepSpeed config and the "
+            "HF Trainer refuses the mismatch after loading the model; make them agree",
+        )

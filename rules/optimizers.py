@@ -222,6 +222,8 @@ class OffloadReplacesOptimizer(Rule):
         deepspeed: ds.json
     `ds.json`:
         {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}
+    `requirements.txt`:
+        transformers==4.44.2
     Use instead, in `ds.json` (optimizer offload off; or keep it and accept Adam):
         {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}
 
@@ -256,7 +258,11 @@ class OffloadReplacesOptimizer(Rule):
             if name != "adagrad" or accelerate is None or not older_than(accelerate[0], _ACCELERATE_MAPS_ADAGRAD):
                 return
         transformers = trainer.version("transformers")
-        if transformers is not None and older_than(transformers[0], _TRANSFORMERS_THROUGH_ACCELERATE) is not False:
+        if transformers is None:
+            context.notes.append(f"{trainer.path}: {self.code} skipped: the transformers version is unknown "
+                                 "(no exact pin in requirements*.txt/pyproject.toml nearby, none installed)")
+            return
+        if older_than(transformers[0], _TRANSFORMERS_THROUGH_ACCELERATE) is not False:
             return  # older: the trainer passes the optimizer to DeepSpeed itself (DS009)
         yield self.finding(
             trainer, optimizer.span,

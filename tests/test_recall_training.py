@@ -153,6 +153,159 @@ def test_ds006_silent_on_the_clean_twin_and_inline_settings(write):
     assert "DS006" not in codes(old, "--gpu", "A100")
 
 
+# ---- DS013: accelerate's inline DeepSpeed settings against the trainer (class 12) -------------
+
+ACCELERATE_INLINE = ("distributed_type: DEEPSPEED\nnum_processes: 2\ndeepspeed_config:\n  zero_stage: 2\n"
+                     "  gradient_accumulation_steps: 1\n  gradient_clipping: 1.0\nmixed_precision: bf16\n")
+TRL_GAS8 = ("model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/Capybara\noutput_dir: out\n"
+            "gradient_accumulation_steps: 8\n")
+
+
+def declare(write, *files):
+    write("trainlint.toml", "[[runs]]\nfiles = [" + ", ".join(f'"{name}"' for name in files) + "]\n")
+
+
+def test_ds013_gradient_accumulation_and_clipping_in_a_declared_run(write):
+    path = write("sft.yaml", TRL_GAS8 + "max_grad_norm: 0.3\n")
+    write("accelerate.yaml", ACCELERATE_INLINE)
+    write("requirements.txt", "transformers==4.44.2\n")
+    declare(write, "sft.yaml", "accelerate.yaml")
+    found = [f for f in findings(path, "--gpu", "A100") if f["code"] == "DS013"]
+    assert [(f["file"].rsplit("/", 1)[-1], f["line"]) for f in found] == [("accelerate.yaml", 5), ("accelerate.yaml", 6)]
+    assert "gradient_accumulation_steps = 1" in found[0]["message"] and "= 8" in found[0]["message"]
+    assert "max_grad_norm = 0.3" in found[1]["message"] and found[0]["fix"] is None
+    # Without the declared run nothing joins the two files: silent.
+    alone = write("alone/sft.yaml", TRL_GAS8 + "max_grad_norm: 0.3\n")
+    write("alone/accelerate.yaml", ACCELERATE_INLINE)
+    write("alone/requirements.txt", "transformers==4.44.2\n")
+    assert "DS013" not in codes(alone.parent, "--gpu", "A100")
+
+
+def test_ds013_mixed_precision_when_the_trainer_sets_neither(write):
+    path = write("train.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\noutput_dir: out\n"
+                 "per_device_train_batch_size: 2\ngradient_accumulation_steps: 1\n")
+    write("accelerate.yaml", ACCELERATE_INLINE)
+    write("requirements.txt", "transformers==4.44.2\n")
+    declare(write, "train.yaml", "accelerate.yaml")
+    found = [f for f in findings(path, "--gpu", "A100") if f["code"] == "DS013"]
+    assert len(found) == 1 and "mixed_precision = bf16" in found[0]["message"]
+    # TrainingArguments' own bf16 replaces accelerate's mixed_precision: nothing to compare.
+    path.write_text(path.read_text() + "bf16: true\n")
+    assert "DS013" not in codes(path, "--gpu", "A100")
+
+
+@pytest.mark.parametrize("pins, accelerate", [
+    ("transformers==4.29.2\n", ACCELERATE_INLINE),   # the Trainer ignored accelerate's plugin config
+    ("", ACCELERATE_INLINE),                          # transformers unknown
+    ("transformers==4.44.2\n", ACCELERATE_INLINE.replace("accumulation_steps: 1", "accumulation_steps: 8")),
+    # unwritten: "auto" from accelerate 0.23.0 (PR #1901), 1 before
+    ("transformers==4.44.2\naccelerate==0.23.0\n", "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\n"),
+    # a deepspeed_config_file holds the values (DS006 covers the keys beside it)
+    ("transformers==4.44.2\n", "distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n"),
+])
+def test_ds013_silent(write, pins, accelerate):
+    path = write("sft.yaml", TRL_GAS8)
+    write("accelerate.yaml", accelerate)
+    write("ds.json", '{"zero_optimization": {"stage": 2}, "gradient_accumulation_steps": "auto"}')
+    write("requirements.txt", pins)
+    declare(write, "sft.yaml", "accelerate.yaml")
+    assert "DS013" not in codes(path, "--gpu", "A100")
+
+
+def test_declared_runs_read_a_yaml_by_content_and_a_json_as_deepspeed(write):
+    from linter.engine import Options, Session
+
+    path = write("sft.yaml", TRL_GAS8)
+    write("accelerate.yaml", ACCELERATE_INLINE)
+    write("ds.json", '{"optimizer": {"type": "AdamW"}}')  # no key only DeepSpeed has: still read as its config
+    declare(write, "sft.yaml", "accelerate.yaml", "ds.json")
+    session = Session(Options(detect=False))
+    [run] = session.build_runs([session.load(path, True).config])
+    assert [(config.framework, config.value("file.kind")) for config in run.linked] == \
+        [("hf", "accelerate"), ("deepspeed", "deepspeed")]
+
+
+def test_ds013_unwritten_accumulation_is_one_before_accelerate_0_23(write):
+    path = write("sft.yaml", TRL_GAS8)
+    write("accelerate.yaml", "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\n")
+    write("requirements.txt", "transformers==4.31.0\naccelerate==0.22.0\n")
+    declare(write, "sft.yaml", "accelerate.yaml")
+    found = [f for f in findings(path, "--gpu", "A100") if f["code"] == "DS013"]
+    assert len(found) == 1 and "1 in accelerate 0.22.0" in found[0]["message"]
+
+
+# ---- DS012: DeepSpeed "auto" values with no HF Trainer to fill them (class 10) ----------------
+
+DS_AUTO = json.dumps({"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
+                      "bf16": {"enabled": "auto"},
+                      "optimizer": {"type": "AdamW", "params": {"lr": "auto", "betas": "auto", "eps": "auto"}},
+                      "zero_optimization": {"stage": 2, "reduce_bucket_size": "auto", "sub_group_size": "auto"}})
+LOOP = "import deepspeed\nimport torch\nmodel = torch.nn.Linear(4, 4)\n"
+
+
+def auto_keys(path) -> list[str]:
+    return [f["message"].split(" ", 1)[0] for f in findings(path) if f["code"] == "DS012"]
+
+
+def test_ds012_deepspeed_initialize_names_what_deepspeed_reads_as_written(write):
+    write("ds.json", DS_AUTO)
+    path = write("train.py", LOOP + 'engine, *_ = deepspeed.initialize(model=model, '
+                 'model_parameters=model.parameters(), config="ds.json")\n')
+    # bf16.enabled and the ZeRO keys are left out: version-bound or dropped by DeepSpeed's ZeRO config.
+    assert auto_keys(path) == ["train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
+                               "optimizer.params.lr", "optimizer.params.betas", "optimizer.params.eps"]
+    own = write("own.py", LOOP + "opt = torch.optim.AdamW(model.parameters())\n"
+                'engine, *_ = deepspeed.initialize(model=model, optimizer=opt, config_params="ds.json")\n')
+    assert auto_keys(own) == ["train_micro_batch_size_per_gpu", "gradient_accumulation_steps"]
+
+
+def test_ds012_accelerate_names_only_what_it_never_fills(write):
+    write("ds.json", DS_AUTO)
+    path = write("train.py", "from accelerate import Accelerator\nfrom accelerate.utils import DeepSpeedPlugin\n"
+                 'accelerator = Accelerator(deepspeed_plugin=DeepSpeedPlugin(hf_ds_config="ds.json"))\n')
+    assert auto_keys(path) == ["optimizer.params.betas", "optimizer.params.eps", "zero_optimization.sub_group_size"]
+
+
+@pytest.mark.parametrize("script", [
+    # an HF Trainer fills "auto" from TrainingArguments
+    "from transformers import Trainer, TrainingArguments\nimport deepspeed\n"
+    'deepspeed.initialize(config="ds.json")\nTrainer(args=TrainingArguments("out")).train()\n',
+    # the script fills the values itself
+    "import deepspeed\nfrom transformers.integrations import HfTrainerDeepSpeedConfig\n"
+    'deepspeed.initialize(config="ds.json")\n',
+    # a computed path: which file is unknown
+    'import deepspeed, sys\ndeepspeed.initialize(config=sys.argv[1])\n',
+    # the name appears again: the script may write the file first
+    'import deepspeed, json\njson.dump({}, open("ds.json", "w"))\ndeepspeed.initialize(config="ds.json")\n',
+    # a plugin that no Accelerator uses
+    'from accelerate.utils import DeepSpeedPlugin\nplugin = DeepSpeedPlugin(hf_ds_config="ds.json")\n',
+])
+def test_ds012_silent_where_a_filler_may_be_involved(write, script):
+    write("ds.json", DS_AUTO)
+    assert auto_keys(write("train.py", script)) == []
+
+
+def test_ds012_silent_on_a_config_read_alone_or_through_a_trainer_config(write):
+    path = write("ds.json", DS_AUTO)
+    assert "DS012" not in codes(path)
+    trl = write("sft.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/Capybara\n"
+                "deepspeed: ds.json\n")
+    assert "DS012" not in codes(trl)
+
+
+# ---- DS010: an unknown transformers is silent (issue 16 precision) ----------------------------
+
+def test_ds010_needs_a_known_transformers(write):
+    path = write("sft.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/Capybara\n"
+                 "optim: adafactor\ndeepspeed: ds.json\n")
+    write("ds.json", '{"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}')
+    assert "DS010" not in codes(path)
+    result = trainlint("check", path, "--no-detect", "--verbose", "--select", "DS010")
+    assert "DS010 skipped: the transformers version is unknown" in result.err
+    write("requirements.txt", "transformers==4.44.2\n")
+    assert "DS010" in codes(path)
+
+
 # ---- TRN001: packed / padding-free batches without FlashAttention (class 11) -----------------
 
 TRL_PACKING = (FIXTURES / "hf" / "trl_packing_sdpa.yaml").read_text()

@@ -387,7 +387,7 @@ _ADAPTERS = {
     "yaml": (("ludwig", "LudwigAdapter"), ("axolotl", "AxolotlAdapter"), ("llamafactory", "LlamaFactoryAdapter"),
              ("hf", "HFAdapter")),
     "json": (("deepspeed", "DeepSpeedAdapter"), ("hf", "HFAdapter")),
-    "python": (("xtuner", "XTunerAdapter"), ("unsloth", "UnslothAdapter")),
+    "python": (("xtuner", "XTunerAdapter"), ("unsloth", "UnslothAdapter"), ("scripts", "ScriptAdapter")),
 }
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from ..changes import PRECISION_MODES
 from ..document import Document, Mapping, RenderError, Scalar
 from ..fixes import Edit
-from ..ir import ConfigIR
+from ..ir import ConfigIR, Field, Origin
 from . import Adapter, Binding, Reader, as_bool_or_auto, new_config, set_path
 
 _CONSTANTS = "deepspeed/runtime/constants.py"
@@ -49,6 +49,22 @@ def _offloaded(block) -> bool:
 
 def _betas(value: Any) -> Any:
     return value if isinstance(value, (list, str)) else None
+
+
+def _auto_keys(tree) -> list[str]:
+    """The dotted paths of the values written as the string "auto" (the launchers compare with
+    == "auto": accelerate DeepSpeedPlugin.fill_match, transformers HfTrainerDeepSpeedConfig.fill_match).
+    Iterative: a deeply nested file cannot exhaust the stack."""
+    found = []
+    pending = [("", tree)] if isinstance(tree, dict) else []
+    while pending:
+        prefix, mapping = pending.pop()
+        for key, value in mapping.items():
+            if value == "auto":
+                found.append(f"{prefix}{key}")
+            elif isinstance(value, dict):
+                pending.append((f"{prefix}{key}.", value))
+    return sorted(found)
 
 
 class DeepSpeedAdapter(Adapter):
@@ -127,6 +143,9 @@ class DeepSpeedAdapter(Adapter):
                     if node is not None:
                         read.set(key, _offloaded(node.plain()), "zero_optimization", name)
                         break
+        auto = _auto_keys(config.key_tree.value if config.key_tree is not None else None)
+        if auto:
+            config.set("file.auto_keys", Field(auto, Origin(config.file_span)))
         return config
 
     def render_precision(self, document: Document, config: ConfigIR, mode: str) -> list[Edit]:

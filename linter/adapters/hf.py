@@ -170,6 +170,7 @@ _ACCELERATE_DEEPSPEED_BINDINGS = (
     Binding("parallel.offload_param", "deepspeed_config.offload_param_device", convert=_offloaded),
     Binding("parallel.offload_optimizer", "deepspeed_config.offload_optimizer_device", convert=_offloaded),
     Binding("batch.grad_accum", "deepspeed_config.gradient_accumulation_steps"),
+    Binding("optimizer.grad_clip", "deepspeed_config.gradient_clipping", convert=as_float),  # written only
 )
 # PEFT adapter_config.json: written by PEFT's save_pretrained, never a fix target.
 _PEFT_BINDINGS = (
