@@ -105,6 +105,7 @@ _KEYS = (
                                     "(LLaMA-Factory galore_layerwise / apollo_layerwise)"),
     ("scheduler.warmup_max_lr", "num|auto", "DeepSpeed WarmupLR's peak learning rate"),
     ("scheduler.warmup_steps", "int|auto", "warm-up steps"),
+    ("scheduler.total_steps", "int|auto", "DeepSpeed scheduler total_num_steps (WarmupDecayLR, WarmupCosineLR)"),
     # fp16 loss scaling
     ("loss_scale.loss_scale", "num", "static loss scale (0: dynamic)"),
     ("loss_scale.initial_scale_power", "int", "dynamic loss scale starts at 2**N"),
@@ -157,6 +158,7 @@ _KEYS = (
     ("memory.chunked_loss", "int", "cross entropy computed in this many chunks"),
     ("memory.activation_offload", "bool", "saved activations moved to CPU RAM or disk"),
     ("training.enabled", "bool", "False: the config predicts or evaluates only"),
+    ("training.max_steps", "int", "optimizer steps to run; > 0 overrides the epochs (TrainingArguments max_steps)"),
     ("training.backend", "str", "the framework's execution backend as written: local, ray, ... (Ludwig backend.type)"),
     ("training.remote_backend", "str", "the run trains on a remote service (Axolotl hatchery), not these GPUs"),
     ("training.precompute_ref", "bool", "reference log-probs computed once before training (TRL precompute_ref_log_probs)"),

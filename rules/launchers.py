@@ -37,7 +37,9 @@ class HfDeepSpeedMismatch(Rule):
     YAML, Axolotl, LLaMA-Factory, accelerate) on every value the HF Trainer checks: fp16 and
     bf16 enabled, micro batch size, gradient accumulation, gradient clipping, and the
     optimizer's lr, betas, eps and weight decay (and the scheduler's warmup_max_lr against
-    the learning rate).
+    the learning rate). The scheduler's `total_num_steps` is checked where its mismatch is
+    certain: a value below 1, or one that differs from a written `max_steps` (the Trainer's
+    number of steps otherwise depends on the dataset's size).
 
     ## Why is this bad?
     The Trainer fills "auto" values from its own arguments and refuses any explicit value
@@ -61,7 +63,10 @@ class HfDeepSpeedMismatch(Rule):
     once the mismatch error is resolved; the DeepSpeed file stops duplicating it.
 
     ## References
-    - transformers/integrations/deepspeed.py: HfTrainerDeepSpeedConfig.trainer_config_process / fill_match
+    - transformers/integrations/deepspeed.py: HfTrainerDeepSpeedConfig.trainer_config_process / fill_match;
+      trainer_config_finalize (scheduler.params.total_num_steps against num_training_steps, which
+      trainer.py _inner_training_loop sets to max_steps when max_steps > 0)
+    - huggingface/transformers#29348 (total_num_steps written as 0: refused)
     - accelerate/utils/dataclasses.py: DeepSpeedPlugin.deepspeed_config_process
     """
 
@@ -92,6 +97,28 @@ class HfDeepSpeedMismatch(Rule):
                     f"DeepSpeed {ds_key} = {ds_field.value!r} but the {where} = {hf_field.value!r}: "
                     "the HF Trainer refuses mismatched values; use \"auto\"",
                     fix=self.fix(f'Set {ds_key} to "auto"', SetValue(config, key, "auto")))
+            yield from self._total_steps(config, primary)
+
+    def _total_steps(self, config, primary):
+        """trainer_config_finalize fill_matches scheduler.params.total_num_steps against the number
+        of optimizer steps it computes: max_steps where that is > 0, else from the dataset's size.
+        Only a value no such number can equal (below 1), or one that differs from a written
+        max_steps, is known to be refused."""
+        total = config.get("scheduler.total_steps")
+        if total is None or total.origin.is_default or not isinstance(total.value, int) or isinstance(total.value, bool):
+            return
+        max_steps = primary.value("training.max_steps")
+        known = isinstance(max_steps, int) and not isinstance(max_steps, bool) and max_steps > 0
+        if total.value >= 1 and (not known or total.value == max_steps):
+            return
+        ds_key = config.written_as("scheduler.total_steps")
+        trainer = (f"{primary.framework} config {primary.path.name} sets {primary.written_as('training.max_steps')} = "
+                   f"{max_steps}" if known else "the Trainer computes at least 1 optimizer step")
+        yield self.finding(
+            config, total.span,
+            f"DeepSpeed {ds_key} = {total.value!r} but {trainer}: the HF Trainer fills this value with its own "
+            "number of training steps and refuses a mismatched one; use \"auto\"",
+            fix=self.fix(f'Set {ds_key} to "auto"', SetValue(config, "scheduler.total_steps", "auto")))
 
 
 # accelerate/utils/dataclasses.py, DeepSpeedPlugin._deepspeed_config_checks: the accelerate

@@ -532,3 +532,32 @@ def test_trn005_not_for_launchers_that_set_leaf_modules(write, name, text):
     write("ds_z3.json", ZERO3)
     write("requirements.txt", "deepspeed==0.15.4\ntransformers==4.52.4\n")
     assert "TRN005" not in codes(path, "--gpu", "A100")
+
+
+# ---- DS003: the scheduler's total_num_steps against the Trainer's step count (transformers#29348) ----
+
+_DS_TOTAL = ('{"train_micro_batch_size_per_gpu": "auto", "scheduler": {"type": "WarmupDecayLR", '
+             '"params": {"warmup_num_steps": "auto", "total_num_steps": %s}}}')
+_AXOLOTL = "base_model: NousResearch/Llama-2-7b-hf\ndatasets:\n  - path: d\n    type: alpaca\nmicro_batch_size: 2\n"
+
+
+def test_ds003_total_num_steps_zero_is_refused_whatever_the_dataset(write):
+    write("ds.json", _DS_TOTAL % "0")
+    trainer = write("train.yaml", "model_name_or_path: meta-llama/Llama-2-7b-hf\ndataset_name: d\noutput_dir: o\n"
+                                  "deepspeed: ds.json\n")
+    found = [f for f in findings(trainer, "--select", "DS003")]
+    assert [f["code"] for f in found] == ["DS003"] and "at least 1 optimizer step" in found[0]["message"]
+
+
+@pytest.mark.parametrize("trainer_text, fires", [
+    (_AXOLOTL + "max_steps: 200\ndeepspeed: ds.json\n", True),  # Axolotl
+    (_AXOLOTL + "max_steps: 500\ndeepspeed: ds.json\n", False),
+    ("model_name_or_path: m\nstage: sft\ndo_train: true\nfinetuning_type: lora\nmax_steps: 100\n"
+     "deepspeed: ds.json\n", True),  # LLaMA-Factory
+    ("model_name_or_path: m\nstage: sft\ndo_train: true\nfinetuning_type: lora\nnum_train_epochs: 2\n"
+     "deepspeed: ds.json\n", False),  # the step count depends on the dataset: unknown
+])
+def test_ds003_total_num_steps_against_a_written_max_steps(write, trainer_text, fires):
+    write("ds.json", _DS_TOTAL % "500")
+    trainer = write("train.yaml", trainer_text)
+    assert (codes(trainer, "--select", "DS003") == ["DS003"]) is fires

@@ -110,6 +110,7 @@ class DeepSpeedAdapter(Adapter):
         Binding("optimizer.eps", "optimizer.params.eps", convert=as_bool_or_auto),
         Binding("optimizer.weight_decay", "optimizer.params.weight_decay", convert=as_bool_or_auto),
         Binding("scheduler.warmup_max_lr", "scheduler.params.warmup_max_lr", convert=as_bool_or_auto),
+        Binding("scheduler.total_steps", "scheduler.params.total_num_steps", convert=as_bool_or_auto),
         Binding("optimizer.betas", "optimizer.params.betas", convert=_betas),
     )
 
