@@ -38,8 +38,9 @@ _TIMESTAMP = re.compile(
      (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$""",
     re.X,
 )
-# SafeConstructor.timestamp_regexp: what an explicit !!timestamp must match.
-_TIMESTAMP_PARTS = re.compile(
+# SafeConstructor.timestamp_regexp: what an explicit !!timestamp must match (compiled on first
+# use: few files tag a timestamp, and every run would pay the compile).
+_TIMESTAMP_PARTS_PATTERN = (
     r"""^(?P<year>[0-9][0-9][0-9][0-9])
     -(?P<month>[0-9][0-9]?)
     -(?P<day>[0-9][0-9]?)
@@ -49,8 +50,7 @@ _TIMESTAMP_PARTS = re.compile(
     :(?P<second>[0-9][0-9])
     (?:\.(?P<fraction>[0-9]*))?
     (?:[ \t]*(?P<tz>Z|(?P<tz_sign>[-+])(?P<tz_hour>[0-9][0-9]?)
-    (?::(?P<tz_minute>[0-9][0-9]))?))?)?$""",
-    re.X,
+    (?::(?P<tz_minute>[0-9][0-9]))?))?)?$"""
 )
 
 
@@ -148,7 +148,7 @@ def _to_timestamp(text: str):
     """SafeConstructor.construct_yaml_timestamp: a date, or a datetime (aware with a zone)."""
     import datetime  # only for a file that holds a timestamp
 
-    match = _TIMESTAMP_PARTS.match(text)
+    match = re.match(_TIMESTAMP_PARTS_PATTERN, text, re.X)
     if match is None:
         raise Unloadable(f"not a timestamp: {text!r}")
     values = match.groupdict()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 
 from linter.changes import RenameKey, WriteLiteral
@@ -162,6 +161,8 @@ class UnknownKey(Rule):
                 continue
             if _older_than_schema(config, schema, context, self.code):
                 continue
+            import difflib  # only where a key is unknown
+
             close = difflib.get_close_matches(str(key), error.known_keys, n=3, cutoff=0.8)
             hint = f"; did you mean {' or '.join(repr(name) for name in close)}?" if close else ""
             # DeepSpeed drops an unknown key without a word; the others warn or refuse.
