@@ -89,7 +89,7 @@ class PeftConfigRefused(Rule):
 
     ## Example
     `adapter_config.json`:
-        {"peft_type": "LORA", "r": 16, "lora_alpha": 32, "target_modules": ".*\\.(q|v)_proj",
+        {"peft_type": "LORA", "r": 16, "lora_alpha": 32, "target_modules": ".*(q_proj|v_proj)",
          "layers_to_transform": [0, 1, 2, 3]}
     `requirements.txt`:
         peft==0.13.2
@@ -256,7 +256,8 @@ class AdaloraScheduleWithoutBudget(Rule):
 
     def check(self, run, context):
         for config in run.configs:
-            tinit, tfinal, total = (config.value(f"adapter.adalora_{name}") for name in ("tinit", "tfinal", "total_step"))
+            tinit, tfinal, total = (config.value("adapter.adalora_tinit"), config.value("adapter.adalora_tfinal"),
+                                    config.value("adapter.adalora_total_step"))
             if config.value("adapter.kind") != "adalora" or not all(isinstance(v, int) for v in (tinit, tfinal, total)):
                 continue
             if total <= 0 or tinit < total - tfinal:
