@@ -32,20 +32,24 @@ _SAVE_CALLS = ("save_pretrained_merged", "push_to_hub_merged")
 _REFUSED_SAVE = "merged_4bit"
 
 
-def dead_nodes(document: PythonDocument) -> set[int]:
-    """ids of the calls in branches that never run: `if False:` (or another false literal, such
-    as a module constant) bodies, and the `else` of a true one; Unsloth's notebooks park their
-    save variants that way."""
-    dead: set[int] = set()
-    for node in ast.walk(document.tree):
-        if not isinstance(node, ast.If):
-            continue
-        test = document.literal(node.test)
-        if test is not True and test is not False and not (isinstance(test, int) and not isinstance(test, bool)):
-            continue
-        for branch in (node.body if not test else node.orelse):
-            dead.update(id(inner) for inner in ast.walk(branch) if isinstance(inner, ast.Call))
-    return dead
+def dead_lines(document: PythonDocument) -> list[tuple[int, int]]:
+    """Line ranges of branches that never run: `if False:` (or another false literal, such as a
+    module constant) bodies, and the `else` of a true one; Unsloth's notebooks park their save
+    variants that way. Only statements are visited, never expressions (the tree's one full walk
+    is python_index's)."""
+    ranges: list[tuple[int, int]] = []
+    pending = list(document.tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.If):
+            test = document.literal(node.test)
+            if test is True or test is False or (isinstance(test, int) and not isinstance(test, bool)):
+                branch = node.body if not test else node.orelse
+                if branch:
+                    ranges.append((branch[0].lineno, branch[-1].end_lineno or branch[-1].lineno))
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            pending.extend(item for item in getattr(node, field, ()) if isinstance(item, ast.AST))
+    return ranges
 
 
 def _save_method(call: ast.Call) -> ast.expr | None:
@@ -78,8 +82,9 @@ def record_engine_and_saving(document: PythonDocument, config: ConfigIR, loader:
         init = keyword(peft, "init_lora_weights")
         if init is not None:
             record("adapter.init_weights", init.value)
-    dead = dead_nodes(document)
-    live = [call for call in document.calls(*_SAVE_CALLS) if id(call) not in dead]
+    calls = list(document.calls(*_SAVE_CALLS))
+    dead = dead_lines(document) if calls else []
+    live = [call for call in calls if not any(first <= call.lineno <= last for first, last in dead)]
     methods = [(call, document.literal(_save_method(call))) for call in live if _save_method(call) is not None]
     # The refused method first: the rule asks about it, and a script may save several ways.
     methods.sort(key=lambda pair: pair[1] != _REFUSED_SAVE)
