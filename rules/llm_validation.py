@@ -156,8 +156,8 @@ class RefusedAdapterTraining(TableRule):
     An adapter only trains under `trainer.type: finetune`; Ludwig refuses an adapter under the
     default `none` trainer unless it loads pretrained adapter weights. Quantized weights are
     frozen, so only a LoRA adapter can train them (QLoRA). A 4-bit model cannot be saved after the
-    adapter is merged into it. Each is refused before the model loads (0.8 to 0.8.5; the torchao
-    keys from 0.15.0).
+    adapter is merged into it. Each is refused before the model loads: the first two since 0.8
+    (every release with LLM configs), the merge since 0.8.5, the torchao keys since 0.15.0.
 
     ## Example
     `train.yaml`:

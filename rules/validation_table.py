@@ -6,7 +6,8 @@ framework's own refusal message, the function that raises it, and the release th
 `since=None` marks a hazard on every version that reads those keys (the check was there from the
 first release that accepted the keys, or the run failed without it); a row with `since` fires only
 where the pinned version is at least that release, and is silent where the version is unknown.
-Rules in this module are small classes that pick their rows; the logic lives in `TableRule`.
+The rules (rules/llm_validation.py) are small classes that list their rows; the logic lives in
+`TableRule`.
 """
 
 from __future__ import annotations
