@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from linter.registry import register
 
-from .validation_table import Row, TableRule, first, llm, quantized, template_refs, trainer_is, trains
+from .validation_table import Row, TableRule, first, llm, lowered, quantized, template_refs, trainer_is, trains
 
 _CHECKS = "ludwig/config_validation/checks.py"
 
@@ -119,12 +119,12 @@ def _adapter_without_training(config) -> bool:
 
 
 def _quantized_without_lora(config) -> bool:
-    kind = config.get("adapter.kind")
-    return trains(config) and quantized(config) and kind is not None and kind.value != "lora"
+    written = config.get("adapter.kind") is not None  # absent: None; a block without a type: unknown
+    return trains(config) and quantized(config) and written and lowered(config, "adapter.kind") != "lora"
 
 
 def _merge_into_4bit(config) -> bool:
-    return (trains(config) and config.value("adapter.kind") in ("lora", "adalora")
+    return (trains(config) and lowered(config, "adapter.kind") in ("lora", "adalora")
             and config.value("adapter.merge_on_save") is True and config.value("quantization.bits") == 4)
 
 

@@ -65,15 +65,21 @@ def llm(config) -> bool:
 
 def first(config, key: str) -> str | None:
     types = config.value(key)
-    return types[0] if types else None
+    return types[0].lower() if types else None
+
+
+def lowered(config, key: str) -> str | None:
+    """A type name as the framework matches it: case-insensitively (TypeSelection lowers it)."""
+    value = config.value(key)
+    return value.lower() if isinstance(value, str) else value
 
 
 def trainer_is(*kinds: str) -> Callable:
-    return lambda config: llm(config) and config.value("training.trainer") in kinds
+    return lambda config: llm(config) and lowered(config, "training.trainer") in kinds
 
 
 def trains(config) -> bool:
-    trainer = config.value("training.trainer")
+    trainer = lowered(config, "training.trainer")
     return llm(config) and trainer is not None and trainer != "none"
 
 

@@ -107,6 +107,7 @@ def test_quantized_finetuning_needs_lora(tmp_path):
     assert [code for code, _ in lint(tmp_path, llm(extra=quantized + "adapter:\n  type: ia3\n"))] == ["TRN035"]
     assert lint(tmp_path, llm(extra=quantized + "adapter:\n  type: lora\n")) == []
     assert lint(tmp_path, llm(extra=quantized + "adapter: lora\n")) == []
+    assert lint(tmp_path, llm(extra=quantized + "adapter: LoRA\n", trainer="trainer:\n  type: Finetune\n")) == []
     assert lint(tmp_path, llm(extra=quantized + "adapter:\n  r: 8\n")) == []  # type not written: unknown
     assert lint(tmp_path, llm(extra=quantized, trainer="")) == []  # no training
 
