@@ -198,7 +198,8 @@ _KEYS = (
     ("generation.ds3_gather", "bool", "TRL ds3_gather_for_generation as written: ZeRO-3 weights gathered whole "
                                       "before generating (TRL's default: true)"),
     ("generation.use_vllm", "bool", "TRL use_vllm as written: vLLM, not the trained model, generates completions"),
-    ("training.trainer", "str", "which trainer runs the config where one framework has several (TRL: grpo, ...)"),
+    ("training.trainer", "str", "which trainer runs the config where one framework has several (TRL: grpo, ...; "
+                                   "Ludwig LLM trainer.type: none, finetune, grpo, ...)"),
     ("tokenizer.added_tokens", "list", "new tokens added to the vocabulary before training (Axolotl `tokens`)"),
     ("tokenizer.fix_untrained", "bool", "untrained token embeddings are reset before training (Axolotl "
                                         "fix_untrained_tokens)"),
@@ -206,6 +207,21 @@ _KEYS = (
                                   "(LLaMA-Factory template; Axolotl chat_template with a chat_template dataset)"),
     ("tokenizer.pad_is_eos", "bool", "a training script sets the pad token to the EOS token"),
     ("data.collator_masks_padding", "str", "the collator (by name) that labels every pad id -100"),
+    # Model family, features and prompt, where the framework declares them in the config (Ludwig)
+    ("model.kind", "str", "the framework's model family, as written or defaulted: ecd, llm, gbm (Ludwig model_type)"),
+    ("model.multimodal", "bool", "the base model is loaded as a vision-language model (Ludwig is_multimodal)"),
+    ("data.input_types", "list", "the type of each input feature, in order (text, category, image, ...)"),
+    ("data.output_types", "list", "the type of each output feature, in order"),
+    ("data.output_column", "str", "the data column of the first output feature (its column, else its name)"),
+    ("data.encoder_pretrained", "str", "the pretrained checkpoint the first input feature's encoder loads, as written"),
+    ("adapter.pretrained_weights", "str", "trained adapter weights loaded instead of a fresh adapter, as written"),
+    ("adapter.merge_on_save", "bool", "the adapter is merged into the base model when the model is saved"),
+    ("quantization.backend", "str", "the library that quantizes the weights, as written (bitsandbytes, torchao)"),
+    ("quantization.mode", "str", "the quantization mode of a library that has several, as written"),
+    ("quantization.qat", "bool", "quantization-aware training: fake-quantized weights train, converted at save"),
+    ("prompt.template", "str", "the prompt template each sample is formatted with, as written"),
+    ("prompt.task", "str", "the task instruction put in the prompt, as written"),
+    ("prompt.retrieval", "str", "the retrieval method that adds similar samples to the prompt, as written"),
 )
 
 KEYS: dict[str, Key] = {name: Key(name, type_, meaning) for name, type_, meaning in _KEYS}
