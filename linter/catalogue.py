@@ -167,6 +167,25 @@ _KEYS = (
     ("checkpoint.save_strategy", "str", "when checkpoints are saved (no, steps, epoch, best), as written"),
     ("checkpoint.save_only_model", "bool", "checkpoints hold the model only, no optimizer state (save_only_model)"),
     ("checkpoint.eval_strategy", "str", "when the model is evaluated (no, steps, epoch), as written"),
+    # TrainingArguments fields whose combinations the trainer refuses at launch (written values, or
+    # TrainingArguments' defaults where the binding states one)
+    ("scheduler.type", "str", "the trainer's learning-rate schedule as written (lr_scheduler_type)"),
+    ("scheduler.warmup_ratio", "num", "share of the training steps spent warming up (warmup_ratio)"),
+    ("checkpoint.save_steps", "num", "steps between checkpoints (save_steps; below 1 a share of the training steps)"),
+    ("checkpoint.eval_steps", "num", "steps between evaluations (eval_steps; below 1 a share of the training steps)"),
+    ("precision.fp16_full_eval", "bool", "evaluation runs the model cast to fp16 (fp16_full_eval)"),
+    ("precision.bf16_full_eval", "bool", "evaluation runs the model cast to bf16 (bf16_full_eval)"),
+    ("precision.amp_backend", "str", "the trainer's mixed-precision backend as written (half_precision_backend: "
+                                     "auto, apex, cpu_amp)"),
+    ("data.num_workers", "int", "data-loading worker processes (dataloader_num_workers; 0: the main process)"),
+    ("data.prefetch_factor", "int", "batches each data-loading worker loads ahead (dataloader_prefetch_factor)"),
+    ("memory.empty_cache_steps", "num", "steps between torch.cuda.empty_cache() calls (torch_empty_cache_steps)"),
+    ("parallel.fsdp_options", "bool|str|list", "the trainer's FSDP options as written (full_shard, shard_grad_op, "
+                                               "offload, auto_wrap, ...)"),
+    ("batch.auto_find", "bool", "the trainer retries with half the micro batch after an out-of-memory error "
+                                "(auto_find_batch_size)"),
+    ("optimizer.target_modules", "list|str", "the modules a low-rank optimizer (GaLore, APOLLO) projects "
+                                             "(optim_target_modules)"),
     ("generation.per_prompt", "int", "completions generated per prompt (TRL GRPO num_generations)"),
     ("generation.batch_size", "int", "completions generated per generation round (TRL GRPO generation_batch_size)"),
     ("generation.steps", "int", "optimizer steps per generation round (TRL GRPO steps_per_generation)"),
