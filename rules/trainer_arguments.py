@@ -117,7 +117,7 @@ REFUSALS = (
             "lr_scheduler_type reduce_lr_on_plateau without evaluation (eval_strategy no)",
             "lr_scheduler_type reduce_lr_on_plateau requires an eval strategy",
             "the schedule steps on the evaluation metric: set eval_strategy", f"{_POST_INIT} (with the schedule, 4.30)"),
-    Refusal("TRN041", _not_multiple, "checkpoint.save_steps",
+    Refusal("TRN041", _not_multiple, "checkpoint.eval_steps",
             "load_best_model_at_end with save_steps {checkpoint.save_steps} and eval_steps {checkpoint.eval_steps}",
             "--load_best_model_at_end requires the saving steps to be a round multiple of the evaluation steps",
             "make save_steps a multiple of eval_steps", _POST_INIT),
@@ -162,8 +162,9 @@ def _fill(text: str, facts: Facts) -> str:
     words = {"deepspeed": facts.deepspeed or "", "sharding": "DeepSpeed" if facts.deepspeed else "FSDP"}
     for part in text.split("{")[1:]:
         name = part.split("}")[0]
-        if "." in name:
-            words[name] = facts(name)
+        field = facts.config.get(name) if "." in name else None
+        if field is not None:
+            words[name] = f"{field.value} (the default)" if field.origin.is_default else field.value
     for name, value in words.items():
         text = text.replace("{" + name + "}", str(value))
     return text
