@@ -131,6 +131,11 @@ _KEYS = (
     ("parallel.gather_16bit_on_save", "bool", "ZeRO-3 gathers the partitioned 16-bit weights into the saved model "
                                               "(stage3_gather_16bit_weights_on_model_save)"),
     ("parallel.prefetch_bucket_size", "num|auto", "ZeRO-3 stage3_prefetch_bucket_size (written value only)"),
+    ("parallel.hpz_partition_size", "int", "ZeRO++ hierarchical partitioning: GPUs holding a secondary copy of the "
+                                           "ZeRO-3 weights (zero_hpz_partition_size; 1: off), written value only"),
+    ("precision.grad_accum_dtype", "str", "DeepSpeed data_types.grad_accum_dtype as written (unset: the model's dtype)"),
+    ("precision.bf16_immediate_grad_update", "bool", "DeepSpeed bf16.immediate_grad_update as written: the bf16 "
+                                                     "optimizer adds each gradient to its fp32 buffer in a hook"),
     ("parallel.ddp_find_unused", "bool", "DDP find_unused_parameters (written value only; the trainer decides when unset)"),
     ("parallel.offload_param_device", "str", "ZeRO offload_param.device as written (cpu, nvme, none)"),
     ("parallel.offload_optimizer_device", "str", "ZeRO offload_optimizer.device as written (cpu, nvme, none)"),

@@ -90,6 +90,11 @@ class DeepSpeedAdapter(Adapter):
         Binding("parallel.offload_optimizer_nvme_path", "zero_optimization.offload_optimizer.nvme_path"),
         # Written value only: unset means stage == 3 (zero/config.py, overlap_comm_valid).
         Binding("parallel.overlap_comm", "zero_optimization.overlap_comm"),
+        # Written values only (runtime/zero/config.py zero_hpz_partition_size default 1; runtime/config.py
+        # data_types.grad_accum_dtype default None; runtime/precision_config.py immediate_grad_update).
+        Binding("parallel.hpz_partition_size", "zero_optimization.zero_hpz_partition_size"),
+        Binding("precision.grad_accum_dtype", "data_types.grad_accum_dtype"),
+        Binding("precision.bf16_immediate_grad_update", "bf16.immediate_grad_update", "bfloat16.immediate_grad_update"),
         # Written value only (DeepSpeedZeroConfig.prefetch_bucket_size: int, default 5e7, alias
         # stage3_prefetch_bucket_size); "auto" is left for the trainer to fill.
         Binding("parallel.prefetch_bucket_size", "zero_optimization.stage3_prefetch_bucket_size",
