@@ -174,7 +174,8 @@ _KEYS = (
     ("checkpoint.eval_strategy", "str", "when the model is evaluated (no, steps, epoch), as written"),
     # TrainingArguments fields whose combinations the trainer refuses at launch (written values, or
     # TrainingArguments' defaults where the binding states one)
-    ("scheduler.type", "str", "the trainer's learning-rate schedule as written (lr_scheduler_type)"),
+    ("scheduler.type", "str", "the learning-rate schedule as written (TrainingArguments lr_scheduler_type, "
+                              "DeepSpeed scheduler.type)"),
     ("scheduler.warmup_ratio", "num", "share of the training steps spent warming up (warmup_ratio)"),
     ("checkpoint.save_steps", "num", "steps between checkpoints (save_steps; below 1 a share of the training steps)"),
     ("checkpoint.eval_steps", "num", "steps between evaluations (eval_steps; below 1 a share of the training steps)"),

@@ -112,3 +112,35 @@ def test_default_save_steps_is_named_as_the_default(tmp_path):
     (tmp_path / "args.yaml").write_text(text)
     result = trainlint("check", str(tmp_path / "args.yaml"), "--select", "TRN041", "--no-detect")
     assert "save_steps 500 (the default)" in result.out
+
+
+# DS023: a DeepSpeed scheduler block replaces the trainer's lr_scheduler_type
+_DS_DECAY = {"ds.json": '{"zero_optimization": {"stage": 2}, "scheduler": {"type": "WarmupDecayLR"}}'}
+
+
+@pytest.mark.parametrize("schedule, fires", [("cosine", True), ("linear", False), ("constant_with_warmup", True)])
+def test_deepspeed_scheduler_block_replaces_the_trainers(tmp_path, schedule, fires):
+    text = _TRAINER + f"lr_scheduler_type: {schedule}\ndeepspeed: ds.json\n"
+    assert _codes(tmp_path, text, files=_DS_DECAY, select="DS023") == (["DS023"] if fires else [])
+
+
+def test_deepspeed_scheduler_silent_without_a_written_schedule_or_block(tmp_path):
+    assert _codes(tmp_path, _TRAINER + "deepspeed: ds.json\n", files=_DS_DECAY, select="DS023") == []
+    no_block = {"ds.json": '{"zero_optimization": {"stage": 2}}'}
+    assert _codes(tmp_path, _TRAINER + "lr_scheduler_type: cosine\ndeepspeed: ds.json\n", files=no_block,
+                  select="DS023") == []
+
+
+# PRE006: LoRA on float16 weights with fp16 AMP before PEFT 0.12.0
+_LORA_FP16 = ("model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/Capybara\ntorch_dtype: float16\n"
+              "fp16: true\nuse_peft: true\n")
+
+
+@pytest.mark.parametrize("pins, fires", [(["peft==0.11.1"], True), (["peft==0.12.0"], False), (None, False)])
+def test_lora_on_float16_weights_before_peft_upcasts(tmp_path, pins, fires):
+    assert _codes(tmp_path, _LORA_FP16, pins=pins, select="PRE006") == (["PRE006"] if fires else [])
+
+
+def test_qlora_on_float16_is_not_the_lora_case(tmp_path):
+    text = _LORA_FP16 + "load_in_4bit: true\n"
+    assert _codes(tmp_path, text, pins=["peft==0.11.1"], select="PRE006") == []

@@ -111,6 +111,7 @@ class DeepSpeedAdapter(Adapter):
         Binding("batch.grad_accum", "gradient_accumulation_steps", convert=as_bool_or_auto),
         Binding("optimizer.grad_clip", "gradient_clipping", default=0.0, source=_CONSTANTS),
         Binding("optimizer.name", "optimizer.type"),
+        Binding("scheduler.type", "scheduler.type"),  # runtime/lr_schedules.py VALID_LR_SCHEDULES
         Binding("optimizer.lr", "optimizer.params.lr", convert=as_bool_or_auto),
         Binding("optimizer.eps", "optimizer.params.eps", convert=as_bool_or_auto),
         Binding("optimizer.weight_decay", "optimizer.params.weight_decay", convert=as_bool_or_auto),
