@@ -134,6 +134,8 @@ _KEYS = (
     ("parallel.hpz_partition_size", "int", "ZeRO++ hierarchical partitioning: GPUs holding a secondary copy of the "
                                            "ZeRO-3 weights (zero_hpz_partition_size; 1: off), written value only"),
     ("precision.grad_accum_dtype", "str", "DeepSpeed data_types.grad_accum_dtype as written (unset: the model's dtype)"),
+    ("parallel.communication_data_type", "str", "DeepSpeed communication_data_type as written: the dtype gradients "
+                                                "are reduced in across GPUs (unset: DeepSpeed decides)"),
     ("precision.bf16_immediate_grad_update", "bool", "DeepSpeed bf16.immediate_grad_update as written: the bf16 "
                                                      "optimizer adds each gradient to its fp32 buffer in a hook"),
     ("parallel.ddp_find_unused", "bool", "DDP find_unused_parameters (written value only; the trainer decides when unset)"),

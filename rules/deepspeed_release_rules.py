@@ -90,23 +90,27 @@ class Bf16GradAccumDtypeRefused(DeepSpeedReleaseBug):
 
 
 @register
-class Bf16OptimizerBoundaryGradLeak(DeepSpeedReleaseBug):
-    """DS022 bf16-optimizer-boundary-grad-leak
+class Bf16GradientReductionBug(DeepSpeedReleaseBug):
+    """DS022 bf16-gradient-reduction-bug
 
     ## What it does
-    Flags a bf16 DeepSpeed config with `data_types.grad_accum_dtype: fp32` at ZeRO stage 1
-    (no optimizer offload) with gradient accumulation (`gradient_accumulation_steps` above 1,
-    or "auto" filled by a trainer that accumulates) and `bf16.immediate_grad_update` not true,
-    where the DeepSpeed in use is 0.18.3 to 0.18.x (silent when unknown or on one GPU).
+    Flags a bf16 DeepSpeed config whose gradients the DeepSpeed in use (an exact pin near the
+    config, or the installed package; silent when unknown or on one GPU) reduces wrongly
+    across GPUs: under ZeRO (stage 1 or more) with no `communication_data_type` on 0.5.8 to
+    0.8.x; and with `data_types.grad_accum_dtype: fp32` at ZeRO stage 1 (no optimizer offload),
+    gradient accumulation (`gradient_accumulation_steps` above 1, or "auto" filled by a
+    trainer that accumulates) and `bf16.immediate_grad_update` not true, on 0.18.3 to 0.18.x.
 
     ## Why is this bad?
-    That configuration runs DeepSpeed's BF16 optimizer, which keeps its own fp32 gradient
-    buffer. From 0.18.3 (#7665) the engine averaged that buffer across GPUs before the
-    optimizer added the last micro-batch of the accumulation window to it, so the last
-    micro-batch counts only on the GPU that computed it: the gradient is biased by
-    (world - 1) / world / accumulation steps and differs between GPUs. Loss and grad-norm
-    curves drift with the micro-batch size at a fixed global batch (DeepSpeed#7985, fixed in
-    0.19.0).
+    From 0.5.8 (#1487) to 0.8.x an unwritten `communication_data_type` meant fp16 under any
+    ZeRO stage, so bf16 gradients were cast to fp16 for the reduction: large values overflow
+    to inf/NaN and small ones lose precision (DeepSpeed#2071, #2911; 0.9.0 made fp32 the
+    default, #2970). From 0.18.3 (#7665) the engine averaged the BF16 optimizer's fp32
+    gradient buffer across GPUs before the optimizer added the last micro-batch of the
+    accumulation window to it, so that micro-batch counts only on the GPU that computed it:
+    the gradient is biased by (world - 1) / world / accumulation steps and differs between
+    GPUs; loss and grad-norm curves drift with the micro-batch size at a fixed global batch
+    (DeepSpeed#7985, fixed in 0.19.0).
 
     ## Example
     `ds_config.json`:
@@ -117,15 +121,20 @@ class Bf16OptimizerBoundaryGradLeak(DeepSpeedReleaseBug):
         {"bf16": {"enabled": true, "immediate_grad_update": true}, "data_types": {"grad_accum_dtype": "fp32"}, "gradient_accumulation_steps": 8, "zero_optimization": {"stage": 1}}
 
     ## Fix safety
-    No fix: `bf16.immediate_grad_update: true` (the PR's workaround) or DeepSpeed 0.19.0.
+    No fix: `"communication_data_type": "bfp16"` / `bf16.immediate_grad_update: true` (the
+    fixes' workarounds) or a newer DeepSpeed are the choices.
 
     ## References
+    - deepspeed/runtime/engine.py communication_data_type: fp16 under ZeRO from d14baad94
+      (#1487, v0.5.8) to 261d63708 (#2970 "Make fp32 default communication data type", v0.9.0);
+      zero/stage_1_and_2.py and zero/stage3.py cast gradients to it before reducing
     - deepspeed/runtime/engine.py _backward_epilogue (allreduce_gradients before
       optimizer.backward_epilogue), deepspeed/runtime/bf16_optimizer.py backward_epilogue /
       update_hp_grads: from 53e91a098 (#7665, v0.18.3); fixed by 5999fb069 (#7985, v0.19.0)
-    - deepspeedai/DeepSpeed#7985 (reproducer and end-to-end runs with the HF Trainer)
+    - deepspeedai/DeepSpeed#2071, #2911, #7985 (reproducer and end-to-end runs with the HF
+      Trainer)
     """
 
     code = "DS022"
-    name = "bf16-optimizer-boundary-grad-leak"
+    name = "bf16-gradient-reduction-bug"
     severity = WARNING

@@ -97,6 +97,17 @@ BUGS = (
         "bf16 with data_types.grad_accum_dtype fp32 under ZeRO stage {stage}",
         "deepspeed.initialize refuses it (\"Model data type and gradient accumulation data type must be equal "
         "to use ZeRO\"; stages 2 and 3 accepted from 0.10.1, #2847); drop grad_accum_dtype or upgrade DeepSpeed", "0.8.1", "0.10.1"),
+    # engine.py communication_data_type from #1487 (d14baad94, v0.5.8): unwritten, it returned float16
+    # whenever `self.fp16_enabled() or self.zero_optimization_stage()`, so a bf16 ZeRO run reduced its
+    # gradients in fp16 (stage_1_and_2.py / stage3.py cast to it before reducing). #2970 (261d63708,
+    # v0.9.0) "Make fp32 default communication data type" (DeepSpeed#2911).
+    Bug("DS022", lambda d: d.bf16() and d.stage() >= 1 and d("parallel.communication_data_type") is None
+        and d.world != 1, "parallel.zero_stage",
+        "bf16 under ZeRO stage {stage} with no communication_data_type",
+        "DeepSpeed reduces the gradients across GPUs in fp16, whose range is far smaller than bf16's: large "
+        "gradients overflow to inf/NaN and small ones lose precision (DeepSpeed#2071, #2911; fixed in 0.9.0, "
+        "#2970); write \"communication_data_type\": \"bfp16\" (DeepSpeed's spelling) or upgrade DeepSpeed",
+        "0.5.8", "0.9.0"),
     # engine.py _do_optimizer_sanity_check picks BF16_Optimizer for a bf16 model with fp32
     # grad_accum_dtype at ZeRO stage 1 without CPU offload. #7665 (53e91a098, v0.18.3) moved its
     # update_hp_grads into backward_epilogue, which _backward_epilogue ran after allreduce_gradients:

@@ -70,9 +70,11 @@ def _not_multiple(facts) -> bool:
 
 
 class Refusal:
-    __slots__ = ("code", "applies", "point", "what", "quote", "advice", "source", "since", "until")
+    __slots__ = ("code", "applies", "point", "what", "quote", "advice", "source", "since", "until", "checked",
+                 "later")
 
-    def __init__(self, code, applies, point, what, quote, advice, source, since=None, until=None):
+    def __init__(self, code, applies, point, what, quote, advice, source, since=None, until=None, checked=None,
+                 later=None):
         self.code = code
         self.applies = applies    # Facts -> bool
         self.point = point        # the IR key the finding points at
@@ -82,6 +84,8 @@ class Refusal:
         self.source = source      # where transformers raises it
         self.since = since
         self.until = until
+        self.checked = checked  # the release that added the check, where the hazard is older (`later`)
+        self.later = later      # what happens before `checked`
 
 
 _POST_INIT = "training_args.py TrainingArguments.__post_init__"
@@ -133,12 +137,23 @@ REFUSALS = (
             "fsdp with deepspeed {deepspeed}",
             "Using --fsdp xxx together with --deepspeed is not possible, deactivate one of those flags.",
             "keep one of the two", "trainer.py Trainer.__init__"),
+    # DeepSpeed: save_only_model (4.36.0) skips model_wrapped.save_checkpoint, so from the option on
+    # _load_best_model's deepspeed_load_checkpoint finds no global_step* folder ("Can't find a valid
+    # checkpoint") at the end of training (4.36.2 trainer.py, integrations/deepspeed.py); 4.38.0 refuses
+    # the pair at launch. FSDP: refused from 4.38.0; what happened before is not established here.
     Refusal("TRN043", lambda a: a("checkpoint.save_only_model") is True and a("checkpoint.load_best") is True
-            and (a.fsdp or a.deepspeed is not None), "checkpoint.save_only_model",
-            "save_only_model with load_best_model_at_end under {sharding}",
-            "{sharding} can't be used with `save_only_model` along with `load_best_model_at_end`.",
-            "the best checkpoint cannot be loaded back without its sharded state: drop one of the two",
-            _ACCELERATOR, since="4.38.0"),
+            and a.deepspeed is not None, "checkpoint.save_only_model",
+            "save_only_model with load_best_model_at_end under DeepSpeed",
+            "DeepSpeed can't be used with `save_only_model` along with `load_best_model_at_end`.",
+            "the checkpoints hold no DeepSpeed engine state to load the best one back from: drop one of the two",
+            f"{_ACCELERATOR} (4.38.0); trainer.py _load_best_model before",
+            since="4.36.0", checked="4.38.0", later="the run trains, then fails loading the best checkpoint at the end "
+                                    "(\"Can't find a valid checkpoint\")"),
+    Refusal("TRN043", lambda a: a("checkpoint.save_only_model") is True and a("checkpoint.load_best") is True
+            and a.fsdp and a.deepspeed is None, "checkpoint.save_only_model",
+            "save_only_model with load_best_model_at_end under FSDP",
+            "FSDP can't be used with `save_only_model` along with `load_best_model_at_end`.",
+            "drop one of the two", _ACCELERATOR, since="4.38.0"),
     Refusal("TRN043", lambda a: a("batch.auto_find") is True and a.zero_stage == 3, "batch.auto_find",
             "auto_find_batch_size under ZeRO-3 ({deepspeed})",
             "`auto_find_batch_size` isn't supported yet with DeepSpeed Zero-3. Please consider using Zero-2, Zero-1, or FSDP",
@@ -185,6 +200,11 @@ class TrainerRefusal(Rule):
                 if not row.applies(facts):
                     continue
                 bounded = ""
+                if row.checked is not None:
+                    finding = self._older_hazard(config, row, facts)
+                    if finding is not None:
+                        yield finding
+                    continue
                 if row.since is not None or row.until is not None:
                     found = config.version("transformers")
                     if found is None:
@@ -199,3 +219,18 @@ class TrainerRefusal(Rule):
                 yield self.finding(config, config.span(row.point),
                                    f"{_fill(row.what, facts)}: the trainer refuses it at launch{bounded} "
                                    f"(\"{_fill(row.quote, facts)}\"); {row.advice}")
+
+    def _older_hazard(self, config, row, facts):
+        """A row whose hazard is older than transformers' check: refused from `checked`, before it
+        (from `since`, the option's release) the run fails later; unknown version: both are said."""
+        quote = f"(\"{_fill(row.quote, facts)}\")"
+        found = config.version("transformers")
+        if found is not None and row.since is not None and older_than(found[0], row.since):
+            return None  # no such option: the argument parser refuses the key
+        if found is None:
+            how = f"transformers {row.checked}+ refuses it at launch {quote}; before, {row.later}"
+        elif older_than(found[0], row.checked):
+            how = f"on transformers {found[0]} ({found[1]}) {row.later}"
+        else:
+            how = f"the trainer refuses it at launch on transformers {found[0]} ({found[1]}) {quote}"
+        return self.finding(config, config.span(row.point), f"{_fill(row.what, facts)}: {how}; {row.advice}")

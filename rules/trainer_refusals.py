@@ -154,15 +154,19 @@ class TrainerShardingRefused(TrainerRefusal):
 
     ## What it does
     Flags what the Trainer refuses of DeepSpeed and FSDP: `fsdp` together with a `deepspeed`
-    config; and, where the pinned transformers has the check (silent when unknown),
-    `save_only_model` with `load_best_model_at_end` under DeepSpeed or FSDP (4.38.0 on) and
-    `auto_find_batch_size` with a linked ZeRO-3 config (4.45.0 on).
+    config; `save_only_model` with `load_best_model_at_end` under DeepSpeed (refused from
+    4.38.0; from the option's 4.36.0 on, the run failed at the end instead); and, where the
+    pinned transformers has the check (silent when unknown), the same pair under FSDP (4.38.0
+    on) and `auto_find_batch_size` with a linked ZeRO-3 config (4.45.0 on).
 
     ## Why is this bad?
     The Trainer stops after the model has loaded: "Using --fsdp xxx together with --deepspeed
     is not possible", "DeepSpeed can't be used with `save_only_model` along with
     `load_best_model_at_end`" (the best checkpoint could not be loaded back without its sharded
-    state), "`auto_find_batch_size` isn't supported yet with DeepSpeed Zero-3".
+    state), "`auto_find_batch_size` isn't supported yet with DeepSpeed Zero-3". Under DeepSpeed
+    the pair was broken from the start: `save_only_model` skips the engine checkpoint, so on
+    4.36 and 4.37 the run trains and then fails loading the best checkpoint at the end ("Can't
+    find a valid checkpoint", huggingface/transformers#27751).
 
     ## Example
     `args.yaml`:
@@ -184,6 +188,9 @@ class TrainerShardingRefused(TrainerRefusal):
     - transformers src/transformers/trainer.py Trainer.__init__ (fsdp with deepspeed, every
       release checked 4.28.1-5.23.0) and create_accelerator_and_postprocess (save_only_model
       check from 4.38.0, auto_find_batch_size check from 4.45.0); checked in the release wheels
+    - transformers 4.36.2 trainer.py _save_checkpoint (save_only_model skips
+      _save_optimizer_and_scheduler, where model_wrapped.save_checkpoint runs) and
+      _load_best_model -> integrations/deepspeed.py deepspeed_load_checkpoint (global_step*)
     """
 
     code = "TRN043"

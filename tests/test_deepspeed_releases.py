@@ -21,12 +21,12 @@ def nothing_installed(monkeypatch):
     versions._pins_in.cache_clear()
 
 
-def _codes(tmp_path, config: dict, pin: str | None, world: int | None = None):
+def _codes(tmp_path, config: dict, pin: str | None, world: int | None = None, select: str = "DS020,DS021,DS022"):
     (tmp_path / "ds_config.json").write_text(json.dumps(config))
     if pin:
         (tmp_path / "requirements.txt").write_text(f"deepspeed=={pin}\n")
     extra = ["--world-size", str(world)] if world else []
-    result = trainlint("check", str(tmp_path / "ds_config.json"), "--select", "DS020,DS021,DS022", "--no-detect",
+    result = trainlint("check", str(tmp_path / "ds_config.json"), "--select", select, "--no-detect",
                        "--format", "json", *extra)
     assert result.code in (0, 1), result.err
     return [finding["code"] for finding in json.loads(result.out)]
@@ -55,13 +55,13 @@ _FP32_ACCUM = {"bf16": {"enabled": True}, "data_types": {"grad_accum_dtype": "fp
     (3, "0.10.1", False), (2, "0.7.5", False), (0, "0.9.0", False)])
 def test_fp32_accumulation_of_bf16_under_zero(tmp_path, stage, pin, fires):
     config = {**_FP32_ACCUM, "zero_optimization": {"stage": stage}}
-    assert _codes(tmp_path, config, pin) == (["DS021"] if fires else [])
+    assert _codes(tmp_path, config, pin, select="DS021") == (["DS021"] if fires else [])
 
 
 @pytest.mark.parametrize("pin, fires", [("0.7.5", False), ("0.7.6", True), ("0.7.7", False)])
 def test_bf16_zero_default_accumulation_on_0_7_6(tmp_path, pin, fires):
     config = {"bf16": {"enabled": True}, "zero_optimization": {"stage": 2}}
-    assert _codes(tmp_path, config, pin) == (["DS021"] if fires else [])
+    assert _codes(tmp_path, config, pin, select="DS021") == (["DS021"] if fires else [])
 
 
 _ZERO1 = {**_FP32_ACCUM, "gradient_accumulation_steps": 4, "zero_optimization": {"stage": 1}}
@@ -76,3 +76,17 @@ _ZERO1 = {**_FP32_ACCUM, "gradient_accumulation_steps": 4, "zero_optimization": 
 ])
 def test_bf16_optimizer_boundary_leak(tmp_path, config, pin, world, fires):
     assert _codes(tmp_path, config, pin, world) == (["DS022"] if fires else [])
+
+
+_BF16_ZERO2 = {"bf16": {"enabled": True}, "zero_optimization": {"stage": 2}}
+
+
+@pytest.mark.parametrize("config, pin, world, fires", [
+    (_BF16_ZERO2, "0.5.7", None, False), (_BF16_ZERO2, "0.5.8", None, True), (_BF16_ZERO2, "0.8.3", 8, True),
+    (_BF16_ZERO2, "0.9.0", None, False), (_BF16_ZERO2, "0.8.3", 1, False),
+    ({**_BF16_ZERO2, "communication_data_type": "bfp16"}, "0.8.3", None, False),
+    ({"fp16": {"enabled": True}, "zero_optimization": {"stage": 2}}, "0.8.3", None, False),
+    ({"bf16": {"enabled": True}, "zero_optimization": {"stage": 0}}, "0.8.3", None, False),
+])
+def test_bf16_reduced_in_fp16_under_zero_before_0_9(tmp_path, config, pin, world, fires):
+    assert _codes(tmp_path, config, pin, world, select="DS022") == (["DS022"] if fires else [])

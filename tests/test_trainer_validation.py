@@ -96,8 +96,9 @@ _BEST = ("eval_strategy: steps\neval_steps: 100\nsave_strategy: steps\nsave_step
 
 
 @pytest.mark.parametrize("version, sharding, fires", [
-    ("4.38.0", "deepspeed: ds.json\n", True), ("4.37.2", "deepspeed: ds.json\n", False),
-    ("4.46.3", "fsdp: full_shard auto_wrap\n", True), ("4.46.3", "", False)])
+    ("4.38.0", "deepspeed: ds.json\n", True), ("4.37.2", "deepspeed: ds.json\n", True),
+    ("4.46.3", "fsdp: full_shard auto_wrap\n", True), ("4.37.2", "fsdp: full_shard auto_wrap\n", False),
+    ("4.46.3", "", False)])
 def test_save_only_model_with_best_model_under_sharding(tmp_path, version, sharding, fires):
     assert _codes(tmp_path, _TRAINER + _BEST + sharding, pins=[f"transformers=={version}"], files=_ZERO2) == (
         ["TRN043"] if fires else [])
@@ -144,3 +145,14 @@ def test_lora_on_float16_weights_before_peft_upcasts(tmp_path, pins, fires):
 def test_qlora_on_float16_is_not_the_lora_case(tmp_path):
     text = _LORA_FP16 + "load_in_4bit: true\n"
     assert _codes(tmp_path, text, pins=["peft==0.11.1"], select="PRE006") == []
+
+
+def test_save_only_model_under_deepspeed_before_the_check_fails_at_the_end(tmp_path):
+    (tmp_path / "args.yaml").write_text(_TRAINER + _BEST + "deepspeed: ds.json\n")
+    (tmp_path / "ds.json").write_text(_ZERO2["ds.json"])
+    (tmp_path / "requirements.txt").write_text("transformers==4.36.2\n")
+    result = trainlint("check", str(tmp_path / "args.yaml"), "--select", "TRN043", "--no-detect")
+    assert "fails loading the best checkpoint at the end" in result.out
+    (tmp_path / "requirements.txt").unlink()
+    result = trainlint("check", str(tmp_path / "args.yaml"), "--select", "TRN043", "--no-detect")
+    assert "transformers 4.38.0+ refuses it at launch" in result.out

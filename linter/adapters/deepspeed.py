@@ -94,6 +94,7 @@ class DeepSpeedAdapter(Adapter):
         # data_types.grad_accum_dtype default None; runtime/precision_config.py immediate_grad_update).
         Binding("parallel.hpz_partition_size", "zero_optimization.zero_hpz_partition_size"),
         Binding("precision.grad_accum_dtype", "data_types.grad_accum_dtype"),
+        Binding("parallel.communication_data_type", "communication_data_type"),  # written only (engine.py)
         Binding("precision.bf16_immediate_grad_update", "bf16.immediate_grad_update", "bfloat16.immediate_grad_update"),
         # Written value only (DeepSpeedZeroConfig.prefetch_bucket_size: int, default 5e7, alias
         # stage3_prefetch_bucket_size); "auto" is left for the trainer to fill.
