@@ -93,6 +93,29 @@ _KEYS = (
     ("adapter.target_linear", "bool", "the adapter wraps every linear layer (Axolotl lora_target_linear)"),
     ("adapter.target_shorthand", "str", "a target_modules string PEFT's LoraConfig receives as written and "
                                         "expands itself (\"all-linear\"), where the framework passes it unchanged"),
+    ("adapter.init_weights", "bool|str", "PEFT init_lora_weights as written: True, False or a method name "
+                                         "(gaussian, loftq, pissa, eva, ...)"),
+    ("adapter.loftq_config", "bool", "a non-empty PEFT loftq_config is given"),
+    ("adapter.lora_bias", "bool", "PEFT lora_bias: the LoRA B matrix has a bias (peft >= 0.14)"),
+    ("adapter.megatron_config", "bool", "a PEFT megatron_config is given (LoRA over Megatron-core layers)"),
+    ("adapter.layers_to_transform", "int|numbers", "PEFT layers_to_transform: only these layer indices are adapted"),
+    ("adapter.layers_pattern", "str|list", "PEFT layers_pattern: the module list name the layer indices refer to"),
+    ("adapter.adalora_tinit", "int", "AdaLoRA tinit: initial fine-tuning steps before rank budgeting"),
+    ("adapter.adalora_tfinal", "int", "AdaLoRA tfinal: final fine-tuning steps after rank budgeting"),
+    ("adapter.adalora_total_step", "int", "AdaLoRA total_step: the training steps the rank schedule is planned for"),
+    ("adapter.target_string", "str", "target_modules written as one string, which PEFT's LoraConfig keeps a str "
+                                     "(a regular expression matched against module names, or all-linear)"),
+    ("adapter.trainable_token_layers", "list", "the layers PEFT trainable_token_indices names (its dict form): "
+                                               "only some token rows of each train"),
+    ("adapter.config_keys", "list", "the top-level keys of a PEFT adapter_config.json, as the config class "
+                                    "receives them on load"),
+    ("model.full_finetuning", "bool", "the loader is asked for full fine-tuning (Unsloth full_finetuning)"),
+    ("generation.colocated_vllm", "bool", "the model loads with its own vLLM engine that generates with the "
+                                          "trained LoRA weights (Unsloth fast_inference)"),
+    ("generation.vllm_max_lora_rank", "int", "the largest LoRA rank that colocated vLLM engine is sized for "
+                                             "(Unsloth max_lora_rank)"),
+    ("save.merged_method", "str", "save_method of a merged-model save call the script runs after training "
+                                  "(Unsloth save_pretrained_merged / push_to_hub_merged), as written"),
     # Optimizer and schedule
     ("optimizer.name", "str", "optimizer as the framework names it"),
     ("optimizer.lr", "num|auto", "learning rate"),
