@@ -154,6 +154,13 @@ _KEYS = (
     ("parallel.gather_16bit_on_save", "bool", "ZeRO-3 gathers the partitioned 16-bit weights into the saved model "
                                               "(stage3_gather_16bit_weights_on_model_save)"),
     ("parallel.prefetch_bucket_size", "num|auto", "ZeRO-3 stage3_prefetch_bucket_size (written value only)"),
+    ("parallel.hpz_partition_size", "int", "ZeRO++ hierarchical partitioning: GPUs holding a secondary copy of the "
+                                           "ZeRO-3 weights (zero_hpz_partition_size; 1: off), written value only"),
+    ("precision.grad_accum_dtype", "str", "DeepSpeed data_types.grad_accum_dtype as written (unset: the model's dtype)"),
+    ("parallel.communication_data_type", "str", "DeepSpeed communication_data_type as written: the dtype gradients "
+                                                "are reduced in across GPUs (unset: DeepSpeed decides)"),
+    ("precision.bf16_immediate_grad_update", "bool", "DeepSpeed bf16.immediate_grad_update as written: the bf16 "
+                                                     "optimizer adds each gradient to its fp32 buffer in a hook"),
     ("parallel.ddp_find_unused", "bool", "DDP find_unused_parameters (written value only; the trainer decides when unset)"),
     ("parallel.offload_param_device", "str", "ZeRO offload_param.device as written (cpu, nvme, none)"),
     ("parallel.offload_optimizer_device", "str", "ZeRO offload_optimizer.device as written (cpu, nvme, none)"),
@@ -190,6 +197,26 @@ _KEYS = (
     ("checkpoint.save_strategy", "str", "when checkpoints are saved (no, steps, epoch, best), as written"),
     ("checkpoint.save_only_model", "bool", "checkpoints hold the model only, no optimizer state (save_only_model)"),
     ("checkpoint.eval_strategy", "str", "when the model is evaluated (no, steps, epoch), as written"),
+    # TrainingArguments fields whose combinations the trainer refuses at launch (written values, or
+    # TrainingArguments' defaults where the binding states one)
+    ("scheduler.type", "str", "the learning-rate schedule as written (TrainingArguments lr_scheduler_type, "
+                              "DeepSpeed scheduler.type)"),
+    ("scheduler.warmup_ratio", "num", "share of the training steps spent warming up (warmup_ratio)"),
+    ("checkpoint.save_steps", "num", "steps between checkpoints (save_steps; below 1 a share of the training steps)"),
+    ("checkpoint.eval_steps", "num", "steps between evaluations (eval_steps; below 1 a share of the training steps)"),
+    ("precision.fp16_full_eval", "bool", "evaluation runs the model cast to fp16 (fp16_full_eval)"),
+    ("precision.bf16_full_eval", "bool", "evaluation runs the model cast to bf16 (bf16_full_eval)"),
+    ("precision.amp_backend", "str", "the trainer's mixed-precision backend as written (half_precision_backend: "
+                                     "auto, apex, cpu_amp)"),
+    ("data.num_workers", "int", "data-loading worker processes (dataloader_num_workers; 0: the main process)"),
+    ("data.prefetch_factor", "int", "batches each data-loading worker loads ahead (dataloader_prefetch_factor)"),
+    ("memory.empty_cache_steps", "num", "steps between torch.cuda.empty_cache() calls (torch_empty_cache_steps)"),
+    ("parallel.fsdp_options", "bool|str|list", "the trainer's FSDP options as written (full_shard, shard_grad_op, "
+                                               "offload, auto_wrap, ...)"),
+    ("batch.auto_find", "bool", "the trainer retries with half the micro batch after an out-of-memory error "
+                                "(auto_find_batch_size)"),
+    ("optimizer.target_modules", "list|str", "the modules a low-rank optimizer (GaLore, APOLLO) projects "
+                                             "(optim_target_modules)"),
     ("generation.per_prompt", "int", "completions generated per prompt (TRL GRPO num_generations)"),
     ("generation.batch_size", "int", "completions generated per generation round (TRL GRPO generation_batch_size)"),
     ("generation.steps", "int", "optimizer steps per generation round (TRL GRPO steps_per_generation)"),

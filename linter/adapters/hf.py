@@ -75,6 +75,7 @@ from . import (_MISSING as _NO_DEFAULT, CHECKPOINT_BINDINGS, Adapter, Binding, R
                new_config, set_path, span_of, templated, written)
 from .fsdp_facts import accelerate_wrap_classes, trainer_wrap_classes
 from .peft_facts import PEFT_BINDINGS as _PEFT_BINDINGS, record_peft_facts
+from .trainer_arguments import TRAINER_ARGUMENT_BINDINGS
 from .hf_kinds import (ACCELERATE_FSDP_BINDINGS, TRL_TRAINER_BINDINGS, classify, distributed_type_of, fsdp_sharding,
                        record_project_arguments, record_repository_launchers, record_target_shorthand,
                        record_trainer)
@@ -143,7 +144,7 @@ _TRAINER_BINDINGS = (
     Binding("parallel.fsdp_use_orig_params", "fsdp_config.use_orig_params", "fsdp_config.fsdp_use_orig_params"),
     Binding("memory.fsdp_activation_checkpointing", "fsdp_config.activation_checkpointing",
             "fsdp_config.fsdp_activation_checkpointing", convert=lambda on: on if isinstance(on, bool) else str(on).lower() == "true" or None),
-    *CHECKPOINT_BINDINGS, *TRL_TRAINER_BINDINGS,
+    *CHECKPOINT_BINDINGS, *TRL_TRAINER_BINDINGS, *TRAINER_ARGUMENT_BINDINGS,
 )
 # Their defaults depend on the TRL version (see _trainer): stated once here, defaults added there.
 _BF16 = ("precision.bf16", "bf16")
