@@ -18,6 +18,27 @@ def wrap_classes(value: Any) -> Any:
     raise TypeError(value)
 
 
+_TRAINER_CLASS_PATHS = (("fsdp_config", "transformer_layer_cls_to_wrap"),
+                        ("fsdp_config", "fsdp_transformer_layer_cls_to_wrap"), ("fsdp_transformer_layer_cls_to_wrap",))
+
+
+def _fsdp_on(options: Any) -> bool:
+    return bool(options) and str(options).strip().lower() != "false"
+
+
+def own_classes(read: Reader, fsdp_on: bool, paths) -> None:
+    """A training config with FSDP on that names wrap classes: an accelerate launcher config's
+    FSDP_TRANSFORMER_CLS_TO_WRAP no longer reaches the plugin. transformers training_args.py
+    TrainingArguments.__post_init__ overwrites os.environ["FSDP_TRANSFORMER_CLS_TO_WRAP"] with its
+    own fsdp_config.transformer_layer_cls_to_wrap (4.44.2, 4.57.6: with the `auto_wrap` option and no
+    min_num_params) or passes transformer_cls_names_to_wrap to FullyShardedDataParallelPlugin
+    (5.0.0-5.23.0); Axolotl's setup_fsdp_envs writes the same variable. Recorded wherever the names
+    are written, even where a release would not use them: the launcher's names are then not certain."""
+    if fsdp_on and any(read.document.find(*path) is not None for path in paths):
+        read.set("parallel.fsdp_wrap_classes_own", True, *next(
+            path for path in paths if read.document.find(*path) is not None))
+
+
 def trainer_wrap_classes(read: Reader) -> None:
     """The layer classes the FSDP auto-wrap policy receives (transformers training_args.py
     __post_init__: fsdp_config keys lose "fsdp_"; a string becomes a one-item list; the deprecated
@@ -28,6 +49,7 @@ def trainer_wrap_classes(read: Reader) -> None:
     options = document.find("fsdp")
     written_options = options.plain() if options is not None and not isinstance(options, Scalar) else \
         written(document, "fsdp")
+    own_classes(read, _fsdp_on(written_options), _TRAINER_CLASS_PATHS)
     if "auto_wrap" not in str(written_options or "").lower() or document.find("fsdp_config") is not None \
             and not isinstance(document.find("fsdp_config").plain(), dict):
         return
@@ -38,8 +60,7 @@ def trainer_wrap_classes(read: Reader) -> None:
             for path in (("fsdp_config", "min_num_params"), ("fsdp_config", "fsdp_min_num_params"),
                          ("fsdp_min_num_params",))):
         return
-    for path in (("fsdp_config", "transformer_layer_cls_to_wrap"),
-                 ("fsdp_config", "fsdp_transformer_layer_cls_to_wrap"), ("fsdp_transformer_layer_cls_to_wrap",)):
+    for path in _TRAINER_CLASS_PATHS:
         if read.take("parallel.fsdp_wrap_classes", *path, convert=wrap_classes) is not None:
             return
 
