@@ -28,6 +28,7 @@ Names and defaults from Unsloth's own source (unslothai/unsloth at 015bdef, afte
 from __future__ import annotations
 
 import ast
+import re
 
 from ..document import RenderError
 from ..fixes import Edit
@@ -124,26 +125,27 @@ def _model_stays_own(document: PythonDocument, script: "_Script") -> bool:
     """Does the trainer get the loader's model, which no call but a known one receives? A project
     helper (`model = attach_lora(model)` from a local module) or any unknown function may wrap it
     in an adapter; so may a model the trainer gets under another name."""
-    names = None
-    for node in ast.walk(document.tree):
-        if isinstance(node, ast.Assign) and node.value is script.loader and len(node.targets) == 1:
-            target = node.targets[0]  # `model, tokenizer = FastLanguageModel.from_pretrained(...)`
-            target = target.elts[0] if isinstance(target, (ast.Tuple, ast.List)) and target.elts else target
-            names = {target.id} if isinstance(target, ast.Name) else None
+    document.imports()  # the one walk that indexes the script
+    assignment = document.call_assignments.get(id(script.loader))
+    target = assignment.targets[0] if assignment is not None and len(assignment.targets) == 1 else None
+    if isinstance(target, (ast.Tuple, ast.List)) and target.elts:
+        target = target.elts[0]  # `model, tokenizer = FastLanguageModel.from_pretrained(...)`
     given = _argument(script.trainer, "model", 0)
-    if names is None or not isinstance(given, ast.Name) or given.id not in names:
+    if not isinstance(target, ast.Name) or not isinstance(given, ast.Name) or given.id != target.id:
         return False
-    known = {name for node in document.from_imports if node.module and node.module.split(".")[0] in _KNOWN_PACKAGES
+    known = {name for node in document.from_imports if node.module.split(".")[0] in _KNOWN_PACKAGES
              for name in (alias.asname or alias.name for alias in node.names)}
-    for call in (node for node in ast.walk(document.tree) if isinstance(node, ast.Call)):
+    # A mention of the name anywhere in an argument's text (a string too: then silent for nothing).
+    mention, text = re.compile(rf"\b{re.escape(target.id)}\b"), document.source.text
+    for call in document.calls(*document.call_names()):
         function = call.func
         if isinstance(function, ast.Name) and (function.id in known or function.id in _HARMLESS_BUILTINS) or \
                 isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name) and \
                 function.value.id in _LOADER_OWNERS:
             continue
-        arguments = [*call.args, *(item.value for item in call.keywords)]
-        if any(isinstance(node, ast.Name) and node.id in names for argument in arguments for node in ast.walk(argument)):
-            return False
+        for argument in (*call.args, *(item.value for item in call.keywords)):
+            if mention.search(text, *document.span(argument)):
+                return False
     return True
 
 
