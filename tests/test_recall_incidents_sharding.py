@@ -70,8 +70,17 @@ def test_trn016_written_and_trl_default(write):
     assert codes(write("a.yaml", _FSDP + "gradient_checkpointing: true\nfsdp_config:\n  activation_checkpointing: true\n")) \
         == ["TRN016"]
     # TRL >= 0.22 turns gradient checkpointing on by default; the "fsdp_" spelling is stripped.
-    found = findings(write("b.yaml", _FSDP + "fsdp_config:\n  fsdp_activation_checkpointing: true\n"))
+    write("trl22/requirements.txt", "trl==0.22.0\n")
+    found = findings(write("trl22/b.yaml", _FSDP + "fsdp_config:\n  fsdp_activation_checkpointing: true\n"))
     assert [f["code"] for f in found] == ["TRN016"] and "TRL's default" in found[0]["message"]
+
+
+def test_trn016_silent_on_the_trl_default_of_an_unknown_trl(write):
+    """TRL's gradient_checkpointing default is True from 0.22.0 and False before: unknown without a pin."""
+    path = write("b.yaml", _FSDP + "fsdp_config:\n  activation_checkpointing: true\n")
+    assert codes(path) == []
+    result = trainlint("check", path, "--no-detect", "--verbose", *SELECT)
+    assert "TRN016 skipped: gradient_checkpointing is unset and the trl version is unknown" in result.out + result.err
 
 
 def test_trn016_silent(write):

@@ -227,11 +227,11 @@ class HFAdapter(Adapter):
                   [binding for binding in _TRAINER_BINDINGS if binding.default is _NO_DEFAULT])
         fp16 = config.get("precision.fp16")
         # TRL's own defaults arrived in v0.19.0 (bf16, PR #3515) and v0.22.0 (gradient
-        # checkpointing, PR #3510); a pinned older TRL keeps TrainingArguments' False. An unknown
-        # version is taken to be a current one.
+        # checkpointing, PR #3510); a pinned older TRL keeps TrainingArguments' False. With the TRL
+        # version unknown the default is not known either: not recorded (None below).
         trl_version = config.version("trl") if is_trl else None
-        new_bf16 = is_trl and not (trl_version and older_than(trl_version[0], "0.19.0"))
-        new_checkpointing = is_trl and not (trl_version and older_than(trl_version[0], "0.22.0"))
+        new_bf16 = is_trl and (None if trl_version is None else not older_than(trl_version[0], "0.19.0"))
+        new_checkpointing = is_trl and (None if trl_version is None else not older_than(trl_version[0], "0.22.0"))
         if own_parser:
             # The repository's own argument classes read this file: their defaults are not TRL's
             # or TrainingArguments', and are not known here.
@@ -239,10 +239,11 @@ class HFAdapter(Adapter):
                 read.take(key, name)
             read.take(*_LEARNING_RATE, convert=as_float)
         else:
-            read.take(*_BF16, default=(fp16 is None or fp16.value is not True) if new_bf16 else False,
-                      default_source=_TRL_CONFIG if new_bf16 else _TRAINING_ARGS)
-            read.take(*_CHECKPOINTING, default=new_checkpointing,
-                      default_source=_TRL_CONFIG if new_checkpointing else _TRAINING_ARGS)
+            fp16_on = fp16 is not None and fp16.value is True  # then bf16 is False in every TRL
+            bf16 = False if fp16_on and new_bf16 is None else new_bf16 and not fp16_on
+            for (key, name), value, new in ((_BF16, bf16, new_bf16), (_CHECKPOINTING, *[new_checkpointing] * 2)):
+                read.take(key, name, **{} if value is None else {
+                    "default": value, "default_source": _TRL_CONFIG if new else _TRAINING_ARGS})
             read.take(*_LEARNING_RATE, convert=as_float,
                       default=2e-5 if is_trl else 5e-5, default_source=_SFT_CONFIG if is_trl else _TRAINING_ARGS)
         self._betas(read)
