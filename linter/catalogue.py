@@ -118,7 +118,9 @@ _KEYS = (
     ("parallel.offload_param", "bool", "parameters offloaded to CPU/NVMe"),
     ("parallel.offload_ratio", "num", "ZeRO-Offload++ share of the optimizer kept on CPU"),
     ("parallel.fsdp", "bool", "PyTorch FSDP on"),
-    ("parallel.fsdp_version", "int|str", "FSDP version (1 or 2) as written; a fsdp_config path as written"),
+    ("parallel.fsdp_version", "int|str", "FSDP version (1 or 2): as written, or the framework's default for its "
+                                         "pinned version; a str (a fsdp_config path, or a default an unknown "
+                                         "version decides) where not known here"),
     ("parallel.fsdp_sharding", "str", "FSDP sharding: FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD or NO_SHARD"),
     ("parallel.unmodeled", "str", "a parallelism the memory model does not follow (expert, tensor, Megatron...)"),
     ("parallel.fsdp_wrap_classes", "list", "the layer classes FSDP's transformer auto-wrap policy wraps, where the "

@@ -1,11 +1,21 @@
-"""Facts about FSDP's auto-wrap policy that several adapters record: the layer classes it wraps."""
+"""Facts about FSDP that several adapters record: the layer classes its auto-wrap policy wraps, and
+the FSDP version a TrainingArguments `fsdp:` config runs."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..document import Scalar
+from ..versions import older_than
 from . import Reader, written
+
+# transformers training_args.py TrainingArguments.__post_init__: 4.x leaves the FSDP version to
+# accelerate (FullyShardedDataParallelPlugin reads FSDP_VERSION, which `accelerate launch` sets
+# from its config; default 1) and ignores fsdp_config "version" (4.44.2, 4.57.6); 5.0.0 passes
+# fsdp_version = fsdp_config.get("version", 1) to the plugin (5.0.0, 5.9.0); 5.10.0 defaults it
+# to 2 (`int(self.fsdp_config.get("version", 2))`, 5.10.0 and 5.23.0).
+_READS_VERSION, _DEFAULTS_TO_FSDP2 = "5.0.0", "5.10.0"
+UNKNOWN_VERSION = "unknown (the transformers version decides)"
 
 
 def wrap_classes(value: Any) -> Any:
@@ -71,3 +81,26 @@ def accelerate_wrap_classes(read: Reader) -> None:
     if written(read.document, "fsdp_config", "fsdp_auto_wrap_policy") == "TRANSFORMER_BASED_WRAP":
         read.take("parallel.fsdp_wrap_classes", "fsdp_config", "fsdp_transformer_layer_cls_to_wrap",
                   convert=wrap_classes)
+
+
+def trainer_fsdp_version(read: Reader, fsdp_on: bool) -> None:
+    """parallel.fsdp_version of a TrainingArguments file with FSDP on: its fsdp_config's version
+    (an "fsdp_" prefix is stripped), else the default of the pinned transformers. Before 5.0.0 the
+    file does not choose it (accelerate's launcher setting, default 1): nothing recorded, or a str
+    where the file writes one it does not use. With
+    transformers unknown, a str that no rule reads as a version; a fsdp_config path as written."""
+    if not fsdp_on:
+        return
+    if read.document.find("fsdp_config") is not None and not isinstance(read.document.find("fsdp_config").plain(), dict):
+        read.take("parallel.fsdp_version", "fsdp_config")  # a JSON file: the version is not known here
+        return
+    transformers = read.config.version("transformers")
+    path = next((path for path in (("fsdp_config", "fsdp_version"), ("fsdp_config", "version"))
+                 if read.document.find(*path) is not None), None)
+    if transformers is None:
+        read.set("parallel.fsdp_version", UNKNOWN_VERSION, *(path or ("fsdp",)))
+    elif older_than(transformers[0], _READS_VERSION):
+        if path is not None:  # ignored: the launcher's setting decides, which may be the same
+            read.set("parallel.fsdp_version", "unknown (transformers before 5.0.0 ignores it)", *path)
+    elif path is None or read.take("parallel.fsdp_version", *path) is None:
+        read.set("parallel.fsdp_version", 1 if older_than(transformers[0], _DEFAULTS_TO_FSDP2) else 2, "fsdp")

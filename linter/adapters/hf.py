@@ -73,7 +73,7 @@ from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from ..versions import older_than
 from . import (_MISSING as _NO_DEFAULT, CHECKPOINT_BINDINGS, Adapter, Binding, Reader, as_float, comma_list, deepspeed_link,
                new_config, set_path, span_of, templated, written)
-from .fsdp_facts import accelerate_wrap_classes, trainer_wrap_classes
+from .fsdp_facts import accelerate_wrap_classes, trainer_fsdp_version, trainer_wrap_classes
 from .hf_kinds import (ACCELERATE_FSDP_BINDINGS, TRL_TRAINER_BINDINGS, classify, distributed_type_of, fsdp_sharding,
                        record_project_arguments, record_repository_launchers, record_target_shorthand,
                        record_trainer)
@@ -256,11 +256,7 @@ class HFAdapter(Adapter):
         trainer_wrap_classes(read)
         # TRL SFTConfig.activation_offloading (trl/models/activation_offloading.py): activations to CPU RAM.
         read.take("memory.activation_offload", "activation_offloading")
-        # The FSDP version (accelerate's FullyShardedDataParallelPlugin: 1 unless fsdp_config says
-        # "fsdp_version"/"version" 2); a fsdp_config path is recorded as written: a version not known here.
-        for path in (("fsdp_config", "fsdp_version"), ("fsdp_config", "version"), ("fsdp_config",)):
-            if read.take("parallel.fsdp_version", *path) is not None:
-                break
+        trainer_fsdp_version(read, config.value("parallel.fsdp") is True)
         if is_trl:
             self._trl_model(read, config.get("model.load_dtype"))
         # An inline mapping or JSON string is the DeepSpeed config itself: no file to link.
