@@ -202,8 +202,8 @@ class OffloadReplacesOptimizer(Rule):
     8-bit or paged Lion; `adagrad` where accelerate is older than 1.2.0) when its linked
     DeepSpeed config offloads the optimizer (`offload_optimizer.device` cpu or nvme) and has no
     `optimizer` block, unless `zero_force_ds_cpu_optimizer` is false. Silent where transformers
-    is known to be older than 4.30.0 (DS009 covers those); an unknown transformers is taken to
-    be a current one, as every release since 4.30.0 (June 2023) swaps.
+    is older than 4.30.0 (DS009 covers those), and where its version is unknown (noted for
+    --verbose): every release since 4.30.0 (June 2023) swaps, the ones before do not.
 
     ## Why is this bad?
     From transformers 4.30 the Trainer prepares DeepSpeed through accelerate, which replaces a
