@@ -133,7 +133,10 @@ def test_unrelated_yaml_is_not_claimed(tmp_path):
 # ---- TRL / TrainingArguments YAML ------------------------------------------------------------
 
 
-def test_trl_bf16_default_follows_fp16():
+def test_trl_bf16_default_follows_fp16(monkeypatch):
+    from linter import versions
+
+    monkeypatch.setattr(versions, "installed", lambda package: None)  # no TRL here: its version unknown
     # No TRL pin: TRL's version-dependent defaults (bf16 = not fp16 from 0.19, gradient
     # checkpointing from 0.22; TrainingArguments' False before) are not known.
     neither = parse("model_name_or_path: m\ndataset_name: d\n")
@@ -146,7 +149,10 @@ def test_trl_bf16_default_follows_fp16():
     assert plain.value("memory.gradient_checkpointing") is False
 
 
-def test_trl_bf16_default_of_an_unknown_trl_is_silent_on_t4(tmp_path):
+def test_trl_bf16_default_of_an_unknown_trl_is_silent_on_t4(tmp_path, monkeypatch):
+    from linter import versions
+
+    monkeypatch.setattr(versions, "installed", lambda package: None)
     path = tmp_path / "sft.yaml"
     path.write_text("model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: d\nlearning_rate: 1.0e-4\n")
     assert codes(trainlint("check", path, "--gpu", "T4", "--format", "json")) == []

@@ -224,3 +224,12 @@ def test_mod003_accelerate_names_judged_where_the_training_config_names_none(tmp
     found = _accelerate_run(tmp_path, "model_name_or_path: Qwen/Qwen2.5-7B\ndataset_name: trl-lib/Capybara\n"
                                       "output_dir: out\n")
     assert [(f["code"], f["file"].endswith("accelerate.yaml")) for f in found] == [("MOD003", True)]
+
+
+def test_mod003_llamafactory_wrap_classes_replace_the_accelerate_configs(tmp_path):
+    lf = ("model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\ndo_train: true\nfinetuning_type: full\ntemplate: qwen\n"
+          "dataset: alpaca_en_demo\noutput_dir: out\nfsdp: full_shard auto_wrap\nfsdp_config:\n"
+          "  transformer_layer_cls_to_wrap: Qwen2DecoderLayer\n")
+    assert _accelerate_run(tmp_path, lf) == []
+    found = _accelerate_run(tmp_path, lf.replace("fsdp_config:\n  transformer_layer_cls_to_wrap: Qwen2DecoderLayer\n", ""))
+    assert [f["code"] for f in found] == ["MOD003"]

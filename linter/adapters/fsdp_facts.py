@@ -28,7 +28,7 @@ def wrap_classes(value: Any) -> Any:
     raise TypeError(value)
 
 
-_TRAINER_CLASS_PATHS = (("fsdp_config", "transformer_layer_cls_to_wrap"),
+TRAINER_CLASS_PATHS = (("fsdp_config", "transformer_layer_cls_to_wrap"),
                         ("fsdp_config", "fsdp_transformer_layer_cls_to_wrap"), ("fsdp_transformer_layer_cls_to_wrap",))
 
 
@@ -59,7 +59,7 @@ def trainer_wrap_classes(read: Reader) -> None:
     options = document.find("fsdp")
     written_options = options.plain() if options is not None and not isinstance(options, Scalar) else \
         written(document, "fsdp")
-    own_classes(read, _fsdp_on(written_options), _TRAINER_CLASS_PATHS)
+    own_classes(read, _fsdp_on(written_options), TRAINER_CLASS_PATHS)
     if "auto_wrap" not in str(written_options or "").lower() or document.find("fsdp_config") is not None \
             and not isinstance(document.find("fsdp_config").plain(), dict):
         return
@@ -70,7 +70,7 @@ def trainer_wrap_classes(read: Reader) -> None:
             for path in (("fsdp_config", "min_num_params"), ("fsdp_config", "fsdp_min_num_params"),
                          ("fsdp_min_num_params",))):
         return
-    for path in _TRAINER_CLASS_PATHS:
+    for path in TRAINER_CLASS_PATHS:
         if read.take("parallel.fsdp_wrap_classes", *path, convert=wrap_classes) is not None:
             return
 
