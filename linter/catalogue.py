@@ -141,11 +141,17 @@ _KEYS = (
     ("parallel.offload_param", "bool", "parameters offloaded to CPU/NVMe"),
     ("parallel.offload_ratio", "num", "ZeRO-Offload++ share of the optimizer kept on CPU"),
     ("parallel.fsdp", "bool", "PyTorch FSDP on"),
-    ("parallel.fsdp_version", "int|str", "FSDP version (1 or 2) as written; a fsdp_config path as written"),
+    ("parallel.fsdp_version", "int|str", "FSDP version (1 or 2): as written, or the framework's default for its "
+                                         "pinned version; a str (a fsdp_config path, or a default an unknown "
+                                         "version decides) where not known here"),
     ("parallel.fsdp_sharding", "str", "FSDP sharding: FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD or NO_SHARD"),
     ("parallel.unmodeled", "str", "a parallelism the memory model does not follow (expert, tensor, Megatron...)"),
     ("parallel.fsdp_wrap_classes", "list", "the layer classes FSDP's transformer auto-wrap policy wraps, where the "
                                            "framework passes the written names to it (transformer_layer_cls_to_wrap)"),
+    ("parallel.fsdp_wrap_classes_own", "bool", "a training config with FSDP on names its own wrap classes, which "
+                                               "replace (in some releases may replace) those a launcher config names "
+                                               "(TrainingArguments: FSDP_TRANSFORMER_CLS_TO_WRAP / "
+                                               "transformer_cls_names_to_wrap)"),
     ("parallel.fsdp_use_orig_params", "bool", "FSDP use_orig_params (written value only)"),
     ("parallel.fsdp_ram_efficient_loading", "bool", "FSDP cpu_ram_efficient_loading: only rank 0 loads the "
                                                     "checkpoint, the other ranks wait for a broadcast (written value only)"),

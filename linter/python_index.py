@@ -45,6 +45,7 @@ def index(document) -> None:
     scope_writer = False
     attribute_assignments: list[ast.Assign] = []  # `x.attr = y.attr`, for facts such as pad = eos
     from_imports: list[ast.ImportFrom] = []
+    call_assignments: dict[int, ast.Assign] = {}  # `model, tokenizer = loader(...)`, by the call's id
 
     def root_name(node: ast.AST) -> str | None:
         while isinstance(node, (ast.Attribute, ast.Subscript)):
@@ -87,6 +88,8 @@ def index(document) -> None:
         elif kind is ast.Assign:
             if node.value.__class__ is Attribute:
                 attribute_assignments.append(node)
+            elif node.value.__class__ is Call:
+                call_assignments[id(node.value)] = node
         elif kind is ast.Global:
             bindings.update(node.names)
         elif kind is ast.Import or kind is ast.ImportFrom:
@@ -132,6 +135,7 @@ def index(document) -> None:
     by_position = lambda node: (node.lineno, node.col_offset)  # noqa: E731
     document.attribute_assignments = sorted(attribute_assignments, key=by_position)
     document.from_imports = sorted(from_imports, key=by_position)
+    document.call_assignments = call_assignments
     document._uses = uses
     document.star_import = bool(star_lines)
     document.bound = frozenset(bindings)

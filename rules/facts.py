@@ -26,3 +26,14 @@ def world_size(run, context):
     """GPUs in the job: `--world-size`, else a launcher config's num_processes; None when unknown."""
     world = context.world_size if context.world_size is not None else run.value("batch.world_size")
     return world if isinstance(world, int) and not isinstance(world, bool) else None
+
+
+def fsdp_version(run) -> int | None:
+    """The FSDP version of a run FSDP shards: 1 or 2 where every config that says agrees, 1 where
+    none says (accelerate's FullyShardedDataParallelPlugin default); None where it is not known here
+    (a fsdp_config file, a default an unknown transformers decides, configs that disagree)."""
+    versions = {str(config.value("parallel.fsdp_version")) for config in run.configs
+                if config.value("parallel.fsdp_version") is not None}
+    if not versions:
+        return 1
+    return int(versions.pop()) if len(versions) == 1 and versions <= {"1", "2"} else None

@@ -25,7 +25,8 @@ class FsdpWrapClassNotInModel(Rule):
     Axolotl's `fsdp_config` under that policy. The model's architecture comes from its
     config.json (`model_type`) or its name; a model whose config.json ships its own code
     (`auto_map`), a class name the table does not hold, and an unknown model are never judged.
-    An accelerate config names no model: it is judged in a run that also holds the model.
+    An accelerate config names no model: it is judged in a run that also holds the model, and
+    not where the run's training config (FSDP on) names wrap classes of its own, which replace it.
 
     ## Why is this bad?
     accelerate looks each name up among the classes of the loaded model
@@ -62,6 +63,9 @@ class FsdpWrapClassNotInModel(Rule):
       ("Could not find the transformer layer class {layer_class} in the model"; default names
       from `model._no_split_modules`), __post_init__ (FSDP_TRANSFORMER_CLS_TO_WRAP split on ",",
       auto_wrap_policy default NO_WRAP); accelerate/utils/fsdp_utils.py (the FSDP2 path)
+    - transformers/training_args.py TrainingArguments.__post_init__ (4.44.2: os.environ
+      FSDP_TRANSFORMER_CLS_TO_WRAP from its fsdp_config, over the one `accelerate launch` set;
+      5.0.0-5.23.0: transformer_cls_names_to_wrap passed to the plugin)
     - transformers/training_args.py TrainingArguments.__post_init__ (4.57.6: fsdp_config keys lose
       "fsdp_", the names reach accelerate with the `auto_wrap` option unless min_num_params > 0;
       5.23.0: auto_wrap_policy defaults to TRANSFORMER_BASED_WRAP); transformers/trainer.py
@@ -81,6 +85,9 @@ class FsdpWrapClassNotInModel(Rule):
         from linter.models import layer_class_owner, layer_classes, model_type_of, remote_code
 
         written = [config for config in run.configs if isinstance(config.value("parallel.fsdp_wrap_classes"), list)]
+        if any(config.value("parallel.fsdp_wrap_classes_own") is True for config in run.configs):
+            # The training config's own names replace a launcher config's: only those are used.
+            written = [config for config in written if config.value("parallel.fsdp_wrap_classes_own") is True]
         found = run.first("model.name") if written else None
         if found is None or not isinstance(found[1].value, str) or not found[1].value:
             return

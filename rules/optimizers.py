@@ -5,7 +5,7 @@ from __future__ import annotations
 from linter.registry import ERROR, WARNING, Rule, register
 from linter.versions import older_than
 
-from .facts import training_config
+from .facts import fsdp_version, training_config
 
 
 # Optimizers that project or reshape each weight's gradient themselves and need the parameters as
@@ -202,8 +202,8 @@ class OffloadReplacesOptimizer(Rule):
     8-bit or paged Lion; `adagrad` where accelerate is older than 1.2.0) when its linked
     DeepSpeed config offloads the optimizer (`offload_optimizer.device` cpu or nvme) and has no
     `optimizer` block, unless `zero_force_ds_cpu_optimizer` is false. Silent where transformers
-    is known to be older than 4.30.0 (DS009 covers those); an unknown transformers is taken to
-    be a current one, as every release since 4.30.0 (June 2023) swaps.
+    is older than 4.30.0 (DS009 covers those), and where its version is unknown (noted for
+    --verbose): every release since 4.30.0 (June 2023) swaps, the ones before do not.
 
     ## Why is this bad?
     From transformers 4.30 the Trainer prepares DeepSpeed through accelerate, which replaces a
@@ -293,8 +293,10 @@ class EightBitOptimizerWithSharding(Rule):
     `lion_8bit`, ...) in a run that FSDP shards, in two cases the sources confirm:
     FSDP2 (`fsdp_version: 2`) with `adamw_8bit` / `adamw_bnb_8bit`; and FSDP1 on a pinned
     bitsandbytes before 0.49.2 when the run saves checkpoints with their optimizer state
-    (`save_strategy` not "no", `save_only_model` not true). Silent with the bitsandbytes
-    version unknown, and under DeepSpeed ZeRO (see References).
+    (`save_strategy` not "no", `save_only_model` not true). The FSDP version is the written
+    one, else the framework's default: a TrainingArguments / TRL `fsdp:` config runs FSDP2 from
+    transformers 5.10.0 and FSDP1 before, so with transformers unknown neither case is judged.
+    Silent with the bitsandbytes version unknown, and under DeepSpeed ZeRO (see References).
 
     ## Why is this bad?
     FSDP2 shards each parameter as a DTensor, which bitsandbytes' 8-bit kernels cannot step:
@@ -313,6 +315,7 @@ class EightBitOptimizerWithSharding(Rule):
         fsdp: full_shard auto_wrap
     `requirements.txt`:
         bitsandbytes==0.45.5
+        transformers==4.57.6
     Use instead, in `trl.yaml`:
         model_name_or_path: meta-llama/Llama-3.1-8B
         dataset_name: trl-lib/Capybara
@@ -331,6 +334,9 @@ class EightBitOptimizerWithSharding(Rule):
       transformers trainer.py _save_optimizer_and_scheduler; huggingface/accelerate#1362;
       oumi-ai/oumi#835
     - axolotl/utils/schemas/validation.py check_fsdp2_w_8bit_optimizer (commit 5f4af3665)
+    - transformers/training_args.py TrainingArguments.__post_init__: fsdp_config "version" ignored
+      in 4.57.6 (accelerate's FSDP_VERSION, default 1), `get("version", 1)` in 5.0.0-5.9.0,
+      `get("version", 2)` from 5.10.0 (checked in the 5.9.0, 5.10.0 and 5.23.0 wheels)
     - Not encoded: DeepSpeed ZeRO. bitsandbytes hands its kernels the tensor size as an int32
       (backends/cuda/ops.py ct.c_int32(g.numel())), so an 8-bit step on a tensor of more than
       2**31 - 1 elements cannot launch; a flat ZeRO-1/2 partition of a large model can be that
@@ -345,10 +351,14 @@ class EightBitOptimizerWithSharding(Rule):
     severity = ERROR
 
     def check(self, run, context):
-        fsdp = next((config for config in run.configs if config.value("parallel.fsdp") is True), None)
-        if fsdp is None:
+        if not any(config.value("parallel.fsdp") is True for config in run.configs):
             return
-        version = str(fsdp.value("parallel.fsdp_version") or 1)
+        version = fsdp_version(run)
+        if version is None:
+            context.notes.append(f"{run.configs[0].path}: {self.code} skipped: the FSDP version is not known here "
+                                 "(TrainingArguments defaults it to 2 from transformers 5.10.0, 1 before)")
+            return
+        version = str(version)
         for config in run.configs:
             optimizer = config.get("optimizer.name")
             if optimizer is None or str(optimizer.value).lower() not in _BNB_8BIT or config.value("training.enabled") is False:

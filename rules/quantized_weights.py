@@ -108,8 +108,9 @@ class Int8UnderFsdp(Rule):
     ## What it does
     Flags bitsandbytes 8-bit weights (`load_in_8bit`) in a run sharded with FSDP version 1 —
     the default where no `fsdp_version` is written (accelerate's FullyShardedDataParallelPlugin,
-    Axolotl's `fsdp_version: None`). FSDP2 shards each parameter without flattening and is not
-    flagged.
+    Axolotl's `fsdp_version: None`; a TrainingArguments / TRL `fsdp:` config before transformers
+    5.10.0, which defaults it to 2: with transformers unknown such a run is not judged). FSDP2
+    shards each parameter without flattening and is not flagged.
 
     ## Why is this bad?
     FSDP flattens each wrapped module's parameters into one tensor and refuses integer ones:

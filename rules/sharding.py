@@ -29,8 +29,9 @@ class FsdpDoubleCheckpointing(Rule):
     ## What it does
     Flags a TrainingArguments / TRL config that turns FSDP on (`fsdp:`) with
     `fsdp_config.activation_checkpointing: true` while gradient checkpointing is on too
-    (`gradient_checkpointing: true`, or TRL's default of true from TRL 0.22). Silent where
-    transformers is pinned before 4.33.0.
+    (`gradient_checkpointing: true`, or TRL's default of true from TRL 0.22, where TRL is
+    pinned). Silent where transformers is pinned before 4.33.0, and where gradient_checkpointing
+    is unset and the TRL version unknown (its default is then not known; noted for --verbose).
 
     ## Why is this bad?
     Both switches recompute activations in the backward pass, FSDP's by wrapping each layer
@@ -80,7 +81,11 @@ class FsdpDoubleCheckpointing(Rule):
             checkpointing = config.get("memory.gradient_checkpointing")
             if fsdp_checkpointing is None or fsdp_checkpointing.value is not True:
                 continue
-            if checkpointing is None or checkpointing.value is not True:
+            if checkpointing is None:
+                context.notes.append(f"{config.path}: {self.code} skipped: gradient_checkpointing is unset and "
+                                     "the trl version is unknown (its default is true from TRL 0.22, false before)")
+                continue
+            if checkpointing.value is not True:
                 continue
             transformers = config.version("transformers")
             if transformers is not None and older_than(transformers[0], _DOUBLE_CHECKPOINTING_REFUSED):

@@ -69,6 +69,7 @@ def test_trl_fp16_on_a100_fix_writes_fp16_false_bf16_true(tmp_path):
 
 
 def test_trl_bf16_default_on_t4_is_pre001(tmp_path):
+    (tmp_path / "requirements.txt").write_text("trl==0.19.0\n")  # bf16 = not fp16 from TRL 0.19
     path = tmp_path / "sft.yaml"
     path.write_text("model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: d\nlearning_rate: 1.0e-4\n")
     findings = json.loads(trainlint("check", path, "--gpu", "T4", "--format", "json").out)
@@ -132,16 +133,29 @@ def test_unrelated_yaml_is_not_claimed(tmp_path):
 # ---- TRL / TrainingArguments YAML ------------------------------------------------------------
 
 
-def test_trl_bf16_default_follows_fp16():
+def test_trl_bf16_default_follows_fp16(monkeypatch):
+    from linter import versions
+
+    monkeypatch.setattr(versions, "installed", lambda package: None)  # no TRL here: its version unknown
+    # No TRL pin: TRL's version-dependent defaults (bf16 = not fp16 from 0.19, gradient
+    # checkpointing from 0.22; TrainingArguments' False before) are not known.
     neither = parse("model_name_or_path: m\ndataset_name: d\n")
-    assert neither.framework == "hf" and neither.value("precision.bf16") is True
-    assert "TRL >= 0.19" in neither.get("precision.bf16").origin.default_source
+    assert neither.framework == "hf" and neither.get("precision.bf16") is None
+    assert neither.get("memory.gradient_checkpointing") is None
     with_fp16 = parse("model_name_or_path: m\ndataset_name: d\nfp16: true\n")
     assert (with_fp16.value("precision.fp16"), with_fp16.value("precision.bf16")) == (True, False)
     plain = parse("output_dir: out\nper_device_train_batch_size: 4\nnum_train_epochs: 1\n")
     assert (plain.value("precision.fp16"), plain.value("precision.bf16")) == (False, False)
     assert plain.value("memory.gradient_checkpointing") is False
-    assert neither.value("memory.gradient_checkpointing") is True
+
+
+def test_trl_bf16_default_of_an_unknown_trl_is_silent_on_t4(tmp_path, monkeypatch):
+    from linter import versions
+
+    monkeypatch.setattr(versions, "installed", lambda package: None)
+    path = tmp_path / "sft.yaml"
+    path.write_text("model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: d\nlearning_rate: 1.0e-4\n")
+    assert codes(trainlint("check", path, "--gpu", "T4", "--format", "json")) == []
 
 
 @pytest.mark.parametrize("pin, bf16, checkpointing", [("0.18.2", False, False), ("0.19.0", True, False),

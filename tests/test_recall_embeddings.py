@@ -188,3 +188,48 @@ def test_mod006(tmp_path, model, kind, template, extra, fires):
     path = _write(tmp_path / "lf.yaml", LF_BASE.format(model=model, kind=kind, template=template, extra=extra))
     assert codes(path, "--select", "MOD006") == (["MOD006"] if fires else [])
 
+
+
+ACCELERATE_FSDP = """compute_environment: LOCAL_MACHINE
+distributed_type: FSDP
+num_processes: 8
+fsdp_config:
+  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP
+  fsdp_transformer_layer_cls_to_wrap: LlamaDecoderLayer
+  fsdp_sharding_strategy: FULL_SHARD
+"""
+
+
+def _accelerate_run(tmp_path, trainer_text):
+    _write(tmp_path / "trainlint.toml", '[[runs]]\nfiles = ["sft.yaml", "accelerate.yaml"]\n')
+    _write(tmp_path / "requirements.txt", "transformers==4.44.2\n")
+    _write(tmp_path / "accelerate.yaml", ACCELERATE_FSDP)
+    _write(tmp_path / "sft.yaml", trainer_text)
+    return json.loads(trainlint("check", tmp_path, "--no-detect", "--select", "MOD003", "--format", "json").out)
+
+
+def test_mod003_accelerate_names_replaced_by_the_training_configs(tmp_path):
+    # TrainingArguments.__post_init__ writes FSDP_TRANSFORMER_CLS_TO_WRAP from its own fsdp_config
+    # over the one accelerate launch set (4.44.2 training_args.py; 5.x passes it to the plugin).
+    found = _accelerate_run(tmp_path, TRL_FSDP.format(model="Qwen/Qwen2.5-7B", options="full_shard auto_wrap",
+                                                      cls="Qwen2DecoderLayer"))
+    assert found == []
+    # the training config's own names are still judged
+    found = _accelerate_run(tmp_path, TRL_FSDP.format(model="Qwen/Qwen2.5-7B", options="full_shard auto_wrap",
+                                                      cls="MistralDecoderLayer"))
+    assert [(f["code"], f["file"].endswith("sft.yaml")) for f in found] == [("MOD003", True)]
+
+
+def test_mod003_accelerate_names_judged_where_the_training_config_names_none(tmp_path):
+    found = _accelerate_run(tmp_path, "model_name_or_path: Qwen/Qwen2.5-7B\ndataset_name: trl-lib/Capybara\n"
+                                      "output_dir: out\n")
+    assert [(f["code"], f["file"].endswith("accelerate.yaml")) for f in found] == [("MOD003", True)]
+
+
+def test_mod003_llamafactory_wrap_classes_replace_the_accelerate_configs(tmp_path):
+    lf = ("model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\ndo_train: true\nfinetuning_type: full\ntemplate: qwen\n"
+          "dataset: alpaca_en_demo\noutput_dir: out\nfsdp: full_shard auto_wrap\nfsdp_config:\n"
+          "  transformer_layer_cls_to_wrap: Qwen2DecoderLayer\n")
+    assert _accelerate_run(tmp_path, lf) == []
+    found = _accelerate_run(tmp_path, lf.replace("fsdp_config:\n  transformer_layer_cls_to_wrap: Qwen2DecoderLayer\n", ""))
+    assert [f["code"] for f in found] == ["MOD003"]

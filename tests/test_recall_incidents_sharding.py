@@ -70,8 +70,17 @@ def test_trn016_written_and_trl_default(write):
     assert codes(write("a.yaml", _FSDP + "gradient_checkpointing: true\nfsdp_config:\n  activation_checkpointing: true\n")) \
         == ["TRN016"]
     # TRL >= 0.22 turns gradient checkpointing on by default; the "fsdp_" spelling is stripped.
-    found = findings(write("b.yaml", _FSDP + "fsdp_config:\n  fsdp_activation_checkpointing: true\n"))
+    write("trl22/requirements.txt", "trl==0.22.0\n")
+    found = findings(write("trl22/b.yaml", _FSDP + "fsdp_config:\n  fsdp_activation_checkpointing: true\n"))
     assert [f["code"] for f in found] == ["TRN016"] and "TRL's default" in found[0]["message"]
+
+
+def test_trn016_silent_on_the_trl_default_of_an_unknown_trl(write):
+    """TRL's gradient_checkpointing default is True from 0.22.0 and False before: unknown without a pin."""
+    path = write("b.yaml", _FSDP + "fsdp_config:\n  activation_checkpointing: true\n")
+    assert codes(path) == []
+    result = trainlint("check", path, "--no-detect", "--verbose", *SELECT)
+    assert "TRN016 skipped: gradient_checkpointing is unset and the trl version is unknown" in result.out + result.err
 
 
 def test_trn016_silent(write):
@@ -181,15 +190,32 @@ _FSDP1_8BIT = "model_name_or_path: m\ndataset_name: d\noutput_dir: out\noptim: p
 
 
 def test_trn020_fsdp1_checkpoint_save_needs_old_bitsandbytes(write):
-    write("old/requirements.txt", "bitsandbytes==0.45.5\n")
+    write("old/requirements.txt", "bitsandbytes==0.45.5\ntransformers==4.57.6\n")
     found = findings(write("old/a.yaml", _FSDP1_8BIT), "--select", "TRN020")
     assert [f["code"] for f in found] == ["TRN020"] and "first checkpoint" in found[0]["message"]
     assert codes(write("old/nosave.yaml", _FSDP1_8BIT + "save_strategy: 'no'\n"), "--select", "TRN020") == []
     assert codes(write("old/modelonly.yaml", _FSDP1_8BIT + "save_only_model: true\n"), "--select", "TRN020") == []
     assert codes(write("old/torch.yaml", _FSDP1_8BIT.replace("paged_adamw_8bit", "adamw_torch")), "--select", "TRN020") == []
-    write("new/requirements.txt", "bitsandbytes==0.49.2\n")  # PR #1840
+    write("new/requirements.txt", "bitsandbytes==0.49.2\ntransformers==4.57.6\n")  # PR #1840
     assert codes(write("new/a.yaml", _FSDP1_8BIT), "--select", "TRN020") == []
     assert codes(write("unknown.yaml", _FSDP1_8BIT), "--select", "TRN020") == []
+
+
+@pytest.mark.parametrize("transformers, fires", [
+    ("4.57.6", True),     # FSDP version from accelerate (default 1)
+    ("5.9.0", True),      # fsdp_config.get("version", 1)
+    ("5.10.0", False),    # fsdp_config.get("version", 2): FSDP2, no FSDP1 checkpoint crash
+    ("5.23.0", False),
+    (None, False),        # unknown transformers: the FSDP version is unknown
+])
+def test_trn020_fsdp_version_from_the_pinned_transformers(write, transformers, fires):
+    pins = "bitsandbytes==0.45.5\n" + (f"transformers=={transformers}\n" if transformers else "")
+    write("requirements.txt", pins)
+    assert codes(write("a.yaml", _FSDP1_8BIT), "--select", "TRN020") == (["TRN020"] if fires else [])
+    # a written version is the one 5.x uses; 4.x ignores it (accelerate's launcher setting decides)
+    written = _FSDP1_8BIT + "fsdp_config:\n  version: 1\n"
+    used = transformers is not None and transformers.startswith("5.")
+    assert codes(write("v1.yaml", written), "--select", "TRN020") == (["TRN020"] if used else [])
 
 
 def test_trn020_fsdp2_any_bitsandbytes(write):

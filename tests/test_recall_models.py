@@ -204,6 +204,7 @@ def test_qnt006_int8_on_volta_not_on_turing_or_ampere(recall_copy, name):
 def test_qnt006_qnt007_bitsandbytes_only(recall_copy):
     path = recall_copy("llamafactory/baichuan_lora_8bit.yaml", lambda text: text.replace(
         "quantization_bit: 8\n", "quantization_bit: 8\nquantization_method: hqq\n") + "fsdp: full_shard\n")
+    (path.parent / "requirements.txt").write_text("transformers==4.57.6\n")  # FSDP1: accelerate's default
     assert not {"QNT006", "QNT007"} & set(codes(path, "--gpu", "V100"))
     path.write_text(path.read_text().replace("quantization_method: hqq", "quantization_method: bnb"))
     assert {"QNT006", "QNT007"} <= set(codes(path, "--gpu", "V100"))
@@ -308,10 +309,19 @@ def test_qnt007_8bit_under_fsdp1_on_every_gpu_not_fsdp2(recall_copy):
 
 def test_qnt007_trl_and_llamafactory(recall_copy):
     trl = recall_copy("hf/trl_qwen1_8bit.yaml", lambda text: text + 'fsdp: "full_shard auto_wrap"\n')
+    pins = trl.parent / "requirements.txt"
+    pins.write_text("transformers==4.57.6\n")  # FSDP1: accelerate's default
+    assert "QNT007" in codes(trl, "--gpu", "A100")
+    pins.write_text("transformers==5.10.0\n")  # TrainingArguments' fsdp_config version defaults to 2
+    assert "QNT007" not in codes(trl, "--gpu", "A100")
+    pins.unlink()  # unknown transformers: the FSDP version is unknown
+    assert "QNT007" not in codes(trl, "--gpu", "A100")
+    pins.write_text("transformers==5.9.0\n")
     assert "QNT007" in codes(trl, "--gpu", "A100")
     trl.write_text(trl.read_text() + "fsdp_config:\n  fsdp_version: 2\n")
     assert "QNT007" not in codes(trl, "--gpu", "A100")
     llamafactory = recall_copy("llamafactory/baichuan_lora_8bit.yaml", lambda text: text + "fsdp: full_shard\n")
+    (llamafactory.parent / "requirements.txt").write_text("transformers==4.57.6\n")
     assert "QNT007" in codes(llamafactory, "--gpu", "A100")
     llamafactory.write_text(llamafactory.read_text().replace("fsdp: full_shard\n", ""))
     assert "QNT007" not in codes(llamafactory, "--gpu", "A100")

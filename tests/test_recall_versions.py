@@ -192,11 +192,25 @@ def test_qnt005_unsloth_4bit_without_adapter(write):
     ('"unsloth/llama-3-8b-bnb-4bit"', '"outputs/lora_model"'),  # may be a saved adapter
     ('"unsloth/llama-3-8b-bnb-4bit"', '"someone/llama-3-8b-lora"'),  # an organisation not known to publish bases
     ("load_in_4bit=True", "load_in_4bit=False"),
+    # a project helper or any unknown function that receives the model may attach one
+    ("from datasets import load_dataset", "from datasets import load_dataset\nfrom my_helpers import attach_lora\n"
+                                          "model = attach_lora(model, r=16)"),
+    ("trainer = SFTTrainer(", "model = wrap(model=model)\ntrainer = SFTTrainer("),
+    ("trainer = SFTTrainer(", "setup([model])\ntrainer = SFTTrainer("),
+    ("    model=model,\n", "    model=lora_model,\n"),  # the trainer gets another object
 ])
 def test_qnt005_unsloth_silent_where_an_adapter_may_come(write, change):
     files = copy_incident(write, "unsloth-4bit-without-adapter")
     write("train.py", files["train.py"].read_text().replace(*change))
     assert "QNT005" not in codes(files["train.py"], "--gpu", "A100")
+
+
+@pytest.mark.parametrize("line", [
+    "FastLanguageModel.for_training(model)", "print(model)", "trainer_model = isinstance(model, object)"])
+def test_qnt005_unsloth_fires_past_known_calls_on_the_model(write, line):
+    files = copy_incident(write, "unsloth-4bit-without-adapter")
+    write("train.py", files["train.py"].read_text().replace("trainer = SFTTrainer(", line + "\ntrainer = SFTTrainer("))
+    assert "QNT005" in codes(files["train.py"], "--gpu", "A100")
 
 
 def test_ver005_trl_and_xtuner_strings(write):

@@ -46,7 +46,7 @@ from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from ..versions import older_than
 from . import (Adapter, Binding, Reader, as_bool_or_auto, as_float, deepspeed_link, new_config, set_path, strategy,
                templated, written)
-from .fsdp_facts import wrap_classes
+from .fsdp_facts import own_classes, wrap_classes
 
 _CONFIG = "axolotl/utils/schemas/config.py"
 _PEFT = "axolotl/utils/schemas/peft.py"
@@ -192,6 +192,8 @@ class AxolotlAdapter(Adapter):
         # FSDP_TRANSFORMER_CLS_TO_WRAP; schemas/fsdp.py accepts the older fsdp_-prefixed names):
         # recorded under TRANSFORMER_BASED_WRAP, with an `fsdp` option list (older releases pass it to
         # TrainingArguments, which wraps only with `auto_wrap`) naming auto_wrap if written.
+        own_classes(read, read.config.value("parallel.fsdp") is True,
+                    (("fsdp_config", "transformer_layer_cls_to_wrap"), ("fsdp_config", "fsdp_transformer_layer_cls_to_wrap")))
         policy = written(read.document, "fsdp_config", "auto_wrap_policy") or \
             written(read.document, "fsdp_config", "fsdp_auto_wrap_policy")
         if policy == "TRANSFORMER_BASED_WRAP" and (not isinstance(fsdp_list, Sequence) or "auto_wrap" in options):

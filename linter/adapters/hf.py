@@ -73,7 +73,7 @@ from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from ..versions import older_than
 from . import (_MISSING as _NO_DEFAULT, CHECKPOINT_BINDINGS, Adapter, Binding, Reader, as_float, comma_list, deepspeed_link,
                new_config, set_path, span_of, templated, written)
-from .fsdp_facts import accelerate_wrap_classes, trainer_wrap_classes
+from .fsdp_facts import accelerate_wrap_classes, trainer_fsdp_version, trainer_wrap_classes
 from .peft_facts import PEFT_BINDINGS as _PEFT_BINDINGS, record_peft_facts
 from .trainer_arguments import TRAINER_ARGUMENT_BINDINGS
 from .hf_kinds import (ACCELERATE_FSDP_BINDINGS, TRL_TRAINER_BINDINGS, classify, distributed_type_of, fsdp_sharding,
@@ -219,11 +219,11 @@ class HFAdapter(Adapter):
                   [binding for binding in _TRAINER_BINDINGS if binding.default is _NO_DEFAULT])
         fp16 = config.get("precision.fp16")
         # TRL's own defaults arrived in v0.19.0 (bf16, PR #3515) and v0.22.0 (gradient
-        # checkpointing, PR #3510); a pinned older TRL keeps TrainingArguments' False. An unknown
-        # version is taken to be a current one.
+        # checkpointing, PR #3510); a pinned older TRL keeps TrainingArguments' False. With the TRL
+        # version unknown the default is not known either: not recorded (None below).
         trl_version = config.version("trl") if is_trl else None
-        new_bf16 = is_trl and not (trl_version and older_than(trl_version[0], "0.19.0"))
-        new_checkpointing = is_trl and not (trl_version and older_than(trl_version[0], "0.22.0"))
+        new_bf16 = is_trl and (None if trl_version is None else not older_than(trl_version[0], "0.19.0"))
+        new_checkpointing = is_trl and (None if trl_version is None else not older_than(trl_version[0], "0.22.0"))
         if own_parser:
             # The repository's own argument classes read this file: their defaults are not TRL's
             # or TrainingArguments', and are not known here.
@@ -231,10 +231,11 @@ class HFAdapter(Adapter):
                 read.take(key, name)
             read.take(*_LEARNING_RATE, convert=as_float)
         else:
-            read.take(*_BF16, default=(fp16 is None or fp16.value is not True) if new_bf16 else False,
-                      default_source=_TRL_CONFIG if new_bf16 else _TRAINING_ARGS)
-            read.take(*_CHECKPOINTING, default=new_checkpointing,
-                      default_source=_TRL_CONFIG if new_checkpointing else _TRAINING_ARGS)
+            fp16_on = fp16 is not None and fp16.value is True  # then bf16 is False in every TRL
+            bf16 = False if fp16_on and new_bf16 is None else new_bf16 and not fp16_on
+            for (key, name), value, new in ((_BF16, bf16, new_bf16), (_CHECKPOINTING, *[new_checkpointing] * 2)):
+                read.take(key, name, **{} if value is None else {
+                    "default": value, "default_source": _TRL_CONFIG if new else _TRAINING_ARGS})
             read.take(*_LEARNING_RATE, convert=as_float,
                       default=2e-5 if is_trl else 5e-5, default_source=_SFT_CONFIG if is_trl else _TRAINING_ARGS)
         self._betas(read)
@@ -247,11 +248,7 @@ class HFAdapter(Adapter):
         trainer_wrap_classes(read)
         # TRL SFTConfig.activation_offloading (trl/models/activation_offloading.py): activations to CPU RAM.
         read.take("memory.activation_offload", "activation_offloading")
-        # The FSDP version (accelerate's FullyShardedDataParallelPlugin: 1 unless fsdp_config says
-        # "fsdp_version"/"version" 2); a fsdp_config path is recorded as written: a version not known here.
-        for path in (("fsdp_config", "fsdp_version"), ("fsdp_config", "version"), ("fsdp_config",)):
-            if read.take("parallel.fsdp_version", *path) is not None:
-                break
+        trainer_fsdp_version(read, config.value("parallel.fsdp") is True)
         if is_trl:
             self._trl_model(read, config.get("model.load_dtype"))
         # An inline mapping or JSON string is the DeepSpeed config itself: no file to link.

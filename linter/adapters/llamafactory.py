@@ -187,10 +187,11 @@ class LlamaFactoryAdapter(Adapter):
             read.take("parallel.fsdp_sharding", "fsdp", convert=fsdp_sharding)
             if "offload" in str(fsdp.plain()).lower():
                 read.take("parallel.offload_param", "fsdp", convert=lambda _: True)
-            # TrainingArguments.fsdp_config (as hf.py): the version where written, a path as written.
-            for path in (("fsdp_config", "fsdp_version"), ("fsdp_config", "version"), ("fsdp_config",)):
-                if read.take("parallel.fsdp_version", *path) is not None:
-                    break
+            # TrainingArguments.fsdp_config (as hf.py): the version its transformers runs.
+            from .fsdp_facts import TRAINER_CLASS_PATHS, own_classes, trainer_fsdp_version
+
+            trainer_fsdp_version(read, True)
+            own_classes(read, True, TRAINER_CLASS_PATHS)  # they replace an accelerate config's (MOD003)
         # Engines that place the model where the memory estimate cannot follow: KTransformers runs
         # MoE experts on the CPU (hparams/model_args.py use_kt), Megatron-Core splits layers and
         # experts across GPUs (examples/megatron: *_model_parallel_size, mcore_adapter).

@@ -28,6 +28,7 @@ Names and defaults from Unsloth's own source (unslothai/unsloth at 015bdef, afte
 from __future__ import annotations
 
 import ast
+import re
 
 from ..document import RenderError
 from ..fixes import Edit
@@ -50,6 +51,10 @@ _BASE_MODEL_ORGS = {"unsloth", "meta-llama", "mistralai", "Qwen", "google", "mic
 # Training-argument classes whose keywords are read, and TRL trainers Unsloth patches.
 _ARGUMENT_CALLS = ("SFTConfig", "TrainingArguments", "UnslothTrainingArguments", "GRPOConfig", "DPOConfig",
                    "ORPOConfig", "KTOConfig")
+# Packages whose functions, imported by name, are known not to attach an adapter the script
+# does not show (get_peft_model and adapter loads are looked for separately); builtins that only read.
+_KNOWN_PACKAGES = {"unsloth", "trl", "transformers"}
+_HARMLESS_BUILTINS = {"print", "len", "isinstance", "hasattr", "getattr", "type", "id", "repr", "str", "dir"}
 _PATCHED_TRAINERS = ("SFTTrainer", "UnslothTrainer", "GRPOTrainer", "DPOTrainer", "ORPOTrainer", "KTOTrainer")
 _KEYWORDS = {
     "precision.fp16": "fp16", "precision.bf16": "bf16", "precision.tf32": "tf32",
@@ -110,9 +115,39 @@ def _no_adapter(document: PythonDocument, script: "_Script", model_name) -> bool
     trainer = script.trainer
     if trainer is None or is_open(trainer) or keyword(trainer, "peft_config") is not None:
         return False
+    if not _model_stays_own(document, script):
+        return False
     if "peft" in document.imports() or next(document.calls("load_adapter", "add_adapter"), None) is not None:
         return False
     return isinstance(model_name, str) and model_name.split("/")[0] in _BASE_MODEL_ORGS and model_name.count("/") == 1
+
+
+def _model_stays_own(document: PythonDocument, script: "_Script") -> bool:
+    """Does the trainer get the loader's model, which no call but a known one receives? A project
+    helper (`model = attach_lora(model)` from a local module) or any unknown function may wrap it
+    in an adapter; so may a model the trainer gets under another name."""
+    document.imports()  # the one walk that indexes the script
+    assignment = document.call_assignments.get(id(script.loader))
+    target = assignment.targets[0] if assignment is not None and len(assignment.targets) == 1 else None
+    if isinstance(target, (ast.Tuple, ast.List)) and target.elts:
+        target = target.elts[0]  # `model, tokenizer = FastLanguageModel.from_pretrained(...)`
+    given = _argument(script.trainer, "model", 0)
+    if not isinstance(target, ast.Name) or not isinstance(given, ast.Name) or given.id != target.id:
+        return False
+    known = {name for node in document.from_imports if node.module.split(".")[0] in _KNOWN_PACKAGES
+             for name in (alias.asname or alias.name for alias in node.names)}
+    # A mention of the name anywhere in an argument's text (a string too: then silent for nothing).
+    mention, text = re.compile(rf"\b{re.escape(target.id)}\b"), document.source.text
+    for call in document.calls(*document.call_names()):
+        function = call.func
+        if isinstance(function, ast.Name) and (function.id in known or function.id in _HARMLESS_BUILTINS) or \
+                isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name) and \
+                function.value.id in _LOADER_OWNERS:
+            continue
+        for argument in (*call.args, *(item.value for item in call.keywords)):
+            if mention.search(text, *document.span(argument)):
+                return False
+    return True
 
 
 def _argument(call: ast.Call, name: str, position: int | None = None) -> ast.expr | None:
