@@ -38,6 +38,15 @@ def _zero3(config, run) -> bool | None:
     return False if stages and None not in stages else None
 
 
+def _where(config, keys):
+    """The first of `keys` the file writes (a default points at the file's first line)."""
+    for key in keys:
+        found = config.get(key)
+        if found is not None and found.span is not None and found.origin.default_source is None:
+            return found.span
+    return config.span(*keys)
+
+
 def _command(config) -> str | None:
     """Which command reads the file: train (it trains, evaluates or predicts), export, or neither."""
     if any(config.value(key) is True for key in ("training.enabled", "training.do_eval", "training.do_predict")):
@@ -137,4 +146,4 @@ class ParserRefuses(Rule):
                     when = f"the launch refuses it (\"{row.message}\", {row.where}, since {row.since}, {row.commit})"
                 else:
                     when = f"{package} {release[0]} ({release[1]}) does not check it yet ({row.since} refuses it)"
-                yield self.finding(config, config.span(*row.anchor), f"{when}: {row.damage}")
+                yield self.finding(config, _where(config, row.anchor), f"{when}: {row.damage}")

@@ -203,14 +203,14 @@ ROWS = (
         lambda f: f.get("training.stage") == "ppo" and f.get("training.reward_model") is None,
         "PPO scores its rollouts with the reward model", always=True),
     Row("`reward_model_type` cannot be lora for Freeze/Full PPO training.", _FINETUNING, "0.5.3", "bc16c9a54",
-        ("training.reward_model_type", "training.stage"),
+        ("training.reward_model_type", "adapter.kind"),
         lambda f: f.get("training.stage") == "ppo" and f.get("training.reward_model_type") == "lora"
         and f.not_lora,
         "a LoRA reward model is an adapter on the policy's own base model, which a freeze or full policy does "
         "not have (older wording since 670ee3934: \"Freeze/Full PPO training needs `reward_model_type=full`.\"); "
         "set reward_model_type: full", always=True),
     Row("`reward_model_type` cannot be oft for Freeze/Full PPO training.", _FINETUNING, "0.9.4", "003a2acb1",
-        ("training.reward_model_type", "training.stage"),
+        ("training.reward_model_type", "adapter.kind"),
         lambda f: f.get("training.stage") == "ppo" and f.get("training.reward_model_type") == "oft"
         and f.get("adapter.kind") != "oft",
         "an OFT reward model is an adapter on the policy's own base model"),
