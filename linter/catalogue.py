@@ -195,6 +195,7 @@ _KEYS = (
     ("data.val_size", "num", "the share (< 1) or count (>= 1) of training examples split off for evaluation"),
     ("data.train_sets", "list", "the named training datasets"),
     ("data.eval_sets", "list", "the named evaluation datasets"),
+    ("data.tokenized_path", "str", "a saved, already tokenized dataset (its splits) loaded instead of the named ones"),
     ("data.max_samples", "int", "each dataset is truncated to this many examples"),
     ("data.mix_strategy", "str", "how several datasets are mixed: concat, interleave_under, interleave_over"),
     ("data.interleave_probs", "list", "the sampling probability of each dataset, as written"),

@@ -53,6 +53,12 @@ def _evaluates_in_training(facts) -> bool:
     return _true(facts, "training.enabled") and facts.get("checkpoint.eval_strategy") in ("steps", "epoch")
 
 
+def _evaluates_without_a_set(facts) -> bool:
+    """Evaluation during training with no evaluation set: every release dies at the first one
+    (a tokenized_path may hold a saved evaluation split, which releases before the check use)."""
+    return _evaluates_in_training(facts) and _no_eval_set(facts) and facts.get("data.tokenized_path") is None
+
+
 def _quantized(facts) -> bool:
     return facts.get("quantization.bits") is not None
 
@@ -68,7 +74,8 @@ def _length_differs(facts, key: str) -> bool:
 
 def _other_loggers(facts) -> bool:
     loggers = facts.get("logging.report_to") or []
-    return any(logger not in ("wandb", "tensorboard", "trackio", "none") for logger in loggers)
+    # "all" becomes the installed trackers (transformers TrainingArguments): not decidable here.
+    return any(logger not in ("wandb", "tensorboard", "trackio", "none", "all") for logger in loggers)
 
 
 ROWS = (
@@ -116,14 +123,15 @@ ROWS = (
         lambda f: _true(f, "training.enabled") and f.get("data.train_sets") is None,
         "there is nothing to train on", command=TRAIN),
     Row("Please make sure eval_dataset be provided or val_size >1e-6", _PARSER, "0.9.4", "b0d49e137",
-        "checkpoint.eval_strategy", lambda f: _evaluates_in_training(f) and _no_eval_set(f),
+        "checkpoint.eval_strategy", _evaluates_without_a_set,
         "older releases train until the first evaluation and die there (transformers: \"Trainer: evaluation "
         "requires an eval_dataset\")", always=True, command=TRAIN),
     Row("Please make sure eval_dataset be provided or val_size >1e-6", _PARSER, "0.9.4", "b0d49e137",
         ("training.do_predict", "training.do_eval", "generation.predict_with_generate"),
-        lambda f: not _evaluates_in_training(f) and _no_eval_set(f) and any(
-            _true(f, key) for key in ("training.do_eval", "training.do_predict", "generation.predict_with_generate")),
-        "there is no evaluation set", command=TRAIN),
+        lambda f: not _evaluates_without_a_set(f) and _no_eval_set(f) and (_evaluates_in_training(f) or any(
+            _true(f, key) for key in ("training.do_eval", "training.do_predict", "generation.predict_with_generate"))),
+        "there is no evaluation set (older releases predict on `dataset`, or on a saved split of tokenized_path)",
+        command=TRAIN),
     Row("Cannot use `predict_with_generate` and `compute_accuracy` together.", _PARSER, "0.8.3", "8c9392195",
         "eval.compute_accuracy",
         lambda f: _true(f, "generation.predict_with_generate") and _true(f, "eval.compute_accuracy"),

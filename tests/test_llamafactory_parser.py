@@ -198,6 +198,17 @@ def test_predict_without_eval_set_is_only_refused_from_its_release(tmp_path):
         assert bool(messages(tmp_path / name, refused, pin=pin)) is fires, name
 
 
+def test_evaluation_from_a_tokenized_path_is_only_refused_from_its_release(tmp_path):
+    refused = {**_SFT, "eval_strategy": "steps", "tokenized_path": "data/tokenized"}
+    for name, pin, fires in (("unpinned", None, False), ("old", "0.9.3", False), ("new", "0.9.4", True)):
+        (tmp_path / name).mkdir()
+        assert bool(messages(tmp_path / name, refused, pin=pin)) is fires, name
+
+
+def test_ppo_report_to_all_is_not_decided(tmp_path):
+    assert messages(tmp_path, {**_PPO, "report_to": "all"}) == []
+
+
 def test_inference_configs_are_not_training_configs(tmp_path):
     """A chat config naming vLLM is what the vLLM check in get_train_args is not about."""
     assert messages(tmp_path, {"finetuning_type": "lora", "adapter_name_or_path": "a", "infer_backend": "vllm"}) == []

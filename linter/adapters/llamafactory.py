@@ -140,6 +140,7 @@ _ARGUMENT_CHECK_BINDINGS = (
     Binding("data.val_size", "val_size", convert=as_float, default=0.0, source=_DATA_ARGS),
     Binding("data.train_sets", "dataset", convert=_names),
     Binding("data.eval_sets", "eval_dataset", convert=_names),
+    Binding("data.tokenized_path", "tokenized_path"),
     Binding("data.max_samples", "max_samples"),
     Binding("data.mix_strategy", "mix_strategy", default="concat", source=_DATA_ARGS),
     Binding("data.interleave_probs", "interleave_probs", convert=_names),
