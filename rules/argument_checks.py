@@ -5,7 +5,7 @@ from __future__ import annotations
 from linter.registry import ERROR, Rule, register
 from linter.versions import older_than
 
-from .argument_table import EXPORT, TABLES, TRAIN
+from .argument_table import EXPORT, INFER, TABLES, TRAIN
 from .facts import world_size
 
 
@@ -48,10 +48,11 @@ def _where(config, keys):
 
 
 def _command(config) -> str | None:
-    """Which command reads the file: train (it trains, evaluates or predicts), export, or neither."""
+    """Which command reads the file: train (it trains, evaluates or predicts), export (it names an
+    export_dir), else a chat, api or webchat session (get_infer_args)."""
     if any(config.value(key) is True for key in ("training.enabled", "training.do_eval", "training.do_predict")):
         return TRAIN
-    return EXPORT if config.value("export.dir") is not None else None
+    return EXPORT if config.value("export.dir") is not None else INFER
 
 
 @register
@@ -63,9 +64,10 @@ class ParserRefuses(Rule):
     One table (rules/argument_table.py) holds every check of LLaMA-Factory's parser that the
     config file decides alone (plus a linked DeepSpeed config's ZeRO stage and the GPU count),
     each row with the parser's own message, the source function, and the release and commit
-    that added it: `hparams/parser.py` get_train_args and `_verify_model_args`, the
-    `__post_init__` of DataArguments, FinetuningArguments and ExportArguments, and
-    `train/tuner.py` export_model. Streaming without `max_steps`, a fractional `val_size` with
+    that added it: `hparams/parser.py` get_train_args, get_infer_args (chat, api: the vLLM
+    limits) and `_verify_model_args`, the `__post_init__` of DataArguments,
+    FinetuningArguments, ProcessorArguments and ExportArguments, and `train/tuner.py`
+    export_model. Streaming without `max_steps`, a fractional `val_size` with
     streaming, `val_size` beside `eval_dataset`, evaluation without an evaluation set, RM/PPO
     with `load_best_model_at_end`, a Freeze/Full PPO policy with a LoRA reward model,
     `pure_bf16` under ZeRO-3, a new adapter on a quantized model, quantizing an export that
@@ -77,8 +79,9 @@ class ParserRefuses(Rule):
     Checks other rules own are not repeated: quantization without LoRA/OFT (QNT005),
     GaLore/APOLLO with DeepSpeed (TRN006), layer-wise GaLore/APOLLO on several GPUs (TRN017),
     `predict_with_generate` under ZeRO-3 (TRN018), Unsloth under ZeRO-3 (TRN010). Checks that
-    need installed packages, the dataset, the model files, the device or environment
-    variables are left out.
+    need installed packages, the dataset, the model files, the device (PRE001 covers
+    `pure_bf16` on a GPU without bf16) or environment variables (Megatron, KTransformers,
+    the launcher) are left out.
 
     ## Why is this bad?
     The launch stops with a ValueError before anything trains; where the release is older than
@@ -112,8 +115,9 @@ class ParserRefuses(Rule):
 
     ## References
     - hiyouga/LLaMA-Factory (HEAD ff6d4d12): src/llamafactory/hparams/parser.py
-      (get_train_args, _verify_model_args), hparams/data_args.py, hparams/finetuning_args.py,
-      hparams/model_args.py (ExportArguments), train/tuner.py (export_model); each row names
+      (get_train_args, get_infer_args, _verify_model_args), hparams/data_args.py,
+      hparams/finetuning_args.py, hparams/model_args.py (ProcessorArguments, ExportArguments),
+      train/tuner.py (export_model); each row names
       the commit and first release of its message (`git log -S`), e.g. streaming `max_steps`
       43e83548b (0.1.4), `val_size` with `eval_dataset` 502555b65 (0.8.3), the evaluation set
       b0d49e137 (0.9.4), `pure_bf16` with ZeRO-3 bf99223a8 (0.8.3)

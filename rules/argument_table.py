@@ -20,8 +20,10 @@ _DATA = "hparams/data_args.py DataArguments.__post_init__"
 _FINETUNING = "hparams/finetuning_args.py FinetuningArguments.__post_init__"
 _EXPORT_ARGS = "hparams/model_args.py ExportArguments.__post_init__"
 _EXPORT = "train/tuner.py export_model"
+_INFER = "hparams/parser.py get_infer_args"
+_MULTIMODAL = "hparams/model_args.py ProcessorArguments.__post_init__"
 
-TRAIN, ANY, EXPORT = "train", "any", "export"
+TRAIN, ANY, EXPORT, INFER = "train", "any", "export", "infer"
 
 
 class Row:
@@ -57,6 +59,15 @@ def _evaluates_without_a_set(facts) -> bool:
     """Evaluation during training with no evaluation set: every release dies at the first one
     (a tokenized_path may hold a saved evaluation split, which releases before the check use)."""
     return _evaluates_in_training(facts) and _no_eval_set(facts) and facts.get("data.tokenized_path") is None
+
+
+def _vllm(facts) -> bool:
+    return facts.get("inference.backend") == "vllm"
+
+
+def _smaller(facts, kind: str) -> bool:
+    most, fewest = facts.get(f"media.{kind}_max_pixels"), facts.get(f"media.{kind}_min_pixels")
+    return isinstance(most, int) and isinstance(fewest, int) and most < fewest
 
 
 def _quantized(facts) -> bool:
@@ -179,6 +190,27 @@ ROWS = (
     Row("Quantized model only accepts a single adapter. Merge them first.", _VERIFY, "0.4.0", "f902b0d42",
         "adapter.paths", lambda f: _quantized(f) and len(f.get("adapter.paths") or ()) > 1,
         "adapters cannot be merged into quantized weights (the key came with the check)", always=True),
+    # ---- hparams/model_args.py ProcessorArguments.__post_init__ (every command) ------------------
+    Row("`image_max_pixels` cannot be smaller than `image_min_pixels`.", _MULTIMODAL, "0.9.3", "93e6184cb",
+        ("media.image_max_pixels", "media.image_min_pixels"), lambda f: _smaller(f, "image"),
+        "no image size satisfies both bounds"),
+    Row("`video_max_pixels` cannot be smaller than `video_min_pixels`.", _MULTIMODAL, "0.9.3", "93e6184cb",
+        ("media.video_max_pixels", "media.video_min_pixels"), lambda f: _smaller(f, "video"),
+        "no frame size satisfies both bounds"),
+    # ---- hparams/parser.py get_infer_args (chat, api, webchat) ---------------------------------
+    Row("vLLM engine only supports auto-regressive models.", _INFER, "0.6.0", "056d2d956", "inference.backend",
+        lambda f: _vllm(f) and _non_sft(f),
+        "vLLM serves causal LM heads, not value heads (infer_backend came with the check)", always=True,
+        command=INFER),
+    Row("vLLM engine does not support bnb quantization (GPTQ and AWQ are supported).", _INFER, "0.7.0", "7bfbcb1fe",
+        "quantization.bits", lambda f: _vllm(f) and _quantized(f), "serve a GPTQ or AWQ export instead",
+        command=INFER),
+    Row("vLLM engine does not support RoPE scaling.", _INFER, "0.6.0", "056d2d956", "model.rope_scaling",
+        lambda f: _vllm(f) and f.get("model.rope_scaling") is not None,
+        "drop rope_scaling or serve with huggingface (infer_backend came with the check)", always=True,
+        command=INFER),
+    Row("vLLM only accepts a single adapter. Merge them first.", _INFER, "0.7.0", "7bfbcb1fe", "adapter.paths",
+        lambda f: _vllm(f) and len(f.get("adapter.paths") or ()) > 1, "merge the adapters first", command=INFER),
     # ---- hparams/data_args.py DataArguments.__post_init__ --------------------------------------
     Row("Cannot specify `val_size` if `dataset` is None.", _DATA, "0.8.3", "502555b65", "data.val_size",
         lambda f: f.get("data.train_sets") is None and f.val_size > 1e-6,

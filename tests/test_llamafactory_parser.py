@@ -19,6 +19,7 @@ _SFT = {"stage": "sft", "do_train": True, "finetuning_type": "lora", "dataset": 
 _PPO = {"stage": "ppo", "do_train": True, "finetuning_type": "lora", "dataset": "alpaca_en_demo",
         "reward_model": "saves/rm"}
 _EXPORT = {"finetuning_type": "lora", "export_dir": "models/out"}
+_CHAT = {"finetuning_type": "lora", "infer_backend": "vllm"}  # llamafactory-cli chat / api
 _NEW = "0.9.4"  # every check at HEAD ff6d4d12 is in 0.9.4
 
 
@@ -102,6 +103,16 @@ CASES = [
      {"create_new_adapter": False}, {}),
     ("Quantized model only accepts a single adapter. Merge them first.",
      {**_SFT, "quantization_bit": 4, "adapter_name_or_path": "a,b"}, {"adapter_name_or_path": "a"}, {}),
+    ("`image_max_pixels` cannot be smaller than `image_min_pixels`.",
+     {**_SFT, "image_max_pixels": 1024, "image_min_pixels": 4096}, {"image_max_pixels": 589824}, {}),
+    ("`video_max_pixels` cannot be smaller than `video_min_pixels`.", {**_SFT, "video_min_pixels": 262144},
+     {"video_max_pixels": 262144}, {}),
+    ("vLLM engine only supports auto-regressive models.", {**_CHAT, "stage": "rm"}, {"stage": "sft"}, {}),
+    ("vLLM engine does not support bnb quantization (GPTQ and AWQ are supported).", {**_CHAT, "quantization_bit": 4},
+     {"infer_backend": "huggingface"}, {}),
+    ("vLLM engine does not support RoPE scaling.", {**_CHAT, "rope_scaling": "linear"}, {"rope_scaling": None}, {}),
+    ("vLLM only accepts a single adapter. Merge them first.", {**_CHAT, "adapter_name_or_path": "a,b"},
+     {"adapter_name_or_path": "a"}, {}),
     ("Cannot specify `val_size` if `dataset` is None.", {"finetuning_type": "lora", "val_size": 0.1},
      {"dataset": "x"}, {}),
     ("Cannot specify `val_size` if `eval_dataset` is not None.", {**_SFT, "eval_dataset": "x", "val_size": 0.1},
