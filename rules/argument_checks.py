@@ -12,11 +12,15 @@ from .facts import world_size
 class _Facts:
     """What a row's condition reads: the config's IR values, and the run's DeepSpeed and GPUs."""
 
-    __slots__ = ("config", "zero3", "world", "val_size", "not_lora", "full")
+    __slots__ = ("config", "zero3", "zero3_offload", "world", "val_size", "not_lora", "full")
 
     def __init__(self, config, run, context):
         self.config = config
         self.zero3 = _zero3(config, run)
+        self.zero3_offload = self.zero3 is True and any(
+            linked.value("parallel.zero_stage") == 3 and (linked.value("parallel.offload_param") is True
+                                                          or linked.value("parallel.offload_optimizer") is True)
+            for linked in run.linked)
         self.world = world_size(run, context)
         val_size = config.value("data.val_size")
         self.val_size = val_size if isinstance(val_size, (int, float)) and not isinstance(val_size, bool) else 0.0

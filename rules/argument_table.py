@@ -4,10 +4,11 @@ Each row: the parser's message, where it sits, the first release (and commit) th
 this wording, whether the hazard holds for every release (`always`: older releases fail later or
 misbehave, or do not know one of the keys at all), the IR key the finding points at, the command
 whose parser runs it, and the condition on the config's facts (a `facts` object: `facts.get(key)`,
-`facts.zero3`, `facts.world`, `facts.val_size`, `facts.not_lora`, `facts.full`, see
-argument_checks.py). Releases and commits from `git log -S
-'<message>'` on hiyouga/LLaMA-Factory (HEAD ff6d4d12), each commit's first tag from `git tag
---contains`; key introductions likewise (`git log -S '    <key>:'` on src/*/hparams).
+`facts.zero3`, `facts.zero3_offload`, `facts.world`, `facts.val_size`, `facts.not_lora`, `facts.full`, see
+argument_checks.py). Releases and commits from `git log -S '<message>'` on hiyouga/LLaMA-Factory
+(HEAD ff6d4d12), each commit's first tag from `git tag --contains`; key introductions likewise
+(`git log -S '    <key>:'` on src/*/hparams). The `llamafactory` name on PyPI starts at 0.8.0
+(setup.py, dfa686b61): a pin is never older, so a row from an earlier release fires on any pin.
 """
 
 from __future__ import annotations
@@ -47,8 +48,7 @@ def _non_sft(facts) -> bool:
 
 
 def _no_eval_set(facts) -> bool:
-    val_size = facts.val_size
-    return facts.get("data.eval_sets") is None and val_size < 1e-6
+    return facts.get("data.eval_sets") is None and facts.val_size < 1e-6
 
 
 def _evaluates_in_training(facts) -> bool:
@@ -56,9 +56,11 @@ def _evaluates_in_training(facts) -> bool:
 
 
 def _evaluates_without_a_set(facts) -> bool:
-    """Evaluation during training with no evaluation set: every release dies at the first one
-    (a tokenized_path may hold a saved evaluation split, which releases before the check use)."""
-    return _evaluates_in_training(facts) and _no_eval_set(facts) and facts.get("data.tokenized_path") is None
+    """Evaluation during training with no evaluation set: every release dies at the first one (a
+    tokenized_path may hold a saved evaluation split, which releases before the check use; the PPO
+    workflow never evaluates, so only the check refuses it)."""
+    return (_evaluates_in_training(facts) and _no_eval_set(facts) and facts.get("data.tokenized_path") is None
+            and facts.get("training.stage") != "ppo")
 
 
 def _vllm(facts) -> bool:
@@ -97,9 +99,9 @@ ROWS = (
         "only the SFT trainer generates", command=TRAIN),
     Row("`neat_packing` cannot be set as True except SFT.", _PARSER, "0.8.3", "5acaa476d", "data.neat_packing",
         lambda f: _non_sft(f) and _true(f, "data.neat_packing"),
-        "neat packing is an SFT collator (the key came with the check)", always=True, command=TRAIN),
+        "neat packing is an SFT collator (every release with the key has the check)", always=True, command=TRAIN),
     Row("`train_on_prompt` or `mask_history` cannot be set as True except SFT.", _PARSER, "0.9.0", "5af32ce70",
-        "data.train_on_prompt",
+        ("data.train_on_prompt", "data.mask_history"),
         lambda f: _non_sft(f) and (_true(f, "data.train_on_prompt") or _true(f, "data.mask_history")),
         "the prompt masks are SFT options", command=TRAIN),
     Row("Please enable `predict_with_generate` to save model predictions.", _PARSER, "0.0.9", "5f44112cf",
@@ -117,7 +119,7 @@ ROWS = (
         "the PPO workflow only trains", command=TRAIN),
     Row("PPO training is incompatible with S^2-Attn.", _PARSER, "0.2.0", "e387a5047", "attention.shift_short",
         lambda f: f.get("training.stage") == "ppo" and _true(f, "attention.shift_short"),
-        "drop shift_attn (the key came with the check)", always=True, command=TRAIN),
+        "drop shift_attn (every release with the key has the check)", always=True, command=TRAIN),
     Row("Unsloth does not support lora reward model.", _PARSER, "0.5.0", "d358d955e", "model.unsloth",
         lambda f: f.get("training.stage") == "ppo" and f.get("training.reward_model_type") == "lora"
         and _true(f, "model.unsloth"),
@@ -146,7 +148,7 @@ ROWS = (
     Row("Cannot use `predict_with_generate` and `compute_accuracy` together.", _PARSER, "0.8.3", "8c9392195",
         "eval.compute_accuracy",
         lambda f: _true(f, "generation.predict_with_generate") and _true(f, "eval.compute_accuracy"),
-        "accuracy needs the logits, generation returns tokens (the key came with the check)", always=True,
+        "accuracy needs the logits, generation returns tokens (every release with the key has the check)", always=True,
         command=TRAIN),
     Row("Cannot use device map for quantized models in training.", _PARSER, "0.6.3", "b638c6551",
         "quantization.device_map",
@@ -156,8 +158,11 @@ ROWS = (
         "adapter.pissa_init", lambda f: _true(f, "adapter.pissa_init") and f.zero3 is True,
         "PiSSA's SVD needs the whole weights, ZeRO-3 partitions them", command=TRAIN),
     Row("`pure_bf16` is incompatible with DeepSpeed ZeRO-3.", _PARSER, "0.8.3", "bf99223a8", "model.load_dtype",
-        lambda f: f.get("model.load_dtype") == "bfloat16" and f.zero3 is True,
-        "older releases crash after loading the model (#3476)", always=True, command=TRAIN),
+        lambda f: f.get("model.load_dtype") == "bfloat16" and f.zero3_offload,
+        "with ZeRO-3 offload older releases crash after loading the model (#3476)", always=True, command=TRAIN),
+    Row("`pure_bf16` is incompatible with DeepSpeed ZeRO-3.", _PARSER, "0.8.3", "bf99223a8", "model.load_dtype",
+        lambda f: f.get("model.load_dtype") == "bfloat16" and f.zero3 is True and not f.zero3_offload,
+        "use bf16 mixed precision under ZeRO-3 instead", command=TRAIN),
     Row("Radio-based BAdam does not yet support distributed training, use layer-wise BAdam.", _PARSER, "0.8.3",
         "9fd7a410b", "optimizer.badam_mode",
         lambda f: f.get("optimizer.memory_efficient") == "BAdam" and f.get("optimizer.badam_mode") == "ratio"
@@ -170,26 +175,26 @@ ROWS = (
         "use a ZeRO-3 DeepSpeed config, or one GPU", command=TRAIN),
     Row("FP8 training is not compatible with quantization. Please disable one of them.", _PARSER, "0.9.4",
         "1c44b60e3", "precision.fp8", lambda f: _true(f, "precision.fp8") and _quantized(f),
-        "drop fp8 or quantization_bit (the key came with the check)", always=True, command=TRAIN),
+        "drop fp8 or quantization_bit (every release with the key has the check)", always=True, command=TRAIN),
     Row("vLLM/SGLang backend is only available for API, CLI and Web.", _PARSER, "0.6.0", "7c492864e",
         "inference.backend", lambda f: f.get("inference.backend") in ("vllm", "sglang"),
-        "training generates with the trained model (the key came with the check)", always=True, command=TRAIN),
+        "training generates with the trained model (every release with the key has the check)", always=True, command=TRAIN),
     # ---- hparams/parser.py _verify_model_args (train, chat, export, eval) ------------------------
     Row("Adapter is only valid for the LoRA method.", _VERIFY, "0.5.2", "1955a8ea5", "adapter.paths",
         lambda f: f.get("adapter.paths") is not None and f.not_lora,
         "only LoRA adapters are loaded on top of the base model"),
     Row("Please use scripts/pissa_init.py to initialize PiSSA for a quantized model.", _VERIFY, "0.8.2", "ca67b7a56",
         "adapter.pissa_init", lambda f: _quantized(f) and _true(f, "adapter.pissa_init"),
-        "PiSSA's SVD needs full-precision weights (the key came with the check)", always=True),
+        "PiSSA's SVD needs full-precision weights (every release with the key has the check)", always=True),
     Row("Cannot resize embedding layers of a quantized model.", _VERIFY, "0.7.0", "83404c4fa", "model.resize_vocab",
         lambda f: _quantized(f) and _true(f, "model.resize_vocab"),
         "quantized embeddings cannot be resized"),
     Row("Cannot create new adapter upon a quantized model.", _VERIFY, "0.4.0", "f902b0d42", "adapter.create_new",
         lambda f: _quantized(f) and f.get("adapter.paths") is not None and _true(f, "adapter.create_new"),
-        "merge the loaded adapter into the unquantized model first (the key came with the check)", always=True),
+        "merge the loaded adapter into the unquantized model first (every release with the key has the check)", always=True),
     Row("Quantized model only accepts a single adapter. Merge them first.", _VERIFY, "0.4.0", "f902b0d42",
         "adapter.paths", lambda f: _quantized(f) and len(f.get("adapter.paths") or ()) > 1,
-        "adapters cannot be merged into quantized weights (the key came with the check)", always=True),
+        "adapters cannot be merged into quantized weights (every release with the key has the check)", always=True),
     # ---- hparams/model_args.py ProcessorArguments.__post_init__ (every command) ------------------
     Row("`image_max_pixels` cannot be smaller than `image_min_pixels`.", _MULTIMODAL, "0.9.3", "93e6184cb",
         ("media.image_max_pixels", "media.image_min_pixels"), lambda f: _smaller(f, "image"),
@@ -200,14 +205,14 @@ ROWS = (
     # ---- hparams/parser.py get_infer_args (chat, api, webchat) ---------------------------------
     Row("vLLM engine only supports auto-regressive models.", _INFER, "0.6.0", "056d2d956", "inference.backend",
         lambda f: _vllm(f) and _non_sft(f),
-        "vLLM serves causal LM heads, not value heads (infer_backend came with the check)", always=True,
+        "vLLM serves causal LM heads, not value heads (every release with infer_backend has the check)", always=True,
         command=INFER),
     Row("vLLM engine does not support bnb quantization (GPTQ and AWQ are supported).", _INFER, "0.7.0", "7bfbcb1fe",
         "quantization.bits", lambda f: _vllm(f) and _quantized(f), "serve a GPTQ or AWQ export instead",
         command=INFER),
     Row("vLLM engine does not support RoPE scaling.", _INFER, "0.6.0", "056d2d956", "model.rope_scaling",
         lambda f: _vllm(f) and f.get("model.rope_scaling") is not None,
-        "drop rope_scaling or serve with huggingface (infer_backend came with the check)", always=True,
+        "drop rope_scaling or serve with huggingface (every release with infer_backend has the check)", always=True,
         command=INFER),
     Row("vLLM only accepts a single adapter. Merge them first.", _INFER, "0.7.0", "7bfbcb1fe", "adapter.paths",
         lambda f: _vllm(f) and len(f.get("adapter.paths") or ()) > 1, "merge the adapters first", command=INFER),
@@ -217,7 +222,7 @@ ROWS = (
         "there is no training set to split"),
     Row("Cannot specify `val_size` if `eval_dataset` is not None.", _DATA, "0.8.3", "502555b65", "data.val_size",
         lambda f: f.get("data.eval_sets") is not None and f.val_size > 1e-6,
-        "the evaluation set is either split off or named, not both (eval_dataset came with the check)",
+        "the evaluation set is either split off or named, not both (every release with eval_dataset has the check)",
         always=True),
     Row("`interleave_probs` is only valid for interleaved mixing.", _DATA, "0.8.3", "502555b65",
         "data.interleave_probs",
@@ -228,13 +233,13 @@ ROWS = (
         "each dataset needs one probability"),
     Row("The length of eval dataset and interleave probs should be identical.", _DATA, "0.8.3", "502555b65",
         "data.interleave_probs", lambda f: _length_differs(f, "data.eval_sets"),
-        "each evaluation dataset needs one probability (eval_dataset came with the check)", always=True),
+        "each evaluation dataset needs one probability (every release with eval_dataset has the check)", always=True),
     Row("Streaming mode should have an integer val size.", _DATA, "0.1.6", "467d57120", "data.val_size",
         lambda f: _true(f, "data.streaming") and _fraction(f),
-        "a streamed dataset has no length to take a share of (val_size came with the check)", always=True),
+        "a streamed dataset has no length to take a share of (every release with val_size has the check)", always=True),
     Row("`max_samples` is incompatible with `streaming`.", _DATA, "0.1.4", "dd3f3e974", "data.max_samples",
         lambda f: _true(f, "data.streaming") and f.get("data.max_samples") is not None,
-        "a streamed dataset cannot be truncated by index (streaming came with the check)", always=True),
+        "a streamed dataset cannot be truncated by index (every release with streaming has the check)", always=True),
     Row("`mask_history` is incompatible with `train_on_prompt`.", _DATA, "0.9.0", "5af32ce70", "data.mask_history",
         lambda f: _true(f, "data.mask_history") and _true(f, "data.train_on_prompt"),
         "one masks the earlier turns, the other trains on every prompt"),
@@ -267,7 +272,7 @@ ROWS = (
         "optimizer.memory_efficient",
         lambda f: f.get("adapter.kind") == "lora"
         and f.get("optimizer.memory_efficient") in ("GaLore", "APOLLO"),
-        "the projected optimizer is for full-rank weights (GaLore and APOLLO came with their checks)",
+        "the projected optimizer is for full-rank weights (every release with use_galore or use_apollo has the check)",
         always=True),
     Row("Cannot use LoRA with GaLore, APOLLO or BAdam together.", _FINETUNING, "0.9.2", "7638f1070",
         "optimizer.memory_efficient",
@@ -276,7 +281,7 @@ ROWS = (
     Row("Cannot use PiSSA for current training stage.", _FINETUNING, "0.8.2", "32f45c9e9", "adapter.pissa_init",
         lambda f: _true(f, "adapter.pissa_init") and (f.get("training.stage") in ("ppo", "kto") or (
             f.get("training.stage") == "dpo" and f.get("training.loss_type") not in ("orpo", "simpo"))),
-        "drop pissa_init for this stage (the key came with the check)", always=True),
+        "drop pissa_init for this stage (every release with the key has the check)", always=True),
     Row("`loraplus_lr_ratio` is only valid for LoRA training.", _FINETUNING, "0.8.0", "3b28c003d",
         "adapter.loraplus_ratio", lambda f: f.get("adapter.loraplus_ratio") is not None and f.not_lora,
         "there are no LoRA B matrices to scale"),
@@ -290,10 +295,10 @@ ROWS = (
     Row("Quantization dataset is necessary for exporting.", _EXPORT_ARGS, "0.4.0", "296711d50",
         "export.quantization_bit",
         lambda f: f.get("export.quantization_bit") is not None and f.get("export.quantization_dataset") is None,
-        "GPTQ calibrates on it (the key came with the check)", always=True),
+        "GPTQ calibrates on it (every release with the key has the check)", always=True),
     Row("Please merge adapters before quantizing the model.", _EXPORT, "0.4.0", "3a45cfb60", "export.quantization_bit",
         lambda f: f.get("export.quantization_bit") is not None and f.get("adapter.paths") is not None,
-        "export the merged model first, then quantize that export (the key came with the check)", always=True,
+        "export the merged model first, then quantize that export (every release with the key has the check)", always=True,
         command=EXPORT),
     Row("Cannot merge adapters to a quantized model.", _EXPORT, "0.4.0", "393e4b0f5", "adapter.paths",
         lambda f: _quantized(f) and f.get("adapter.paths") is not None,

@@ -13,6 +13,8 @@ from linter import versions
 from rules.argument_table import ROWS
 
 _Z3 = '{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3}}'
+_Z3_OFFLOAD = ('{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3, '
+               '"offload_optimizer": {"device": "cpu"}, "offload_param": {"device": "cpu"}}}')
 _Z2 = '{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}'
 _BASE = {"model_name_or_path": "Qwen/Qwen2.5-7B-Instruct", "template": "qwen", "output_dir": "out"}
 _SFT = {"stage": "sft", "do_train": True, "finetuning_type": "lora", "dataset": "alpaca_en_demo"}
@@ -214,6 +216,21 @@ def test_evaluation_from_a_tokenized_path_is_only_refused_from_its_release(tmp_p
     for name, pin, fires in (("unpinned", None, False), ("old", "0.9.3", False), ("new", "0.9.4", True)):
         (tmp_path / name).mkdir()
         assert bool(messages(tmp_path / name, refused, pin=pin)) is fires, name
+
+
+def test_ppo_evaluation_without_a_set_is_only_refused_from_its_release(tmp_path):
+    refused = {**_PPO, "eval_strategy": "steps"}
+    for name, pin, fires in (("unpinned", None, False), ("old", "0.9.3", False), ("new", "0.9.4", True)):
+        (tmp_path / name).mkdir()
+        assert bool(messages(tmp_path / name, refused, pin=pin)) is fires, name
+
+
+def test_pure_bf16_under_zero3_offload_fires_on_any_release(tmp_path):
+    """LLaMA-Factory#3476: ZeRO-3 with CPU offload crashed before the check; without offload it ran."""
+    refused = {**_SFT, "finetuning_type": "full", "pure_bf16": True}
+    for name, ds, fires in (("offload", _Z3_OFFLOAD, True), ("plain", _Z3, False)):
+        (tmp_path / name).mkdir()
+        assert bool(messages(tmp_path / name, refused, pin=None, ds=ds)) is fires, name
 
 
 def test_ppo_report_to_all_is_not_decided(tmp_path):
