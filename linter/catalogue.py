@@ -220,6 +220,8 @@ _KEYS = (
     ("media.video_max_pixels", "int", "the most pixels a video frame is resized to"),
     ("media.video_min_pixels", "int", "the fewest pixels a video frame is resized to"),
     ("model.rope_scaling", "str", "the RoPE scaling method the model is loaded with (linear, dynamic, yarn, llama3)"),
+    ("tokenizer.split_special_tokens", "bool", "special tokens in the text are split like plain text"),
+    ("tokenizer.use_fast", "bool", "the fast (Rust) tokenizer is loaded"),
     ("export.dir", "str", "where an export run writes the merged model"),
     ("export.quantization_bit", "int", "the bits an export run quantizes the merged model to (GPTQ)"),
     ("export.quantization_dataset", "str", "the calibration dataset of an export quantization"),

@@ -12,10 +12,11 @@ from .facts import world_size
 class _Facts:
     """What a row's condition reads: the config's IR values, and the run's DeepSpeed and GPUs."""
 
-    __slots__ = ("config", "zero3", "zero3_offload", "world", "val_size", "not_lora", "full")
+    __slots__ = ("config", "deepspeed", "zero3", "zero3_offload", "world", "val_size", "not_lora", "full")
 
     def __init__(self, config, run, context):
         self.config = config
+        self.deepspeed = any(link.kind == "deepspeed" for link in config.links)
         self.zero3 = _zero3(config, run)
         self.zero3_offload = self.zero3 is True and any(
             linked.value("parallel.zero_stage") == 3 and (linked.value("parallel.offload_param") is True
@@ -76,6 +77,10 @@ class ParserRefuses(Rule):
     with `load_best_model_at_end`, a Freeze/Full PPO policy with a LoRA reward model,
     `pure_bf16` under ZeRO-3, a new adapter on a quantized model, quantizing an export that
     still merges an adapter, LoRA-only options without LoRA, and the rest.
+
+    Checks that later releases dropped (`predict_with_generate` while training, `pure_bf16`
+    with bf16/fp16 before 0.8.3, a missing `template` before 0.9.2, ...) fire only on a pinned
+    release that has them.
 
     A row whose hazard holds in every release (older releases fail later or misbehave, or do
     not know one of its keys) fires whatever LLaMA-Factory version is pinned; a row that only
@@ -147,10 +152,15 @@ class ParserRefuses(Rule):
                 newer = release is None or older_than(release[0], row.since) is not True
                 if not row.always and (release is None or not newer):
                     continue
+                if row.until is not None and older_than(release[0], row.until) is not True:
+                    continue  # the check was dropped again by this release
                 facts = facts or _Facts(config, run, context)
                 if not row.applies(facts):
                     continue
-                if newer:
+                if row.until is not None:
+                    when = (f"{package} {release[0]} ({release[1]}) refuses it (\"{row.message}\", {row.where}, "
+                            f"from {row.since} until {row.until}, {row.commit})")
+                elif newer:
                     when = f"the launch refuses it (\"{row.message}\", {row.where}, since {row.since}, {row.commit})"
                 else:
                     when = f"{package} {release[0]} ({release[1]}) does not check it yet ({row.since} refuses it)"

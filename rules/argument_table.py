@@ -4,7 +4,8 @@ Each row: the parser's message, where it sits, the first release (and commit) th
 this wording, whether the hazard holds for every release (`always`: older releases fail later or
 misbehave, or do not know one of the keys at all), the IR key the finding points at, the command
 whose parser runs it, and the condition on the config's facts (a `facts` object: `facts.get(key)`,
-`facts.zero3`, `facts.zero3_offload`, `facts.world`, `facts.val_size`, `facts.not_lora`, `facts.full`, see
+`facts.deepspeed`, `facts.zero3`, `facts.zero3_offload`,
+`facts.world`, `facts.val_size`, `facts.not_lora`, `facts.full`, see
 argument_checks.py). Releases and commits from `git log -S '<message>'` on hiyouga/LLaMA-Factory
 (HEAD ff6d4d12), each commit's first tag from `git tag --contains`; key introductions likewise
 (`git log -S '    <key>:'` on src/*/hparams). The `llamafactory` name on PyPI starts at 0.8.0
@@ -30,11 +31,13 @@ TRAIN, ANY, EXPORT, INFER = "train", "any", "export", "infer"
 class Row:
     """One refused combination (a plain class: see incompatible_versions._Range)."""
 
-    __slots__ = ("message", "where", "since", "commit", "always", "anchor", "command", "applies", "damage")
+    __slots__ = ("message", "where", "since", "commit", "always", "anchor", "command", "applies", "damage", "until")
 
     def __init__(self, message: str, where: str, since: str, commit: str, anchor: str | tuple[str, ...],
-                 applies: Callable, damage: str, *, always: bool = False, command: str = ANY):
-        self.message, self.where, self.since, self.commit = message, where, since, commit
+                 applies: Callable, damage: str, *, always: bool = False, command: str = ANY,
+                 until: str | None = None):
+        # until: the first release without the check (a limitation lifted later; never `always`).
+        self.message, self.where, self.since, self.commit, self.until = message, where, since, commit, until
         self.anchor = (anchor,) if isinstance(anchor, str) else anchor
         self.applies, self.damage, self.always, self.command = applies, damage, always, command
 
@@ -305,5 +308,38 @@ ROWS = (
         "merge into the unquantized model: drop quantization_bit", command=EXPORT),
 )
 
+# Checks that later releases dropped (a limitation lifted): they fire only on a pinned release in
+# [since, until); `commit` reads added..removed. Found by diffing the raised messages of every tag from v0.8.0 (the first
+# `llamafactory` on PyPI) against HEAD; each range from the tags whose files hold the message.
+LIFTED = (
+    Row("`predict_with_generate` cannot be set as True while training.", _PARSER, "0.0.9", "17024ebc1..cb474c7b1",
+        "generation.predict_with_generate",
+        lambda f: _true(f, "training.enabled") and _true(f, "generation.predict_with_generate"),
+        "generate in a separate predict run", command=TRAIN, until="0.8.3"),
+    Row("Turn off mixed precision training when using `pure_bf16`.", _PARSER, "0.6.0", "e416cecf6..9103fdf86",
+        "model.load_dtype",
+        lambda f: f.get("model.load_dtype") == "bfloat16"
+        and (_true(f, "precision.bf16") or _true(f, "precision.fp16")),
+        "pure_bf16 trains without AMP: drop bf16/fp16", command=TRAIN, until="0.8.3"),
+    Row("Unsloth does not support DoRA.", _PARSER, "0.5.3", "b392e6cfb..27aece94c", "adapter.dora",
+        lambda f: _true(f, "model.unsloth") and _true(f, "adapter.dora"), "drop use_dora or use_unsloth",
+        command=TRAIN, until="0.8.2"),
+    Row("Layer-wise BAdam does not yet support distributed training, use ratio-wise BAdam.", _PARSER, "0.6.3",
+        "191971865..12fcfc2b7", "optimizer.memory_efficient",
+        lambda f: f.get("optimizer.memory_efficient") == "BAdam" and f.get("optimizer.badam_mode") == "layer"
+        and (f.world or 0) > 1, "use badam_mode: ratio, or one GPU", command=TRAIN, until="0.8.3"),
+    Row("GaLore and BAdam are incompatible with DeepSpeed yet.", _PARSER, "0.6.3", "d301f0a64..12fcfc2b7",
+        "optimizer.memory_efficient",
+        lambda f: f.get("optimizer.memory_efficient") == "BAdam" and f.deepspeed,
+        "drop the deepspeed config or BAdam", command=TRAIN, until="0.8.3"),
+    Row("Please specify which `template` to use.", _PARSER, "0.1.8", "612d97db6..2581cc844", "training.stage",
+        lambda f: f.get("training.stage") != "pt" and f.get("data.chat_template") is None,
+        "name the chat template the data is formatted with", command=TRAIN, until="0.9.2"),
+    Row("`split_special_tokens` is only supported for slow tokenizers.", "hparams/model_args.py "
+        "ModelArguments.__post_init__", "0.2.0", "27dd87c89..bf04ca6af", "tokenizer.split_special_tokens",
+        lambda f: _true(f, "tokenizer.split_special_tokens") and f.get("tokenizer.use_fast") is not False,
+        "set use_fast_tokenizer: false", until="0.9.5"),
+)
+
 # Whose parser: the file kind a row table belongs to, and the package whose release bounds it.
-TABLES = {"llamafactory": ("llamafactory", ROWS)}
+TABLES = {"llamafactory": ("llamafactory", ROWS + LIFTED)}

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import trainlint
 from linter import versions
-from rules.argument_table import ROWS
+from rules.argument_table import LIFTED, ROWS
 
 _Z3 = '{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3}}'
 _Z3_OFFLOAD = ('{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3, '
@@ -164,6 +164,42 @@ CASES = [
     ("Cannot merge adapters to a quantized model.", {**_EXPORT, "adapter_name_or_path": "a", "quantization_bit": 4},
      {"quantization_bit": None}, {}),
 ]
+
+
+# Checks later releases dropped: (message, refused config, the accepted neighbour, a release with the
+# check, the first release without it, options)
+LIFTED_CASES = [
+    ("`predict_with_generate` cannot be set as True while training.",
+     {**_SFT, "predict_with_generate": True, "val_size": 0.1}, {"do_train": False, "do_predict": True},
+     "0.8.2", "0.8.3", {}),
+    ("Turn off mixed precision training when using `pure_bf16`.", {**_SFT, "pure_bf16": True, "bf16": True},
+     {"bf16": False}, "0.8.2", "0.8.3", {}),
+    ("Unsloth does not support DoRA.", {**_SFT, "use_unsloth": True, "use_dora": True}, {"use_dora": False},
+     "0.8.1", "0.8.2", {}),
+    ("Layer-wise BAdam does not yet support distributed training, use ratio-wise BAdam.",
+     {**_SFT, "finetuning_type": "full", "use_badam": True}, {"badam_mode": "ratio"}, "0.8.2", "0.8.3",
+     {"world": 2}),
+    ("GaLore and BAdam are incompatible with DeepSpeed yet.", {**_SFT, "finetuning_type": "full", "use_badam": True},
+     {"use_badam": False}, "0.8.2", "0.8.3", {"ds": _Z2}),
+    ("Please specify which `template` to use.", {**_SFT, "template": None}, {"stage": "pt"}, "0.9.1", "0.9.2", {}),
+    ("`split_special_tokens` is only supported for slow tokenizers.", {**_SFT, "split_special_tokens": True},
+     {"use_fast_tokenizer": False}, "0.9.4", "0.9.5", {}),
+]
+
+
+def test_every_lifted_row_has_a_case():
+    assert {row.message for row in LIFTED} == {message for message, *_ in LIFTED_CASES}
+
+
+@pytest.mark.parametrize("message, refused, change, within, lifted, options", LIFTED_CASES,
+                         ids=[f"{i}" for i in range(len(LIFTED_CASES))])
+def test_lifted_row_fires_only_while_the_release_has_it(tmp_path, message, refused, change, within, lifted,
+                                                        options):
+    for name, keys, pin, fires in (("within", refused, within, True), ("neighbour", {**refused, **change}, within,
+                                   False), ("lifted", refused, lifted, False), ("unpinned", refused, None, False)):
+        (tmp_path / name).mkdir()
+        found = messages(tmp_path / name, keys, pin=pin, **options)
+        assert any(message in text for text in found) is fires, (name, found)
 
 
 def test_every_row_has_a_case():

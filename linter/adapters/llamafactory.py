@@ -166,6 +166,8 @@ _ARGUMENT_CHECK_BINDINGS = (
     Binding("media.video_max_pixels", "video_max_pixels", default=256 * 256, source=_MODEL_ARGS),
     Binding("media.video_min_pixels", "video_min_pixels", default=16 * 16, source=_MODEL_ARGS),
     Binding("model.rope_scaling", "rope_scaling"),
+    Binding("tokenizer.split_special_tokens", "split_special_tokens", default=False, source=_MODEL_ARGS),
+    Binding("tokenizer.use_fast", "use_fast_tokenizer", default=True, source=_MODEL_ARGS),
     Binding("export.dir", "export_dir"),
     Binding("export.quantization_bit", "export_quantization_bit"),
     Binding("export.quantization_dataset", "export_quantization_dataset"),
