@@ -93,6 +93,29 @@ _KEYS = (
     ("adapter.target_linear", "bool", "the adapter wraps every linear layer (Axolotl lora_target_linear)"),
     ("adapter.target_shorthand", "str", "a target_modules string PEFT's LoraConfig receives as written and "
                                         "expands itself (\"all-linear\"), where the framework passes it unchanged"),
+    ("adapter.init_weights", "bool|str", "PEFT init_lora_weights as written: True, False or a method name "
+                                         "(gaussian, loftq, pissa, eva, ...)"),
+    ("adapter.loftq_config", "bool", "a non-empty PEFT loftq_config is given"),
+    ("adapter.lora_bias", "bool", "PEFT lora_bias: the LoRA B matrix has a bias (peft >= 0.14)"),
+    ("adapter.megatron_config", "bool", "a PEFT megatron_config is given (LoRA over Megatron-core layers)"),
+    ("adapter.layers_to_transform", "int|numbers", "PEFT layers_to_transform: only these layer indices are adapted"),
+    ("adapter.layers_pattern", "str|list", "PEFT layers_pattern: the module list name the layer indices refer to"),
+    ("adapter.adalora_tinit", "int", "AdaLoRA tinit: initial fine-tuning steps before rank budgeting"),
+    ("adapter.adalora_tfinal", "int", "AdaLoRA tfinal: final fine-tuning steps after rank budgeting"),
+    ("adapter.adalora_total_step", "int", "AdaLoRA total_step: the training steps the rank schedule is planned for"),
+    ("adapter.target_string", "str", "target_modules written as one string, which PEFT's LoraConfig keeps a str "
+                                     "(a regular expression matched against module names, or all-linear)"),
+    ("adapter.trainable_token_layers", "list", "the layers PEFT trainable_token_indices names (its dict form): "
+                                               "only some token rows of each train"),
+    ("adapter.config_keys", "list", "the top-level keys of a PEFT adapter_config.json, as the config class "
+                                    "receives them on load"),
+    ("model.full_finetuning", "bool", "the loader is asked for full fine-tuning (Unsloth full_finetuning)"),
+    ("generation.colocated_vllm", "bool", "the model loads with its own vLLM engine that generates with the "
+                                          "trained LoRA weights (Unsloth fast_inference)"),
+    ("generation.vllm_max_lora_rank", "int", "the largest LoRA rank that colocated vLLM engine is sized for "
+                                             "(Unsloth max_lora_rank)"),
+    ("save.merged_method", "str", "save_method of a merged-model save call the script runs after training "
+                                  "(Unsloth save_pretrained_merged / push_to_hub_merged), as written"),
     # Optimizer and schedule
     ("optimizer.name", "str", "optimizer as the framework names it"),
     ("optimizer.lr", "num|auto", "learning rate"),
@@ -175,7 +198,8 @@ _KEYS = (
     ("generation.ds3_gather", "bool", "TRL ds3_gather_for_generation as written: ZeRO-3 weights gathered whole "
                                       "before generating (TRL's default: true)"),
     ("generation.use_vllm", "bool", "TRL use_vllm as written: vLLM, not the trained model, generates completions"),
-    ("training.trainer", "str", "which trainer runs the config where one framework has several (TRL: grpo, ...)"),
+    ("training.trainer", "str", "which trainer runs the config where one framework has several (TRL: grpo, ...; "
+                                   "Ludwig LLM trainer.type: none, finetune, grpo, ...)"),
     ("tokenizer.added_tokens", "list", "new tokens added to the vocabulary before training (Axolotl `tokens`)"),
     ("tokenizer.fix_untrained", "bool", "untrained token embeddings are reset before training (Axolotl "
                                         "fix_untrained_tokens)"),
@@ -225,6 +249,21 @@ _KEYS = (
     ("export.dir", "str", "where an export run writes the merged model"),
     ("export.quantization_bit", "int", "the bits an export run quantizes the merged model to (GPTQ)"),
     ("export.quantization_dataset", "str", "the calibration dataset of an export quantization"),
+    # Model family, features and prompt, where the framework declares them in the config (Ludwig)
+    ("model.kind", "str", "the framework's model family, as written or defaulted: ecd, llm, gbm (Ludwig model_type)"),
+    ("model.multimodal", "bool", "the base model is loaded as a vision-language model (Ludwig is_multimodal)"),
+    ("data.input_types", "list", "the type of each input feature, in order (text, category, image, ...)"),
+    ("data.output_types", "list", "the type of each output feature, in order"),
+    ("data.output_column", "str", "the data column of the first output feature (its column, else its name)"),
+    ("data.encoder_pretrained", "str", "the pretrained checkpoint the first input feature's encoder loads, as written"),
+    ("adapter.pretrained_weights", "str", "trained adapter weights loaded instead of a fresh adapter, as written"),
+    ("adapter.merge_on_save", "bool", "the adapter is merged into the base model when the model is saved"),
+    ("quantization.backend", "str", "the library that quantizes the weights, as written (bitsandbytes, torchao)"),
+    ("quantization.mode", "str", "the quantization mode of a library that has several, as written"),
+    ("quantization.qat", "bool", "quantization-aware training: fake-quantized weights train, converted at save"),
+    ("prompt.template", "str", "the prompt template each sample is formatted with, as written"),
+    ("prompt.task", "str", "the task instruction put in the prompt, as written"),
+    ("prompt.retrieval", "str", "the retrieval method that adds similar samples to the prompt, as written"),
 )
 
 KEYS: dict[str, Key] = {name: Key(name, type_, meaning) for name, type_, meaning in _KEYS}

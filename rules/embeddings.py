@@ -40,26 +40,33 @@ class TiedEmbeddingsModulesToSave(Rule):
     warns "Model has `tie_word_embeddings=True` and a tied layer is part of the adapter, but
     `ensure_weight_tying` is not set to True".
 
+    Dropping `lm_head` from the list does not help: PEFT's copy of `embed_tokens` is then
+    trained while the model's own `lm_head` keeps the frozen original, and a merged model ties
+    the head back to the trained embedding, a head no step was trained with (PEFT's warning
+    fires for a tied layer in the adapter either way, and Axolotl requires both for new tokens).
+    Where the config format has no `ensure_weight_tying` setting (LLaMA-Factory, TRL's
+    ModelConfig) the message says so: the untie is then the author's informed choice.
+
     ## Example
-    `llamafactory.yaml`:
-        model_name_or_path: meta-llama/Llama-3.2-3B-Instruct
-        stage: sft
-        do_train: true
-        finetuning_type: lora
-        additional_target: embed_tokens,lm_head
-        template: llama3
-    Use instead (the tied matrix is trained once, through embed_tokens):
-        model_name_or_path: meta-llama/Llama-3.2-3B-Instruct
-        stage: sft
-        do_train: true
-        finetuning_type: lora
-        additional_target: embed_tokens
-        template: llama3
+    `axolotl.yaml`:
+        base_model: meta-llama/Llama-3.2-3B-Instruct
+        adapter: lora
+        lora_target_linear: true
+        lora_modules_to_save:
+          - embed_tokens
+          - lm_head
+    Use instead (PEFT >= 0.18 keeps one tied matrix):
+        base_model: meta-llama/Llama-3.2-3B-Instruct
+        adapter: lora
+        lora_target_linear: true
+        lora_modules_to_save:
+          - embed_tokens
+          - lm_head
+        peft_ensure_weight_tying: true
 
     ## Fix safety
-    Display-only: keeping only `embed_tokens` (the tied matrix is also the output head) or
-    setting `ensure_weight_tying: true` (PEFT >= 0.18) are both right; which one depends on the
-    PEFT release and on what the framework exposes.
+    Display-only: `ensure_weight_tying` needs PEFT >= 0.18, and where the framework does not
+    expose it the remedy is outside the config.
 
     ## References
     - peft/utils/other.py ModulesToSaveWrapper (one trainable copy per wrapped module)
@@ -92,13 +99,17 @@ class TiedEmbeddingsModulesToSave(Rule):
             return
         for config in candidates:
             field = config.get("adapter.modules_to_save")
+            if config.get("adapter.ensure_weight_tying") is not None:
+                remedy = f"set {config.written_as('adapter.ensure_weight_tying')}: true (PEFT >= 0.18)"
+            else:
+                remedy = ("this config has no setting for PEFT's ensure_weight_tying (PEFT >= 0.18), so the two "
+                          "copies stay untied in training; dropping lm_head does not keep them tied either")
             yield self.finding(
                 config, field.origin.span,
                 f"{model[0]} ties its input and output embeddings ({tied[1]}), and embed_tokens and lm_head are "
                 "both trained as modules_to_save: PEFT trains two separate copies of the one matrix, and a merged "
-                "model loads lm_head tied back to embed_tokens, discarding the trained output head; train "
-                "embed_tokens alone, or set ensure_weight_tying: true (PEFT >= 0.18)",
-                fix=self.fix("Train the tied matrix once (embed_tokens), or set ensure_weight_tying"))
+                f"model loads lm_head tied back to embed_tokens, discarding the trained output head; {remedy}",
+                fix=self.fix("Keep the tied matrix tied (ensure_weight_tying, PEFT >= 0.18)"))
 
 
 # axolotl/loaders/utils.py get_linear_embedding_layers: the modules axolotl requires per model_type.

@@ -238,7 +238,8 @@ class AccelerateInlineDeepSpeedMismatch(Rule):
     `max_grad_norm`, and (for a TrainingArguments / TRL file that sets neither `fp16` nor
     `bf16`) accelerate's `mixed_precision`. Where accelerate is older than 0.23.0, an unwritten
     `gradient_accumulation_steps` counts as 1. Fires only where transformers is known to be
-    4.30.0 or later; silent where the version is unknown.
+    4.30.0 or later; silent where the version is unknown, and where the training config names
+    its own DeepSpeed file (`deepspeed:`), whose values then win.
 
     ## Why is this bad?
     `accelerate launch` hands the YAML's values to the training process
@@ -299,6 +300,12 @@ class AccelerateInlineDeepSpeedMismatch(Rule):
         launchers = [config for config in run.configs if config.value("file.kind") == "accelerate"
                      and config.get("parallel.zero_stage") is not None and _local(config)]
         if trainer is None or not launchers:
+            return
+        if any(link.kind == "deepspeed" for link in trainer.links):
+            # A `deepspeed:` file of the trainer's own wins: TrainingArguments fills it first and
+            # builds DeepSpeedPlugin(hf_ds_config=...) from it, whose fill only replaces "auto", so
+            # the launcher's inline values are not used (training_args.py, 4.43: DeepSpeedPlugin
+            # with hf_ds_config; accelerate dataclasses.py fill_match must_match=False).
             return
         transformers = trainer.version("transformers")
         if transformers is None:

@@ -181,6 +181,19 @@ def test_ds013_gradient_accumulation_and_clipping_in_a_declared_run(write):
     assert "DS013" not in codes(alone.parent, "--gpu", "A100")
 
 
+def test_ds013_silent_when_the_trainer_names_its_own_deepspeed_file(write):
+    """TrainingArguments fills its own `deepspeed:` file and hands it to DeepSpeedPlugin as
+    hf_ds_config: the launcher's inline values are not used (review of 2026-11-24, /tmp/rv/ds013)."""
+    path = write("sft.yaml", TRL_GAS8 + "bf16: true\ndeepspeed: ds.json\n")
+    write("ds.json", '{"gradient_accumulation_steps": "auto", "zero_optimization": {"stage": 2}}')
+    write("accelerate.yaml", ACCELERATE_INLINE)
+    write("requirements.txt", "transformers==4.44.2\n")
+    declare(write, "sft.yaml", "accelerate.yaml")
+    assert "DS013" not in codes(path, "--gpu", "A100")
+    path.write_text(TRL_GAS8 + "bf16: true\n")
+    assert "DS013" in codes(path, "--gpu", "A100")
+
+
 def test_ds013_mixed_precision_when_the_trainer_sets_neither(write):
     path = write("train.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\noutput_dir: out\n"
                  "per_device_train_batch_size: 2\ngradient_accumulation_steps: 1\n")
