@@ -150,12 +150,17 @@ class ParserRefuses(Rule):
                 if row.command != "any" and row.command != command:
                     continue
                 newer = release is None or older_than(release[0], row.since) is not True
-                if not row.always and (release is None or not newer):
+                if release is not None and not row.always and not newer:
                     continue
-                if row.until is not None and older_than(release[0], row.until) is not True:
+                if release is not None and row.until is not None and older_than(release[0], row.until) is not True:
                     continue  # the check was dropped again by this release
                 facts = facts or _Facts(config, run, context)
                 if not row.applies(facts):
+                    continue
+                if release is None and not row.always:
+                    context.notes.append(f"{config.path}: {self.code} row \"{row.message}\" skipped: the {package} "
+                                         f"version is unknown (the check exists from {row.since}"
+                                         f"{f' until {row.until}' if row.until else ''})")
                     continue
                 if row.until is not None:
                     when = (f"{package} {release[0]} ({release[1]}) refuses it (\"{row.message}\", {row.where}, "
