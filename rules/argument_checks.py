@@ -1,0 +1,172 @@
+"""Argument combinations the trainer's own parser refuses at launch (rules/argument_table.py)."""
+
+from __future__ import annotations
+
+from linter.registry import ERROR, Rule, register
+from linter.versions import older_than
+
+from .argument_table import EXPORT, INFER, TABLES, TRAIN
+from .facts import world_size
+
+
+class _Facts:
+    """What a row's condition reads: the config's IR values, and the run's DeepSpeed and GPUs."""
+
+    __slots__ = ("config", "deepspeed", "zero3", "zero3_offload", "world", "val_size", "not_lora", "full")
+
+    def __init__(self, config, run, context):
+        self.config = config
+        self.deepspeed = any(link.kind == "deepspeed" for link in config.links)
+        self.zero3 = _zero3(config, run)
+        self.zero3_offload = self.zero3 is True and any(
+            linked.value("parallel.zero_stage") == 3 and (linked.value("parallel.offload_param") is True
+                                                          or linked.value("parallel.offload_optimizer") is True)
+            for linked in run.linked)
+        self.world = world_size(run, context)
+        val_size = config.value("data.val_size")
+        self.val_size = val_size if isinstance(val_size, (int, float)) and not isinstance(val_size, bool) else 0.0
+        kind = config.value("adapter.kind")  # None: every weight of the trained slice trains (full, freeze)
+        self.not_lora = kind != "lora"
+        self.full = kind is None and config.get("adapter.trainable_layers") is None
+
+    def get(self, key: str):
+        return self.config.value(key)
+
+
+def _zero3(config, run) -> bool | None:
+    """Does the config's DeepSpeed config use ZeRO-3? None where it names one the linter did not read."""
+    if not any(link.kind == "deepspeed" for link in config.links):
+        return False
+    stages = [linked.value("parallel.zero_stage") for linked in run.linked]
+    if 3 in stages:
+        return True
+    return False if stages and None not in stages else None
+
+
+def _where(config, keys):
+    """The first of `keys` the file writes (a default points at the file's first line)."""
+    for key in keys:
+        found = config.get(key)
+        if found is not None and found.span is not None and found.origin.default_source is None:
+            return found.span
+    return config.span(*keys)
+
+
+def _command(config) -> str | None:
+    """Which command reads the file: train (it trains, evaluates or predicts), export (it names an
+    export_dir), else a chat, api or webchat session (get_infer_args)."""
+    if any(config.value(key) is True for key in ("training.enabled", "training.do_eval", "training.do_predict")):
+        return TRAIN
+    return EXPORT if config.value("export.dir") is not None else INFER
+
+
+@register
+class ParserRefuses(Rule):
+    """TRN021 parser-refuses
+
+    ## What it does
+    Flags an argument combination that the trainer's own argument parser refuses at launch.
+    One table (rules/argument_table.py) holds every check of LLaMA-Factory's parser that the
+    config file decides alone (plus a linked DeepSpeed config's ZeRO stage and the GPU count),
+    each row with the parser's own message, the source function, and the release and commit
+    that added it: `hparams/parser.py` get_train_args, get_infer_args (chat, api: the vLLM
+    limits) and `_verify_model_args`, the `__post_init__` of DataArguments,
+    FinetuningArguments, ProcessorArguments and ExportArguments, and `train/tuner.py`
+    export_model. Streaming without `max_steps`, a fractional `val_size` with
+    streaming, `val_size` beside `eval_dataset`, evaluation without an evaluation set, RM/PPO
+    with `load_best_model_at_end`, a Freeze/Full PPO policy with a LoRA reward model,
+    `pure_bf16` under ZeRO-3, a new adapter on a quantized model, quantizing an export that
+    still merges an adapter, LoRA-only options without LoRA, and the rest.
+
+    Checks that later releases dropped (`predict_with_generate` while training, `pure_bf16`
+    with bf16/fp16 before 0.8.3, a missing `template` before 0.9.2, ...) fire only on a pinned
+    release that has them.
+
+    A row whose hazard holds in every release (older releases fail later or misbehave, or do
+    not know one of its keys) fires whatever LLaMA-Factory version is pinned; a row that only
+    newer releases refuse fires only where the pinned release has the check (unknown: silent).
+    Checks other rules own are not repeated: quantization without LoRA/OFT (QNT005),
+    GaLore/APOLLO with DeepSpeed (TRN006), layer-wise GaLore/APOLLO on several GPUs (TRN017),
+    `predict_with_generate` under ZeRO-3 (TRN018), Unsloth under ZeRO-3 (TRN010). Checks that
+    need installed packages, the dataset, the model files, the device (PRE001 covers
+    `pure_bf16` on a GPU without bf16) or environment variables (Megatron, KTransformers,
+    the launcher) are left out.
+
+    ## Why is this bad?
+    The launch stops with a ValueError before anything trains; where the release is older than
+    the check, the run fails later (at the first evaluation, after loading a large model) or
+    silently does something else (interleave probabilities ignored under concat mixing).
+
+    ## Example
+    `llamafactory.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-7B-Instruct
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        dataset: alpaca_en_demo
+        template: qwen
+        streaming: true
+        output_dir: out
+        num_train_epochs: 3.0
+    Use instead:
+        model_name_or_path: Qwen/Qwen2.5-7B-Instruct
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        dataset: alpaca_en_demo
+        template: qwen
+        streaming: true
+        output_dir: out
+        max_steps: 3000
+
+    ## Fix safety
+    No fix: which side of each combination to drop is the author's choice.
+
+    ## References
+    - hiyouga/LLaMA-Factory (HEAD ff6d4d12): src/llamafactory/hparams/parser.py
+      (get_train_args, get_infer_args, _verify_model_args), hparams/data_args.py,
+      hparams/finetuning_args.py, hparams/model_args.py (ProcessorArguments, ExportArguments),
+      train/tuner.py (export_model); each row names
+      the commit and first release of its message (`git log -S`), e.g. streaming `max_steps`
+      43e83548b (0.1.4), `val_size` with `eval_dataset` 502555b65 (0.8.3), the evaluation set
+      b0d49e137 (0.9.4), `pure_bf16` with ZeRO-3 bf99223a8 (0.8.3)
+    - hiyouga/LLaMA-Factory#6581, #9175, #2176, #744, #3476, #1626, #5030, #2235, #4175
+    """
+
+    code = "TRN021"
+    name = "parser-refuses"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            table = TABLES.get(config.value("file.kind"))
+            if table is None:
+                continue
+            package, rows = table
+            release = config.version(package)
+            command = _command(config)
+            facts = None
+            for row in rows:
+                if row.command != "any" and row.command != command:
+                    continue
+                newer = release is None or older_than(release[0], row.since) is not True
+                if release is not None and not row.always and not newer:
+                    continue
+                if release is not None and row.until is not None and older_than(release[0], row.until) is not True:
+                    continue  # the check was dropped again by this release
+                facts = facts or _Facts(config, run, context)
+                if not row.applies(facts):
+                    continue
+                if release is None and not row.always:
+                    context.notes.append(f"{config.path}: {self.code} row \"{row.message}\" skipped: the {package} "
+                                         f"version is unknown (the check exists from {row.since}"
+                                         f"{f' until {row.until}' if row.until else ''})")
+                    continue
+                if row.until is not None:
+                    when = (f"{package} {release[0]} ({release[1]}) refuses it (\"{row.message}\", {row.where}, "
+                            f"from {row.since} until {row.until}, {row.commit})")
+                elif newer:
+                    when = f"the launch refuses it (\"{row.message}\", {row.where}, since {row.since}, {row.commit})"
+                else:
+                    when = f"{package} {release[0]} ({release[1]}) does not check it yet ({row.since} refuses it)"
+                yield self.finding(config, _where(config, row.anchor), f"{when}: {row.damage}")
