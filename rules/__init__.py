@@ -2,8 +2,8 @@
 it is named in the `trainlint.rules` entry-point group like any third-party pack."""
 
 from . import (  # noqa: F401
-    adapters, attention, auto_values, batches, data, deepspeed, embeddings, incompatible_versions, launchers, memory,
-    model_layers, models, numerics, optimizers, parallelism, precision, quantization, quantized_weights, rl_trainers,
+    adapters, attention, auto_values, batches, data, deepspeed, embeddings, incompatible_versions, launch_refusals,
+    launchers, memory, model_layers, models, numerics, optimizers, parallelism, precision, quantization, quantized_weights, rl_trainers,
     schema, sharding, syntax, trainers, training, version_bounds, versions,
 )
 
