@@ -92,7 +92,7 @@ class ConfigRefused(Rule):
                 if older_than(pinned[0], row.since) is not False:
                     continue  # before the check (or an unreadable version): the launch accepted it
                 yield self.finding(
-                    config, config.span(*row.keys),
+                    config, config.span(*reversed(row.keys)),  # the last setting the check tests
                     f"{validator} {pinned[0]} ({pinned[1]}) refuses this config at launch: \"{row.message}\" "
                     f"({row.where}, since {row.since}, {row.commit})",
                 )
