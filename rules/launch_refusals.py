@@ -33,8 +33,6 @@ class ConfigRefused(Rule):
     refusals are among the most reported Axolotl failures).
 
     ## Example
-    `requirements.txt`:
-        axolotl==0.3.0
     `axolotl.yaml`:
         base_model: NousResearch/Llama-2-7b-hf
         datasets:
@@ -46,7 +44,9 @@ class ConfigRefused(Rule):
         num_epochs: 3
         early_stopping_patience: 3
         eval_steps: 1.0
-    Use instead (integer steps, eval_steps dividing save_steps):
+    `requirements.txt`:
+        axolotl==0.3.0
+    Use instead (integer steps, eval_steps dividing save_steps), in `axolotl.yaml`:
         base_model: NousResearch/Llama-2-7b-hf
         datasets:
           - path: mhenrichsen/alpaca_2k_test
