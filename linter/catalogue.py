@@ -232,6 +232,7 @@ _KEYS = (
     ("memory.gpu_memory_limit", "bool", "a GPU memory limit for model loading is written"),
     ("parallel.fsdp_options", "bool", "FSDP options are written as a list or string (the `fsdp` setting itself)"),
     ("parallel.deepspeed", "bool", "a DeepSpeed config is named"),
+    ("attention.xformers_flag", "bool", "the legacy boolean xformers attention flag is on"),
 )
 
 KEYS: dict[str, Key] = {name: Key(name, type_, meaning) for name, type_, meaning in _KEYS}

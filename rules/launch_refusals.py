@@ -6,7 +6,16 @@ from __future__ import annotations
 from linter.registry import ERROR, Rule, register
 from linter.versions import older_than
 
-from .refusal_table import REFUSALS
+from .refusal_table import EARLIER_PLACES, REFUSALS
+
+
+def _where(row, pinned: str) -> str:
+    """Where the check lives in the pinned release: the row's place (current layout), or the
+    one function the package checked its config in before its schema."""
+    for bound, place in EARLIER_PLACES.get(row.package, ()):
+        if older_than(pinned, bound):
+            return place
+    return row.where if row.until else f"{row.where} in the current layout"  # a dropped check names its last release
 
 
 @register
@@ -15,8 +24,8 @@ class ConfigRefused(Rule):
 
     ## What it does
     Flags a config that Axolotl's own config validation refuses, with Axolotl's message: one row
-    per check in `rules/refusal_table.py` (the settings it tests, the message, the validator and
-    the release and commit that added it). Among them: `early_stopping_patience` without integer
+    per check in `rules/refusal_table.py` (the settings it tests, the message, the validator, the
+    release and commit that added it, and the release that dropped it where one did). Among them: `early_stopping_patience` without integer
     `save_steps` and `eval_steps` (or `save_steps` not a multiple of `eval_steps`),
     `warmup_steps` with `warmup_ratio`, `eval_steps` with `evals_per_epoch` or a non-`steps`
     `eval_strategy`, `save_steps` with `saves_per_epoch`, `adapter: qlora` without
@@ -91,8 +100,10 @@ class ConfigRefused(Rule):
             for row in refused:
                 if older_than(pinned[0], row.since) is not False:
                     continue  # before the check (or an unreadable version): the launch accepted it
+                if row.until and older_than(pinned[0], row.until) is not True:
+                    continue  # the check was dropped by then
                 yield self.finding(
                     config, config.span(*reversed(row.keys)),  # the last setting the check tests
                     f"{validator} {pinned[0]} ({pinned[1]}) refuses this config at launch: \"{row.message}\" "
-                    f"({row.where}, since {row.since}, {row.commit})",
+                    f"({_where(row, pinned[0])}; from {row.since}{f', dropped in {row.until}' if row.until else ''}, {row.commit})",
                 )

@@ -112,15 +112,16 @@ class NotMultiple(Condition):
 
 
 class Refusal:
-    """A row: when every condition holds, `package` from release `since` (commit, PR) refuses the
-    file at launch with `message`, raised in `where`."""
+    """A row: when every condition holds, `package` from release `since` (commit, PR), and before
+    release `until` where the check was later dropped, refuses the file at launch with `message`,
+    raised in `where`."""
 
-    __slots__ = ("conditions", "message", "where", "since", "commit", "package")
+    __slots__ = ("conditions", "message", "where", "since", "commit", "until", "package")
 
     def __init__(self, conditions: tuple[Condition, ...], message: str, where: str, since: str, commit: str,
-                 package: str = "axolotl"):
+                 until: str | None = None, package: str = "axolotl"):
         self.conditions, self.message, self.where = conditions, message, where
-        self.since, self.commit, self.package = since, commit, package
+        self.since, self.commit, self.until, self.package = since, commit, until, package
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -129,6 +130,12 @@ class Refusal:
     def holds(self, config) -> bool:
         return all(condition.holds(config) for condition in self.conditions)
 
+
+# Before its pydantic schema (v0.5.0, #1239) Axolotl checked the config in one function; from
+# v0.5.0 the validators moved from utils/config/models/input/v0_4_1 to utils/schemas (v0.8.0)
+# and into utils/schemas/validation.py's mixins (v0.11.0), mostly under the same names.
+EARLIER_PLACES = {"axolotl": (("0.3.0", "utils/validation.py validate_config"),
+                              ("0.5.0", "utils/config.py validate_config"))}
 
 _V = "utils/schemas/validation.py"
 _C = "utils/schemas/config.py"
@@ -291,4 +298,21 @@ REFUSALS = (
     Refusal((Set("training.torch_compile_options"), Unset("training.torch_compile")),
             "torch_compile_options is set but torch_compile is not enabled. Set torch_compile: true (or torch_compile: "
             "auto) to use these flags.", f"{_C} check_torch_compile_options_requires_compile", "0.18.0", "f3e434f74"),
+    # -- dropped since: refused only by the releases between `since` and `until` -------------------
+    Refusal((Set("sequence.packing"), Set("attention.xformers_flag")),
+            "sample_packing not compatible with xformers_attention. Use flash_attention",
+            f"{_V} check_sample_packing_w_xformers (v0.9.0)", "0.3.0", "2bb0b7897 (#285)", until="0.9.1"),
+    Refusal((Set("parallel.deepspeed"), Set("training.torch_compile")),
+            "torch_compile should be set within your deepspeed config file",
+            f"{_V} check_torch_compile_deepspeed (v0.12.2)", "0.5.0", "8619b2d85 (#1763)", until="0.13.0"),
+    Refusal((Set("adapter.kernels"), _RL),
+            "lora_mlp_kernel, lora_qkv_kernel, and lora_o_kernel are not compatible with RL at the moment.",
+            f"{_V} check_lora_kernels_rl (v0.15.0)", "0.10.0", "e33f22543 (#2706)", until="0.16.0"),
+    Refusal((Set("adapter.kernels"), Set("adapter.dora")),
+            "lora_mlp_kernel, lora_qkv_kernel, and lora_o_kernel are not compatible with DoRA at the moment.",
+            f"{_V} check_lora_kernels_dora (v0.15.0)", "0.12.0", "e758343ca (#2992)", until="0.16.0"),
+    Refusal((Eq("training.trainer", "kto"), Set("memory.gradient_checkpointing"),
+             Unset("memory.checkpointing_reentrant")),
+            "Set `gradient_checkpointing_kwargs: {use_reentrant: true}` for when kto is enabled",
+            f"{_V} check_kto_config (v0.7.1)", "0.6.0", "c78de6f21 (#2158)", until="0.8.0"),
 )

@@ -114,6 +114,18 @@ CASES = [
     ("torch_compile_options", {"torch_compile_options": {"mode": "max-autotune"}},
      {"torch_compile_options": {"mode": "max-autotune"}, "torch_compile": True}),
 ]
+# Checks Axolotl dropped later: (piece, fires, neighbour, a release that has the check)
+DROPPED = [
+    ("xformers_attention", {"sample_packing": True, "xformers_attention": True},
+     {"sample_packing": True, "flash_attention": True}, "0.8.1"),
+    ("torch_compile should be set", {"deepspeed": "ds.json", "torch_compile": True}, {"torch_compile": True}, "0.12.2"),
+    ("compatible with RL", {**_LORA, "rl": "dpo", "lora_mlp_kernel": True}, {**_LORA, "rl": "dpo"}, "0.15.0"),
+    ("compatible with DoRA", {**_LORA, "peft_use_dora": True, "lora_o_kernel": True}, {**_LORA, "peft_use_dora": True},
+     "0.12.0"),
+    ("for when kto is enabled", {"rl": "kto", "remove_unused_columns": False, "gradient_checkpointing": True},
+     {"rl": "kto", "remove_unused_columns": False, "gradient_checkpointing": True,
+      "gradient_checkpointing_kwargs": {"use_reentrant": True}}, "0.7.1"),
+]
 # The release before each row's first release (git tag --sort=creatordate).
 _BEFORE = {"0.2.1": "0.2.0", "0.3.0": "0.2.1", "0.4.0": "0.3.0", "0.5.0": "0.4.0", "0.5.1": "0.5.0",
            "0.6.0": "0.5.2", "0.8.0": "0.7.1", "0.10.0": "0.9.2", "0.12.0": "0.11.0", "0.13.0": "0.12.2",
@@ -160,7 +172,8 @@ def _messages(path) -> list[str]:
 
 
 def test_every_row_has_a_case():
-    assert sorted(id(_row(piece)) for piece in _IDS) == sorted(id(row) for row in _refusals())
+    pieces = _IDS + [piece for piece, *_ in DROPPED]
+    assert sorted(id(_row(piece)) for piece in pieces) == sorted(id(row) for row in _refusals())
 
 
 def test_base_config_is_accepted(tmp_path):
@@ -184,6 +197,17 @@ def test_row_silent_before_its_release_and_without_a_pin(tmp_path, piece, fire, 
         (tmp_path / "old").mkdir()
         found = _messages(_config(tmp_path / "old", fire, pin=_BEFORE[row.since]))
         assert not any(piece in message for message in found), found
+
+
+@pytest.mark.parametrize("piece, fire, neighbour, inside", DROPPED, ids=[piece for piece, *_ in DROPPED])
+def test_dropped_check_fires_only_while_axolotl_had_it(tmp_path, piece, fire, neighbour, inside):
+    row = _row(piece)
+    found = _messages(_config(tmp_path, fire, pin=inside))
+    assert any(piece in message for message in found) and f"dropped in {row.until}" in found[0], found
+    for name, settings, pin in (("clean", neighbour, inside), ("after", fire, row.until), ("head", fire, "0.18.0"),
+                                ("before", fire, _BEFORE[row.since])):
+        (tmp_path / name).mkdir()
+        assert not any(piece in message for message in _messages(_config(tmp_path / name, settings, pin=pin))), name
 
 
 def test_early_stopping_incident_caught():

@@ -91,12 +91,13 @@ CHECKED_BINDINGS = (
     Binding("memory.gpu_memory_limit", "gpu_memory_limit", convert=lambda value: value is not None),
     Binding("parallel.fsdp_options", "fsdp", convert=bool),
     Binding("parallel.deepspeed", "deepspeed", convert=bool),
+    Binding("attention.xformers_flag", "xformers_attention", convert=bool),
 )
 # Keys read through other bindings that the refusals also test.
 _ALSO_READ = ("adapter", "load_in_4bit", "load_in_8bit", "rl", "base_model", "optimizer", "micro_batch_size",
               "gradient_accumulation_steps", "max_steps", "gradient_checkpointing", "activation_offloading",
               "save_strategy", "lora_mlp_kernel", "lora_qkv_kernel", "lora_o_kernel", "dpo_loss_type",
-              "dpo_loss_weights")
+              "dpo_loss_weights", "peft_use_dora")
 
 
 def record_checked(read: Reader) -> None:
@@ -111,7 +112,7 @@ def record_checked(read: Reader) -> None:
     kernels = [key for key in ("lora_mlp_kernel", "lora_qkv_kernel", "lora_o_kernel") if _truthy(read, key)]
     read.set("adapter.kernels", bool(kernels), *(kernels[:1] or ["lora_mlp_kernel"]))
     # check_dpo: `dpo_loss_type` / `dpo_loss_weights` not None
-    losses = [key for key in ("dpo_loss_type", "dpo_loss_weights") if _given(read, key)]
+    losses = [key for key in ("dpo_loss_type", "dpo_loss_weights", "peft_use_dora") if _given(read, key)]
     if losses:
         read.set("training.dpo_loss_mix", True, losses[0])
     read.config.set("launch.validated_by", _fact(read, "axolotl"))
