@@ -204,7 +204,8 @@ _KEYS = (
     ("data.streaming", "bool", "the datasets are streamed (iterable, no length)"),
     ("data.exact_dedup", "bool", "exact duplicate samples are removed while preparing the data"),
     ("data.push_to_hub", "bool", "the prepared dataset is pushed to the hub"),
-    ("data.remove_unused_columns", "bool", "dataset columns the model does not take are dropped, as written"),
+    ("data.remove_unused_columns", "bool", "dataset columns the model does not take are dropped (written anything "
+                                               "but false)"),
     ("hub.use_auth_token", "bool", "the hub token is used (written true)"),
     ("training.dpo_loss_mix", "bool", "a list of DPO losses (or their weights) is written"),
     ("training.unfrozen_parameters", "bool", "only the listed parameters train (the rest are frozen)"),

@@ -25,9 +25,9 @@ class ConfigRefused(Rule):
     ## What it does
     Flags a config that Axolotl's own config validation refuses, with Axolotl's message: one row
     per check in `rules/refusal_table.py` (the settings it tests, the message, the validator, the
-    release and commit that added it, and the release that dropped it where one did). Among them: `early_stopping_patience` without integer
-    `save_steps` and `eval_steps` (or `save_steps` not a multiple of `eval_steps`),
-    `warmup_steps` with `warmup_ratio`, `eval_steps` with `evals_per_epoch` or a non-`steps`
+    release and commit that added it, and the release that dropped it where one did). Among
+    them: `early_stopping_patience` without integer `save_steps` and `eval_steps` (or
+    `save_steps` not a multiple of `eval_steps`), `warmup_steps` with `warmup_ratio`, `eval_steps` with `evals_per_epoch` or a non-`steps`
     `eval_strategy`, `save_steps` with `saves_per_epoch`, `adapter: qlora` without
     `load_in_4bit`, `sample_packing` with `rl`, `kto` without `remove_unused_columns: false`,
     `pretraining_dataset` or `streaming` without `max_steps`, `deepspeed` with `fsdp`,
@@ -95,15 +95,16 @@ class ConfigRefused(Rule):
             pinned = config.version(validator)
             if pinned is None:
                 context.notes.append(f"{config.path}: {self.code} skipped: the {validator} version is unknown "
-                                     f"({len(refused)} of its launch checks would refuse the file)")
+                                     f"(the file matches {len(refused)} of its launch checks)")
                 continue
             for row in refused:
                 if older_than(pinned[0], row.since) is not False:
                     continue  # before the check (or an unreadable version): the launch accepted it
                 if row.until and older_than(pinned[0], row.until) is not True:
                     continue  # the check was dropped by then
+                dropped = f", dropped in {row.until}" if row.until else ""
                 yield self.finding(
                     config, config.span(*reversed(row.keys)),  # the last setting the check tests
                     f"{validator} {pinned[0]} ({pinned[1]}) refuses this config at launch: \"{row.message}\" "
-                    f"({_where(row, pinned[0])}; from {row.since}{f', dropped in {row.until}' if row.until else ''}, {row.commit})",
+                    f"({_where(row, pinned[0])}; from {row.since}{dropped}, {row.commit})",
                 )

@@ -5,12 +5,18 @@ rules/launch_refusals.py, TRN025).
 Conditions test IR values the way the validator tests the written ones: `Set` is Python
 truthiness (`data.get(key)`), `Unset` its negation (absent counts as unset). Every row was read
 in axolotl-ai-cloud/axolotl at 067b021c8 (v0.18.0+) and its first release found with
-`git log -S '<message>'` and `git tag --contains`; each is present in every release since.
+`git log -S '<message>'` and `git tag --contains`; each is present in every release since, except
+the last rows, checks Axolotl dropped later (read at their last release, bounded by `until`).
+
 Left out: checks that need the dataset, the model's files, installed packages, the GPU's
-capabilities or the environment; warnings (LOG.warning); checks already covered elsewhere
-(load_in_4bit/8bit without an adapter: QNT005; FSDP2 / FSDP offload with 8-bit optimizers:
-TRN020); and checks whose tested keys changed between releases (ReLoRA's relora_steps ->
-relora, fsdp_version's resolution order, bf16's "auto" default for BetterTransformer).
+capabilities, the GPU count or the environment (check_rl_config_gradient_checkpointing's n_gpu);
+context parallelism with packing (which message is raised first depends on the attention
+backend); v0.4.0-v0.5.0's ZeRO-3 + flash_attention check on the DeepSpeed JSON's bf16/fp16
+`enabled` (not confirmed against a thread: Axolotl's own zero3.json then held "auto"); warnings
+(LOG.warning); checks covered elsewhere (load_in_4bit/8bit without an adapter: QNT005; FSDP2 /
+FSDP offload with 8-bit optimizers: TRN020); and checks whose tested keys changed between
+releases (ReLoRA's relora_steps -> relora, fsdp_version's resolution order, bf16's "auto"
+default for BetterTransformer).
 """
 
 from __future__ import annotations

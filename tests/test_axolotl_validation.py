@@ -63,7 +63,8 @@ CASES = [
      {"sample_packing": True, "eval_table_size": 5, "eval_sample_packing": False}),
     ("requires save_steps and eval_steps to be set", {"early_stopping_patience": 3, "eval_steps": 50},
      {"early_stopping_patience": 3, "eval_steps": 50, "save_steps": 100}),
-    ("requires that eval_steps should evenly divide", {"early_stopping_patience": 3, "eval_steps": 30, "save_steps": 100},
+    ("requires that eval_steps should evenly divide",
+     {"early_stopping_patience": 3, "eval_steps": 30, "save_steps": 100},
      {"early_stopping_patience": 3, "eval_steps": 30, "save_steps": 90}),
     ("Can't load qlora in 8bit", {"adapter": "qlora", "load_in_8bit": True}, {**_LORA, "load_in_8bit": True}),
     ("Require cfg.load_in_4bit", {"adapter": "qlora"}, {"adapter": "qlora", "load_in_4bit": True}),
@@ -224,7 +225,8 @@ def test_yaml_no_strategy_stays_silent(tmp_path):
 
 
 def test_plugins_that_change_the_config_leave_it_unchecked(tmp_path):
-    assert _messages(_config(tmp_path, {"rl": "kto", "plugins": ["axolotl.integrations.hatchery.HatcheryPlugin"]})) == []
+    hatchery = ["axolotl.integrations.hatchery.HatcheryPlugin"]  # its register() sets remove_unused_columns
+    assert _messages(_config(tmp_path, {"rl": "kto", "plugins": hatchery})) == []
     (tmp_path / "cce").mkdir()
     plugin = ["axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin"]
     assert len(_messages(_config(tmp_path / "cce", {"rl": "kto", "plugins": plugin}))) == 1
