@@ -93,6 +93,29 @@ _KEYS = (
     ("adapter.target_linear", "bool", "the adapter wraps every linear layer (Axolotl lora_target_linear)"),
     ("adapter.target_shorthand", "str", "a target_modules string PEFT's LoraConfig receives as written and "
                                         "expands itself (\"all-linear\"), where the framework passes it unchanged"),
+    ("adapter.init_weights", "bool|str", "PEFT init_lora_weights as written: True, False or a method name "
+                                         "(gaussian, loftq, pissa, eva, ...)"),
+    ("adapter.loftq_config", "bool", "a non-empty PEFT loftq_config is given"),
+    ("adapter.lora_bias", "bool", "PEFT lora_bias: the LoRA B matrix has a bias (peft >= 0.14)"),
+    ("adapter.megatron_config", "bool", "a PEFT megatron_config is given (LoRA over Megatron-core layers)"),
+    ("adapter.layers_to_transform", "int|numbers", "PEFT layers_to_transform: only these layer indices are adapted"),
+    ("adapter.layers_pattern", "str|list", "PEFT layers_pattern: the module list name the layer indices refer to"),
+    ("adapter.adalora_tinit", "int", "AdaLoRA tinit: initial fine-tuning steps before rank budgeting"),
+    ("adapter.adalora_tfinal", "int", "AdaLoRA tfinal: final fine-tuning steps after rank budgeting"),
+    ("adapter.adalora_total_step", "int", "AdaLoRA total_step: the training steps the rank schedule is planned for"),
+    ("adapter.target_string", "str", "target_modules written as one string, which PEFT's LoraConfig keeps a str "
+                                     "(a regular expression matched against module names, or all-linear)"),
+    ("adapter.trainable_token_layers", "list", "the layers PEFT trainable_token_indices names (its dict form): "
+                                               "only some token rows of each train"),
+    ("adapter.config_keys", "list", "the top-level keys of a PEFT adapter_config.json, as the config class "
+                                    "receives them on load"),
+    ("model.full_finetuning", "bool", "the loader is asked for full fine-tuning (Unsloth full_finetuning)"),
+    ("generation.colocated_vllm", "bool", "the model loads with its own vLLM engine that generates with the "
+                                          "trained LoRA weights (Unsloth fast_inference)"),
+    ("generation.vllm_max_lora_rank", "int", "the largest LoRA rank that colocated vLLM engine is sized for "
+                                             "(Unsloth max_lora_rank)"),
+    ("save.merged_method", "str", "save_method of a merged-model save call the script runs after training "
+                                  "(Unsloth save_pretrained_merged / push_to_hub_merged), as written"),
     # Optimizer and schedule
     ("optimizer.name", "str", "optimizer as the framework names it"),
     ("optimizer.lr", "num|auto", "learning rate"),
@@ -131,6 +154,13 @@ _KEYS = (
     ("parallel.gather_16bit_on_save", "bool", "ZeRO-3 gathers the partitioned 16-bit weights into the saved model "
                                               "(stage3_gather_16bit_weights_on_model_save)"),
     ("parallel.prefetch_bucket_size", "num|auto", "ZeRO-3 stage3_prefetch_bucket_size (written value only)"),
+    ("parallel.hpz_partition_size", "int", "ZeRO++ hierarchical partitioning: GPUs holding a secondary copy of the "
+                                           "ZeRO-3 weights (zero_hpz_partition_size; 1: off), written value only"),
+    ("precision.grad_accum_dtype", "str", "DeepSpeed data_types.grad_accum_dtype as written (unset: the model's dtype)"),
+    ("parallel.communication_data_type", "str", "DeepSpeed communication_data_type as written: the dtype gradients "
+                                                "are reduced in across GPUs (unset: DeepSpeed decides)"),
+    ("precision.bf16_immediate_grad_update", "bool", "DeepSpeed bf16.immediate_grad_update as written: the bf16 "
+                                                     "optimizer adds each gradient to its fp32 buffer in a hook"),
     ("parallel.ddp_find_unused", "bool", "DDP find_unused_parameters (written value only; the trainer decides when unset)"),
     ("parallel.offload_param_device", "str", "ZeRO offload_param.device as written (cpu, nvme, none)"),
     ("parallel.offload_optimizer_device", "str", "ZeRO offload_optimizer.device as written (cpu, nvme, none)"),
@@ -167,6 +197,26 @@ _KEYS = (
     ("checkpoint.save_strategy", "str", "when checkpoints are saved (no, steps, epoch, best), as written"),
     ("checkpoint.save_only_model", "bool", "checkpoints hold the model only, no optimizer state (save_only_model)"),
     ("checkpoint.eval_strategy", "str", "when the model is evaluated (no, steps, epoch), as written"),
+    # TrainingArguments fields whose combinations the trainer refuses at launch (written values, or
+    # TrainingArguments' defaults where the binding states one)
+    ("scheduler.type", "str", "the learning-rate schedule as written (TrainingArguments lr_scheduler_type, "
+                              "DeepSpeed scheduler.type)"),
+    ("scheduler.warmup_ratio", "num", "share of the training steps spent warming up (warmup_ratio)"),
+    ("checkpoint.save_steps", "num", "steps between checkpoints (save_steps; below 1 a share of the training steps)"),
+    ("checkpoint.eval_steps", "num", "steps between evaluations (eval_steps; below 1 a share of the training steps)"),
+    ("precision.fp16_full_eval", "bool", "evaluation runs the model cast to fp16 (fp16_full_eval)"),
+    ("precision.bf16_full_eval", "bool", "evaluation runs the model cast to bf16 (bf16_full_eval)"),
+    ("precision.amp_backend", "str", "the trainer's mixed-precision backend as written (half_precision_backend: "
+                                     "auto, apex, cpu_amp)"),
+    ("data.num_workers", "int", "data-loading worker processes (dataloader_num_workers; 0: the main process)"),
+    ("data.prefetch_factor", "int", "batches each data-loading worker loads ahead (dataloader_prefetch_factor)"),
+    ("memory.empty_cache_steps", "num", "steps between torch.cuda.empty_cache() calls (torch_empty_cache_steps)"),
+    ("parallel.fsdp_options", "bool|str|list", "the trainer's FSDP options as written (full_shard, shard_grad_op, "
+                                               "offload, auto_wrap, ...)"),
+    ("batch.auto_find", "bool", "the trainer retries with half the micro batch after an out-of-memory error "
+                                "(auto_find_batch_size)"),
+    ("optimizer.target_modules", "list|str", "the modules a low-rank optimizer (GaLore, APOLLO) projects "
+                                             "(optim_target_modules)"),
     ("generation.per_prompt", "int", "completions generated per prompt (TRL GRPO num_generations)"),
     ("generation.batch_size", "int", "completions generated per generation round (TRL GRPO generation_batch_size)"),
     ("generation.steps", "int", "optimizer steps per generation round (TRL GRPO steps_per_generation)"),
@@ -175,7 +225,8 @@ _KEYS = (
     ("generation.ds3_gather", "bool", "TRL ds3_gather_for_generation as written: ZeRO-3 weights gathered whole "
                                       "before generating (TRL's default: true)"),
     ("generation.use_vllm", "bool", "TRL use_vllm as written: vLLM, not the trained model, generates completions"),
-    ("training.trainer", "str", "which trainer runs the config where one framework has several (TRL: grpo, ...)"),
+    ("training.trainer", "str", "which trainer runs the config where one framework has several (TRL: grpo, ...; "
+                                   "Ludwig LLM trainer.type: none, finetune, grpo, ...)"),
     ("tokenizer.added_tokens", "list", "new tokens added to the vocabulary before training (Axolotl `tokens`)"),
     ("tokenizer.fix_untrained", "bool", "untrained token embeddings are reset before training (Axolotl "
                                         "fix_untrained_tokens)"),
@@ -190,14 +241,11 @@ _KEYS = (
     ("eval.test_datasets", "bool", "separate evaluation datasets are listed"),
     ("eval.table_size", "num", "how many eval samples are logged as a prediction table"),
     ("eval.sample_packing", "bool|str", "eval batches are packed, as written"),
-    ("eval.steps", "num", "evaluate every this many steps (or this fraction of the run)"),
     ("eval.per_epoch", "num", "evaluations per epoch"),
     ("eval.benchmark", "bool", "a benchmark evaluation runs with each evaluation"),
-    ("checkpoint.save_steps", "num", "save every this many steps (or this fraction of the run)"),
     ("checkpoint.saves_per_epoch", "num", "checkpoints saved per epoch"),
     ("checkpoint.best_metric", "bool", "a metric for the best checkpoint is named"),
     ("training.early_stopping_patience", "num", "evaluations without improvement before training stops"),
-    ("scheduler.warmup_ratio", "num", "the share of the steps the learning rate warms up over"),
     ("batch.per_device_total", "int", "micro batch times accumulation, written as one number per device"),
     ("data.datasets", "bool", "the training datasets setting is written (any value but null)"),
     ("data.pretraining", "bool", "an iterable (streamed) pretraining dataset is written (any value but null)"),
@@ -209,7 +257,6 @@ _KEYS = (
     ("hub.use_auth_token", "bool", "the hub token is used (written true)"),
     ("training.dpo_loss_mix", "bool", "a list of DPO losses (or their weights) is written"),
     ("training.unfrozen_parameters", "bool", "only the listed parameters train (the rest are frozen)"),
-    ("training.qat", "bool", "quantization-aware training is configured"),
     ("training.deepcompile", "bool", "DeepSpeed's DeepCompile is asked for"),
     ("training.neftune", "bool", "NEFTune noise is added to the embeddings (neftune_noise_alpha)"),
     ("training.neftune_legacy", "bool", "NEFTune noise under its deprecated name (noisy_embedding_alpha)"),
@@ -218,8 +265,6 @@ _KEYS = (
     ("adapter.merge", "bool", "the adapter is merged into the base model (a merge run, not training)"),
     ("adapter.kernels", "bool", "fused LoRA kernels (MLP, QKV or O projection) are on"),
     ("adapter.fuse_mlp", "bool", "the MLP modules are replaced by fused ones"),
-    ("adapter.layers_to_transform", "bool", "the adapter is applied to listed layer indices only"),
-    ("adapter.layers_pattern", "bool", "the layer name pattern for adapter.layers_to_transform is written"),
     ("adapter.target_parameters", "bool", "the adapter targets parameters (not modules) by name"),
     ("adapter.dropout", "num", "LoRA dropout"),
     ("optimizer.lr_groups", "bool", "parameter groups with their own learning rates are written"),
@@ -231,9 +276,23 @@ _KEYS = (
     ("memory.selective_checkpointing", "bool", "only selected modules are recomputed in the backward pass"),
     ("memory.max_memory", "bool", "a per-device memory map for model loading is written"),
     ("memory.gpu_memory_limit", "bool", "a GPU memory limit for model loading is written"),
-    ("parallel.fsdp_options", "bool", "FSDP options are written as a list or string (the `fsdp` setting itself)"),
     ("parallel.deepspeed", "bool", "a DeepSpeed config is named"),
     ("attention.xformers_flag", "bool", "the legacy boolean xformers attention flag is on"),
+    # Model family, features and prompt, where the framework declares them in the config (Ludwig)
+    ("model.kind", "str", "the framework's model family, as written or defaulted: ecd, llm, gbm (Ludwig model_type)"),
+    ("model.multimodal", "bool", "the base model is loaded as a vision-language model (Ludwig is_multimodal)"),
+    ("data.input_types", "list", "the type of each input feature, in order (text, category, image, ...)"),
+    ("data.output_types", "list", "the type of each output feature, in order"),
+    ("data.output_column", "str", "the data column of the first output feature (its column, else its name)"),
+    ("data.encoder_pretrained", "str", "the pretrained checkpoint the first input feature's encoder loads, as written"),
+    ("adapter.pretrained_weights", "str", "trained adapter weights loaded instead of a fresh adapter, as written"),
+    ("adapter.merge_on_save", "bool", "the adapter is merged into the base model when the model is saved"),
+    ("quantization.backend", "str", "the library that quantizes the weights, as written (bitsandbytes, torchao)"),
+    ("quantization.mode", "str", "the quantization mode of a library that has several, as written"),
+    ("quantization.qat", "bool", "quantization-aware training: fake-quantized weights train, converted at save"),
+    ("prompt.template", "str", "the prompt template each sample is formatted with, as written"),
+    ("prompt.task", "str", "the task instruction put in the prompt, as written"),
+    ("prompt.retrieval", "str", "the retrieval method that adds similar samples to the prompt, as written"),
 )
 
 KEYS: dict[str, Key] = {name: Key(name, type_, meaning) for name, type_, meaning in _KEYS}

@@ -6,6 +6,13 @@ from linter.changes import SetPrecision, SetValue
 from linter.fixes import Applicability
 from linter.registry import ERROR, WARNING, Rule, register
 
+from .facts import HF_TRAINER_FILES
+
+# peft/tuners/tuners_utils.py _cast_adapter_dtype and get_peft_model(autocast_adapter_dtype=True):
+# PEFT 0.12.0 upcasts float16/bfloat16 adapter weights to float32; 0.11.1 (lora/layer.py
+# update_layer) moves them to the base weight's dtype (release wheels).
+_PEFT_UPCASTS_ADAPTERS = "0.12.0"
+
 BF16_CAPABLE = "bf16 needs compute capability >= 8.0 (Ampere or newer)"
 
 
@@ -294,12 +301,17 @@ class Fp16WeightsFullFinetune(Rule):
     """PRE006 fp16-weights-full-finetune
 
     ## What it does
-    Flags full fine-tuning (no adapter) of a model loaded in float16 with fp16 mixed precision.
+    Flags full fine-tuning (no adapter) of a model loaded in float16 with fp16 mixed precision;
+    and LoRA (TRL `use_peft`, unquantized) on such a model where the PEFT in use is older than
+    0.12.0 (silent when unknown).
 
     ## Why is this bad?
     AMP keeps float32 master weights only if the model is in float32. With float16 weights the
     optimizer updates float16 parameters directly and the GradScaler refuses:
-    "ValueError: Attempting to unscale FP16 gradients." — the first step fails.
+    "ValueError: Attempting to unscale FP16 gradients." — the first step fails. Before PEFT
+    0.12.0 LoRA weights are created in the base layer's dtype, so LoRA on float16 weights fails
+    the same way; PEFT 0.12.0 upcasts them to float32 (`autocast_adapter_dtype=True`), and TRL
+    adds no upcast of its own for an unquantized model (trl/trainer/sft_trainer.py).
 
     ## Example
     `sft.yaml` (TRL, no `use_peft`: every weight trains):
@@ -320,6 +332,10 @@ class Fp16WeightsFullFinetune(Rule):
     ## References
     - torch/amp/grad_scaler.py: GradScaler.unscale_ ("Attempting to unscale FP16 gradients.")
     - transformers/trainer.py (fp16 AMP with a float16 model)
+    - peft/tuners/lora/layer.py update_layer (0.11.1: adapter moved to the base weight's dtype);
+      peft/mapping.py get_peft_model(autocast_adapter_dtype=True) and
+      tuners/tuners_utils.py _cast_adapter_dtype (from 0.12.0); TRL v0.9.6 sft_trainer.py
+      (get_peft_model, peft_module_casting_to_bf16 only for bf16 4-bit)
     """
 
     code = "PRE006"
@@ -333,7 +349,10 @@ class Fp16WeightsFullFinetune(Rule):
         for config in run.configs:
             kind = config.get("adapter.kind")
             load_dtype = config.get("model.load_dtype")
-            if kind is None or kind.value is not None or load_dtype is None or load_dtype.value != "float16":
+            if kind is None or load_dtype is None or load_dtype.value != "float16":
+                continue
+            if kind.value is not None:
+                yield from self._lora_before_upcast(config, kind, load_dtype, context)
                 continue
             fix = None
             if context.hardware.targets:
@@ -344,3 +363,18 @@ class Fp16WeightsFullFinetune(Rule):
                 "full fine-tuning of float16 weights with fp16 mixed precision fails with "
                 "\"Attempting to unscale FP16 gradients\": load the model in float32 (or bfloat16)",
                 fix=fix)
+
+    def _lora_before_upcast(self, config, kind, load_dtype, context):
+        """LoRA on float16 weights through TRL (get_peft_model, no upcast of its own for an unquantized
+        model) with a PEFT that creates the adapter weights in the base layer's dtype (< 0.12.0)."""
+        if kind.value != "lora" or config.value("quantization.bits") is not None \
+                or config.value("file.kind") not in HF_TRAINER_FILES:
+            return
+        old = context.version_before("peft", _PEFT_UPCASTS_ADAPTERS, config, self.code)
+        if old is None:
+            return
+        yield self.finding(
+            config, load_dtype.span,
+            f"LoRA on float16 weights with fp16 mixed precision on PEFT {old[0]} ({old[1]}): PEFT before "
+            f"{_PEFT_UPCASTS_ADAPTERS} creates the adapter weights in float16 too, and the first step fails with "
+            "\"Attempting to unscale FP16 gradients\"; load the model in float32 (or bfloat16), or upgrade PEFT")

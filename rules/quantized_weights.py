@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from linter.fixes import Applicability
 from linter.registry import ERROR, WARNING, Rule, register
+from linter.versions import older_than
+
+# Ludwig 0.13.0 removed its DeepSpeed strategy (ludwig/distributed/deepspeed.py, 4a1099374).
+_LUDWIG_NO_DEEPSPEED = "0.13.0"
 
 # bitsandbytes' LLM.int8() matmul needs Turing (compute capability 7.5) or newer.
 _INT8_MATMUL = (7, 5)
@@ -269,10 +273,16 @@ class QuantizationNeedsLocalBackend(Rule):
     `backend.type` is `ray`.
 
     ## Why is this bad?
-    The Ray backend trains LLMs with DeepSpeed (ZeRO-3 unless a stage is given), which
-    cannot partition bitsandbytes' 4/8-bit weights. Ludwig refuses the config at validation
-    since 0.8: "LLM with quantization requires the 'local' backend, found: 'ray'"; before
-    that check the run failed deep inside DeepSpeed (ludwig-ai/ludwig#3783).
+    Before Ludwig 0.13.0 the Ray backend trains LLMs with its DeepSpeed strategy, ZeRO stage 3
+    unless the config gives another, which cannot partition bitsandbytes' 4/8-bit weights: the
+    run fails inside DeepSpeed (ludwig-ai/ludwig#3783, where the maintainers give this cause).
+    Ludwig's own refusal ("LLM with quantization requires the 'local' backend, found: 'ray'",
+    check_llm_quantization_backend_incompatibility) was registered only in some releases (added
+    in #3524 and reverted in 0.8.1.post1, re-added in #3646, unregistered again; commented out
+    at HEAD). Ludwig 0.13.0 removed the DeepSpeed strategy (4a1099374), so the rule fires only
+    where ludwig is pinned below 0.13.0; an unknown release is silent (`--verbose` says so).
+    Not read: a `backend.trainer.strategy` that sets ZeRO stage 1 or 2 (the maintainers' other
+    remedy), which this rule does not see.
 
     ## Example
     `train.yaml`:
@@ -290,6 +300,8 @@ class QuantizationNeedsLocalBackend(Rule):
             type: text
         backend:
           type: ray
+    `requirements.txt`:
+        ludwig==0.10.4
     Use instead, in `train.yaml`:
         model_type: llm
         base_model: meta-llama/Llama-2-7b-hf
@@ -312,7 +324,8 @@ class QuantizationNeedsLocalBackend(Rule):
 
     ## References
     - ludwig/config_validation/checks.py: check_llm_quantization_backend_incompatibility
-      (ludwig-ai/ludwig#3484, Ludwig 0.8)
+      (#3524, reverted by #3531; #3646; unregistered at HEAD)
+    - ludwig/distributed/deepspeed.py (DEFAULT_ZERO_OPTIMIZATION, stage 3; removed in v0.13.0, 4a1099374)
     - ludwig-ai/ludwig#3783
     """
 
@@ -324,9 +337,16 @@ class QuantizationNeedsLocalBackend(Rule):
         for config in run.configs:
             if config.value("training.backend") != "ray" or config.value("quantization.bits") not in (4, 8):
                 continue
+            release = config.version("ludwig")
+            if release is None:
+                context.notes.append(f"{config.path}: {self.code} skipped: the ludwig version is unknown (before "
+                                     f"{_LUDWIG_NO_DEEPSPEED} the ray backend trains with DeepSpeed ZeRO-3)")
+                continue
+            if older_than(release[0], _LUDWIG_NO_DEEPSPEED) is not True:
+                continue
             yield self.finding(
                 config, config.span("training.backend"),
-                f"{config.value('quantization.bits')}-bit quantized LLM on the ray backend: it trains LLMs with "
-                "DeepSpeed, which cannot shard quantized weights, and the config is refused (\"LLM with quantization "
-                "requires the 'local' backend\"); use backend type local",
+                f"{config.value('quantization.bits')}-bit quantized LLM on the ray backend with ludwig {release[0]} "
+                f"({release[1]}): it trains LLMs with DeepSpeed, ZeRO stage 3 by default, which cannot partition "
+                "quantized weights (ludwig-ai/ludwig#3783); use backend type local",
             )

@@ -169,13 +169,15 @@ class GenerateUnderZero3(Rule):
 
     ## What it does
     Flags `predict_with_generate: true` in a LLaMA-Factory config whose linked DeepSpeed
-    config uses ZeRO stage 3. On a pinned LLaMA-Factory before 0.9.0 it fires only where the
-    run evaluates during training (`eval_strategy` steps or epoch).
+    config uses ZeRO stage 3: for any fine-tuning type where LLaMA-Factory is pinned at 0.9.0 or
+    later, and otherwise (an older or unknown release) only for a full fine-tune that evaluates
+    during training (`eval_strategy` steps or epoch), which fails on every release.
 
     ## Why is this bad?
     LLaMA-Factory 0.9.0 and later refuse the pair at launch ("`predict_with_generate` is
-    incompatible with DeepSpeed ZeRO-3"). Earlier releases accepted it and failed at the first
-    evaluation, after the training steps before it had run (LLaMA-Factory#5292).
+    incompatible with DeepSpeed ZeRO-3"). Earlier releases accepted it, and a full fine-tune
+    failed at the first evaluation, after the training steps before it had run; LoRA and QLoRA
+    runs generated fine (LLaMA-Factory#5292).
 
     ## Example
     `llamafactory.yaml`:
@@ -226,12 +228,21 @@ class GenerateUnderZero3(Rule):
             if generate is None or generate.value is not True:
                 continue
             release = config.version("llamafactory")
-            if release is not None and older_than(release[0], _GENERATE_ZERO3_REFUSED):
-                if config.value("checkpoint.eval_strategy") not in ("steps", "epoch"):
-                    continue
-                when = f"LLaMA-Factory {release[0]} ({release[1]}) fails at the first evaluation"
+            refused = release is not None and older_than(release[0], _GENERATE_ZERO3_REFUSED) is False
+            # Before 0.9.0 only a full fine-tune that evaluates during training failed (#5292: LoRA
+            # and QLoRA runs generated under ZeRO-3 fine); with the release unknown, fire only
+            # where both the old and the new releases fail.
+            full = (config.get("adapter.kind") is not None and config.value("adapter.kind") is None
+                    and config.get("adapter.trainable_layers") is None)
+            if not refused and not (full and config.value("checkpoint.eval_strategy") in ("steps", "epoch")):
+                continue
+            if refused:
+                when = f"LLaMA-Factory {release[0]} ({release[1]}) refuses it at launch"
+            elif release is not None:
+                when = f"LLaMA-Factory {release[0]} ({release[1]}) fails at the first evaluation of a full fine-tune"
             else:
-                when = "the launch refuses it (LLaMA-Factory >= 0.9.0; older releases fail at the first evaluation)"
+                when = ("the launch refuses it (LLaMA-Factory >= 0.9.0), and older releases fail at the first "
+                        "evaluation of a full fine-tune")
             yield self.finding(
                 config, generate.span,
                 f"predict_with_generate with DeepSpeed ZeRO-3 ({zero3.path.name}): {when}; drop "

@@ -94,7 +94,8 @@ def test_v100_does_not_fire_qnt001(fixture_copy):
 
 def test_8bit_does_not_fire_qnt001(tmp_path):
     path = tmp_path / "config.yaml"
-    path.write_text("model_type: llm\nbase_model: m\nadapter: {type: lora}\nquantization:\n  bits: 8\n")
+    path.write_text("model_type: llm\nbase_model: m\nadapter: {type: lora}\ntrainer: {type: finetune}\n"
+                    "quantization:\n  bits: 8\n")
     result = trainlint("check", path, "--gpu", "A100", "--format", "json")
     assert json.loads(result.out) == []
 
@@ -110,7 +111,9 @@ def test_no_gpu_exit_zero_and_one_line_note(fixture_copy, no_gpu):
 
 def test_noqa_on_the_quantization_line_suppresses(tmp_path):
     path = tmp_path / "config.yaml"
-    path.write_text("model_type: llm\nbase_model: m\nadapter: {type: lora}\nquantization:  # noqa: QNT001\n  bits: 4\n")
+    path.write_text("model_type: llm\nbase_model: m\nadapter: {type: lora}\ntrainer: {type: finetune}\n"
+                    "quantization:  # noqa: QNT001\n  bits: 4\n")
     assert trainlint("check", path, "--gpu", "A100").code == 0
-    path.write_text("model_type: llm\nbase_model: m\nadapter: {type: lora}\nquantization:  # noqa: PRE002\n  bits: 4\n")
+    path.write_text("model_type: llm\nbase_model: m\nadapter: {type: lora}\ntrainer: {type: finetune}\n"
+                    "quantization:  # noqa: PRE002\n  bits: 4\n")
     assert trainlint("check", path, "--gpu", "A100").code == 1

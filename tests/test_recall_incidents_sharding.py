@@ -127,6 +127,22 @@ def test_trn018_old_release_needs_evaluation(write):
     assert codes(write("old/b.yaml", _GENERATE.replace("eval_strategy: steps\n", ""))) == []
 
 
+def test_trn018_lora_only_where_the_release_refuses_it(write):
+    """LLaMA-Factory#5292: before 0.9.0 LoRA and QLoRA runs generated under ZeRO-3 fine; only a
+    full fine-tune failed. 0.9.0 refuses every fine-tuning type at launch (review of 2026-11-24)."""
+    lora = _GENERATE.replace("finetuning_type: full", "finetuning_type: lora")
+    assert "finetuning_type: lora" in lora
+    write("lora/ds.json", _DS_Z3)
+    assert codes(write("lora/a.yaml", lora)) == []  # release unknown: only >= 0.9.0 refuses it
+    write("lora_old/ds.json", _DS_Z3)
+    write("lora_old/requirements.txt", "llamafactory==0.8.3\n")
+    assert codes(write("lora_old/a.yaml", lora)) == []
+    write("lora_new/ds.json", _DS_Z3)
+    write("lora_new/requirements.txt", "llamafactory==0.9.1\n")
+    found = findings(write("lora_new/a.yaml", lora))
+    assert [f["code"] for f in found] == ["TRN018"] and "refuses it at launch" in found[0]["message"]
+
+
 # ---- TRN019 grpo-sharded-generation -------------------------------------------------------------
 
 _GRPO = "model_name_or_path: m\ndataset_name: d\noutput_dir: out\nnum_generations: 8\ndeepspeed: ds.json\n"

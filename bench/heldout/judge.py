@@ -137,6 +137,11 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
         return "true", ("ZeRO-2 with overlap_comm true on the pinned DeepSpeed, older than 0.19.0, which carries the "
                         "last of the overlap_comm gradient-corruption fixes (PR #7965; earlier #5606 in 0.14.3, "
                         "#7805 in 0.18.5); NaN grad_norm reports: deepspeedai/DeepSpeed#5347, #5294")
+    if code == "DS023" and repo == "yangjianxin1/Firefly":
+        return "true", ("train.py reads the file with HfArgumentParser((CustomizedArguments, TrainingArguments)) "
+                        "and trains with transformers' Trainer; ds_z3_config.json has a scheduler block "
+                        "(WarmupLR), so integrations/deepspeed.py deepspeed_optim_sched builds DeepSpeed's "
+                        "WarmupLR (warm-up, then constant) and the written lr_scheduler_type cosine is not used")
     if code == "DS001":
         return "true", "ZeRO-2 with fp16 is set in the file; INCIDENTS.md records NaN losses for this combination"
     if code == "PRE001":

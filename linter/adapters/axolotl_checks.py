@@ -35,6 +35,10 @@ def _number(value: Any) -> Any:
     return float(value) if isinstance(value, str) else value
 
 
+def _as_written(value: Any) -> Any:
+    return value
+
+
 def _flag_or_text(value: Any) -> Any:
     return value if isinstance(value, (bool, str)) else bool(value)
 
@@ -44,7 +48,7 @@ CHECKED_BINDINGS = (
     Binding("eval.test_datasets", "test_datasets", convert=bool),
     Binding("eval.table_size", "eval_table_size", convert=_number),
     Binding("eval.sample_packing", "eval_sample_packing", convert=_flag_or_text),
-    Binding("eval.steps", "eval_steps", convert=_number),
+    Binding("checkpoint.eval_steps", "eval_steps", convert=_number),
     Binding("eval.per_epoch", "evals_per_epoch", convert=_number),
     Binding("eval.benchmark", "do_bench_eval", convert=bool),
     # YAML 1.1's unquoted `no` reads False; `strategy` records it as "no" (the rules treat "no"
@@ -66,7 +70,7 @@ CHECKED_BINDINGS = (
     Binding("data.remove_unused_columns", "remove_unused_columns", convert=lambda value: value is not False),
     Binding("hub.use_auth_token", "hf_use_auth_token", convert=lambda value: value is True),
     Binding("training.unfrozen_parameters", "unfrozen_parameters", convert=bool),
-    Binding("training.qat", "qat", convert=bool),
+    Binding("quantization.qat", "qat", convert=bool),
     Binding("training.deepcompile", "deepcompile", convert=bool),
     Binding("training.neftune", "neftune_noise_alpha", convert=bool),
     Binding("training.neftune_legacy", "noisy_embedding_alpha", convert=bool),
@@ -74,8 +78,8 @@ CHECKED_BINDINGS = (
     Binding("training.torch_compile_options", "torch_compile_options", convert=lambda value: value is not None),
     Binding("adapter.merge", "merge_lora", convert=bool),
     Binding("adapter.fuse_mlp", "flash_attn_fuse_mlp", convert=bool),
-    Binding("adapter.layers_to_transform", "peft_layers_to_transform", convert=bool),
-    Binding("adapter.layers_pattern", "peft_layers_pattern", convert=bool),
+    Binding("adapter.layers_to_transform", "peft_layers_to_transform", convert=_as_written),
+    Binding("adapter.layers_pattern", "peft_layers_pattern", convert=_as_written),
     Binding("adapter.target_parameters", "lora_target_parameters", convert=bool),
     Binding("adapter.dropout", "lora_dropout", convert=_number),
     Binding("optimizer.lr_groups", "lr_groups", convert=bool),
@@ -89,7 +93,7 @@ CHECKED_BINDINGS = (
     # check_mem_mismatch tests `is not None`, not truthiness
     Binding("memory.max_memory", "max_memory", convert=lambda value: value is not None),
     Binding("memory.gpu_memory_limit", "gpu_memory_limit", convert=lambda value: value is not None),
-    Binding("parallel.fsdp_options", "fsdp", convert=bool),
+    Binding("parallel.fsdp_options", "fsdp", convert=_as_written),  # tested for truthiness
     Binding("parallel.deepspeed", "deepspeed", convert=bool),
     Binding("attention.xformers_flag", "xformers_attention", convert=bool),
 )

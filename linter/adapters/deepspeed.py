@@ -90,6 +90,12 @@ class DeepSpeedAdapter(Adapter):
         Binding("parallel.offload_optimizer_nvme_path", "zero_optimization.offload_optimizer.nvme_path"),
         # Written value only: unset means stage == 3 (zero/config.py, overlap_comm_valid).
         Binding("parallel.overlap_comm", "zero_optimization.overlap_comm"),
+        # Written values only (runtime/zero/config.py zero_hpz_partition_size default 1; runtime/config.py
+        # data_types.grad_accum_dtype default None; runtime/precision_config.py immediate_grad_update).
+        Binding("parallel.hpz_partition_size", "zero_optimization.zero_hpz_partition_size"),
+        Binding("precision.grad_accum_dtype", "data_types.grad_accum_dtype"),
+        Binding("parallel.communication_data_type", "communication_data_type"),  # written only (engine.py)
+        Binding("precision.bf16_immediate_grad_update", "bf16.immediate_grad_update", "bfloat16.immediate_grad_update"),
         # Written value only (DeepSpeedZeroConfig.prefetch_bucket_size: int, default 5e7, alias
         # stage3_prefetch_bucket_size); "auto" is left for the trainer to fill.
         Binding("parallel.prefetch_bucket_size", "zero_optimization.stage3_prefetch_bucket_size",
@@ -106,6 +112,7 @@ class DeepSpeedAdapter(Adapter):
         Binding("batch.grad_accum", "gradient_accumulation_steps", convert=as_bool_or_auto),
         Binding("optimizer.grad_clip", "gradient_clipping", default=0.0, source=_CONSTANTS),
         Binding("optimizer.name", "optimizer.type"),
+        Binding("scheduler.type", "scheduler.type"),  # runtime/lr_schedules.py VALID_LR_SCHEDULES
         Binding("optimizer.lr", "optimizer.params.lr", convert=as_bool_or_auto),
         Binding("optimizer.eps", "optimizer.params.eps", convert=as_bool_or_auto),
         Binding("optimizer.weight_decay", "optimizer.params.weight_decay", convert=as_bool_or_auto),

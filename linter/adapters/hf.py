@@ -74,6 +74,8 @@ from ..versions import older_than
 from . import (_MISSING as _NO_DEFAULT, CHECKPOINT_BINDINGS, Adapter, Binding, Reader, as_float, comma_list, deepspeed_link,
                new_config, set_path, span_of, templated, written)
 from .fsdp_facts import accelerate_wrap_classes, trainer_wrap_classes
+from .peft_facts import PEFT_BINDINGS as _PEFT_BINDINGS, record_peft_facts
+from .trainer_arguments import TRAINER_ARGUMENT_BINDINGS
 from .hf_kinds import (ACCELERATE_FSDP_BINDINGS, TRL_TRAINER_BINDINGS, classify, distributed_type_of, fsdp_sharding,
                        record_project_arguments, record_repository_launchers, record_target_shorthand,
                        record_trainer)
@@ -142,7 +144,7 @@ _TRAINER_BINDINGS = (
     Binding("parallel.fsdp_use_orig_params", "fsdp_config.use_orig_params", "fsdp_config.fsdp_use_orig_params"),
     Binding("memory.fsdp_activation_checkpointing", "fsdp_config.activation_checkpointing",
             "fsdp_config.fsdp_activation_checkpointing", convert=lambda on: on if isinstance(on, bool) else str(on).lower() == "true" or None),
-    *CHECKPOINT_BINDINGS, *TRL_TRAINER_BINDINGS,
+    *CHECKPOINT_BINDINGS, *TRL_TRAINER_BINDINGS, *TRAINER_ARGUMENT_BINDINGS,
 )
 # Their defaults depend on the TRL version (see _trainer): stated once here, defaults added there.
 _BF16 = ("precision.bf16", "bf16")
@@ -173,17 +175,6 @@ _ACCELERATE_DEEPSPEED_BINDINGS = (
     Binding("batch.grad_accum", "deepspeed_config.gradient_accumulation_steps"),
     Binding("optimizer.grad_clip", "deepspeed_config.gradient_clipping", convert=as_float),  # written only
 )
-# PEFT adapter_config.json: written by PEFT's save_pretrained, never a fix target.
-_PEFT_BINDINGS = (
-    Binding("model.name", "base_model_name_or_path"),
-    Binding("adapter.kind", "peft_type", convert=lambda kind: str(kind).lower()),
-    Binding("adapter.r", "r"),
-    Binding("adapter.alpha", "lora_alpha"),
-    Binding("adapter.target_modules", "target_modules", convert=comma_list),
-    Binding("adapter.modules_to_save", "modules_to_save", convert=comma_list),
-)
-
-
 class HFAdapter(Adapter):
     name = "hf"
     bindings = (*_TRAINER_BINDINGS, Binding(*_BF16, after="fp16"), Binding(*_CHECKPOINTING), Binding(*_LEARNING_RATE, convert=as_float),
@@ -211,6 +202,7 @@ class HFAdapter(Adapter):
         if kind == "peft":
             read.bind(_PEFT_BINDINGS)
             record_target_shorthand(read, "target_modules")  # LoraConfig.from_pretrained keeps it as written
+            record_peft_facts(read)
         elif kind == "accelerate":
             self._accelerate(read)
         else:

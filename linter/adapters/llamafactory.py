@@ -49,6 +49,7 @@ from ..ir import ConfigIR, Field, KeyTree, Origin
 from ..versions import older_than
 from . import (CHECKPOINT_BINDINGS, Adapter, Binding, Reader, as_float, comma_list, deepspeed_link, new_config,
                set_path, written)
+from .trainer_arguments import TRAINER_ARGUMENT_BINDINGS
 
 _MODEL_ARGS = "llamafactory/hparams/model_args.py"
 _OMEGACONF_SINCE = "0.9.4"  # parser.py read_args: OmegaConf.load from commit a5a93597b (PR #8505)
@@ -103,7 +104,7 @@ _TRAINING_BINDINGS = (
     Binding("generation.predict_with_generate", "predict_with_generate"),  # Seq2SeqTrainingArguments
     # data_args.py DataArguments.template: the chat template every training sample is formatted with.
     Binding("data.chat_template", "template"),
-    *CHECKPOINT_BINDINGS,
+    *CHECKPOINT_BINDINGS, *TRAINER_ARGUMENT_BINDINGS,
 )
 _QUANTIZATION_BINDINGS = (
     Binding("quantization.quant_type", "quantization_type", default="nf4", source=_MODEL_ARGS,

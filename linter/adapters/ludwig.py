@@ -8,6 +8,7 @@ Key names and defaults from Ludwig's own schema (ludwig-ai/ludwig):
 - ludwig/schema/trainer.py (FineTuneTrainerConfig): batch_size, gradient_accumulation_steps,
   learning_rate, enable_gradient_checkpointing.
 - ludwig/schema/llms/peft.py: adapter.type (lora, adalora, ia3, ...).
+- Model type, features, trainer type, prompt: ludwig_features.py.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ..document import Document, Mapping
 from ..fixes import Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from . import Adapter, Binding, Reader, new_config
+from .ludwig_features import read_features, read_llm, read_model_kind
 
 _QUANTIZATION = "ludwig/schema/llms/quantization.py"
 # For a file that does not parse: a top-level key only Ludwig configs have.
@@ -75,7 +77,8 @@ class LudwigAdapter(Adapter):
     def parse(self, document: Document) -> ConfigIR:
         config = new_config(self, document)
         read = Reader(config, document)
-        is_llm = read.node("model_type") is not None and getattr(read.node("model_type"), "value", None) == "llm"
+        is_llm = read_model_kind(read) == "llm"
+        read_features(read, document)
         read.bind(binding for binding in self.bindings
                   if binding not in _QUANTIZATION_BINDINGS and binding not in _ADAPTER_BINDINGS)
         if isinstance(read.node("quantization"), Mapping):
@@ -86,8 +89,7 @@ class LudwigAdapter(Adapter):
                 config.set("model.load_dtype", Field(compute.value, Origin(compute.span, _LLM_UTILS,
                                                                            compute.origin.written_as)))
         if is_llm:
-            if read.take("adapter.kind", "adapter", "type") is None:
-                read.set("adapter.kind", None, "adapter")
+            read_llm(read, document)
             read.bind(_ADAPTER_BINDINGS)
         return config
 

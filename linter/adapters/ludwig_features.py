@@ -1,0 +1,97 @@
+"""Ludwig's model family, feature list and LLM prompt/adapter facts (the config validation reads them).
+
+Sources (ludwig-ai/ludwig):
+- ludwig/schema/model_types/base.py: model_type defaults to "ecd"; feature `column` defaults to `name`
+  (ludwig/schema/model_types/utils.py).
+- ludwig/schema/trainer.py LLMTrainerDataclassField(default="none"): an LLM config with no trainer.type
+  does not train (zero/few-shot), since model_type llm exists (0.8).
+- ludwig/schema/llms/peft.py: adapter is a type selection (`adapter: lora` or `adapter: {type: lora}`),
+  pretrained_adapter_weights, postprocessor.merge_adapter_into_base_model.
+- ludwig/schema/llms/prompt.py: prompt.template, prompt.task, prompt.retrieval.type (None: no retrieval).
+- ludwig/schema/llms/quantization.py (0.15+): quantization.backend (default bitsandbytes), mode, qat.
+"""
+
+from __future__ import annotations
+
+from ..document import Document, Mapping, Scalar, Sequence
+from ..ir import Field, Origin
+from . import Binding, Reader, span_of
+
+_TRAINER = "ludwig/schema/trainer.py"
+_MODEL_TYPES = "ludwig/schema/model_types/base.py"
+
+LLM_BINDINGS = (
+    Binding("training.trainer", "trainer.type", default="none", source=_TRAINER, anchor="trainer"),
+    Binding("model.multimodal", "is_multimodal"),
+    Binding("adapter.pretrained_weights", "adapter.pretrained_adapter_weights"),
+    Binding("adapter.merge_on_save", "adapter.postprocessor.merge_adapter_into_base_model"),
+    Binding("prompt.template", "prompt.template"),
+    Binding("prompt.task", "prompt.task"),
+    Binding("prompt.retrieval", "prompt.retrieval.type"),
+    Binding("quantization.mode", "quantization.mode"),
+    Binding("quantization.qat", "quantization.qat"),
+)
+_QUANTIZATION_BACKEND = Binding("quantization.backend", "quantization.backend", default="bitsandbytes",
+                                source="ludwig/schema/llms/quantization.py", anchor="quantization")
+
+
+def read_model_kind(read: Reader) -> str | None:
+    found = read.take("model.kind", "model_type", default="ecd", default_source=_MODEL_TYPES)
+    return found.value if found is not None else None
+
+
+def read_llm(read: Reader, document: Document) -> None:
+    """The adapter's type (a string or a block's `type`; a block without one stays unknown), the
+    trainer type and the prompt, adapter and quantization keys the LLM checks read."""
+    adapter = read.node("adapter")
+    if adapter is None:
+        read.set("adapter.kind", None, "adapter")
+    elif isinstance(adapter, Scalar):
+        if adapter.value is None or isinstance(adapter.value, str):
+            read.take("adapter.kind", "adapter")
+    else:
+        read.take("adapter.kind", "adapter", "type")
+    read.bind(LLM_BINDINGS)
+    if isinstance(read.node("quantization"), Mapping):
+        read.bind((_QUANTIZATION_BACKEND,))
+
+
+def _types(document: Document, features) -> tuple[list[str], Scalar | None] | None:
+    """Each feature's type, in order, and the first one's node; None where any is not a plain string."""
+    if not isinstance(features, Sequence) or not features.items:
+        return None
+    types, first = [], None
+    for item in features.items:
+        node = item.value("type") if isinstance(item, Mapping) else None
+        if not isinstance(node, Scalar) or not isinstance(node.value, str):
+            return None
+        types.append(node.value)
+        first = first or node
+    return types, first
+
+
+def read_features(read: Reader, document: Document) -> None:
+    """data.input_types / data.output_types (located at the first feature's type), the first output
+    feature's column, and the first input feature's encoder checkpoint."""
+    config = read.config
+    for key, name in (("data.input_types", "input_features"), ("data.output_types", "output_features")):
+        found = _types(document, read.node(name))
+        if found is not None:
+            types, first = found
+            span = span_of(document, first.start, first.end)
+            config.set(key, Field(types, Origin(span, written_as=f"{name}[0].type")))
+    outputs, inputs = read.node("output_features"), read.node("input_features")
+    if isinstance(outputs, Sequence) and outputs.items and isinstance(outputs.items[0], Mapping):
+        first = outputs.items[0]
+        node = first.value("column")
+        node = first.value("name") if node is None else node
+        if isinstance(node, Scalar) and isinstance(node.value, str):
+            config.set("data.output_column", Field(node.value, Origin(span_of(document, node.start, node.end),
+                                                                      written_as="output_features[0].column")))
+    if isinstance(inputs, Sequence) and inputs.items and isinstance(inputs.items[0], Mapping):
+        encoder = inputs.items[0].value("encoder")
+        node = encoder.value("pretrained_model_name_or_path") if isinstance(encoder, Mapping) else None
+        if isinstance(node, Scalar) and isinstance(node.value, str):
+            config.set("data.encoder_pretrained", Field(node.value, Origin(
+                span_of(document, node.start, node.end),
+                written_as="input_features[0].encoder.pretrained_model_name_or_path")))

@@ -1,0 +1,49 @@
+"""PEFT `adapter_config.json`: the fields the hf adapter records (peft/config.py PeftConfig and
+peft/tuners/lora/config.py LoraConfig, tuners/adalora/config.py AdaLoraConfig, huggingface/peft
+at 5d602fdbf, after v0.20.0). PEFT writes the file with save_pretrained; it is never a fix target."""
+
+from __future__ import annotations
+
+from ..ir import Field, Origin
+from . import Binding, comma_list
+from .hf_kinds import written
+
+
+def _layers(value):
+    """layers_to_transform / layers_pattern: an int or str as written, a list as a list."""
+    return value if isinstance(value, (int, str)) else list(value)
+
+
+PEFT_BINDINGS = (
+    Binding("model.name", "base_model_name_or_path"),
+    Binding("adapter.kind", "peft_type", convert=lambda kind: str(kind).lower()),
+    Binding("adapter.r", "r"),
+    Binding("adapter.alpha", "lora_alpha"),
+    Binding("adapter.target_modules", "target_modules", convert=comma_list),
+    Binding("adapter.modules_to_save", "modules_to_save", convert=comma_list),
+    # The LoraConfig / AdaLoraConfig fields whose __post_init__ checks rules/peft_configs.py reads.
+    Binding("adapter.dora", "use_dora"),
+    Binding("adapter.init_weights", "init_lora_weights"),
+    Binding("adapter.loftq_config", "loftq_config", convert=bool),
+    Binding("adapter.lora_bias", "lora_bias"),
+    Binding("adapter.megatron_config", "megatron_config", convert=bool),
+    Binding("adapter.layers_to_transform", "layers_to_transform", convert=_layers),
+    Binding("adapter.layers_pattern", "layers_pattern", convert=_layers),
+    Binding("adapter.adalora_tinit", "tinit"),
+    Binding("adapter.adalora_tfinal", "tfinal"),
+    Binding("adapter.adalora_total_step", "total_step"),
+)
+
+
+def record_peft_facts(read) -> None:
+    """What PEFT's config class receives beyond the bindings: a target_modules string (LoraConfig
+    keeps it a str: a regular expression, or "all-linear") and every top-level key
+    (peft/config.py PeftConfig.from_pretrained passes each one to the class as a keyword)."""
+    config = read.config
+    if isinstance(written(read.document, "target_modules"), str):
+        read.take("adapter.target_string", "target_modules")
+    if config.key_tree is not None and isinstance(config.key_tree.value, dict):
+        tokens = config.key_tree.value.get("trainable_token_indices")
+        if isinstance(tokens, dict):  # layer name -> token ids (a list means the input embedding)
+            read.take("adapter.trainable_token_layers", "trainable_token_indices", convert=lambda value: sorted(value))
+        config.set("adapter.config_keys", Field(sorted(map(str, config.key_tree.value)), Origin(config.file_span)))

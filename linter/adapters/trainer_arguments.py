@@ -1,0 +1,44 @@
+"""TrainingArguments fields whose combinations the HF Trainer refuses at launch, read alike from
+TrainingArguments / TRL argument files and LLaMA-Factory's YAML (whose training keys reach
+transformers' Seq2SeqTrainingArguments unchanged: llamafactory/hparams/training_args.py,
+parser.py get_train_args through HfArgumentParser).
+
+Names and defaults from transformers/training_args.py (TrainingArguments), checked in the release
+wheels 4.28.1 to 5.23.0: save_steps 500, dataloader_num_workers 0; the other fields are
+recorded as written only (eval_steps None falls back to logging_steps; lr_scheduler_type,
+warmup_ratio, half_precision_backend "auto", fp16_full_eval / bf16_full_eval False,
+dataloader_prefetch_factor None, torch_empty_cache_steps None, auto_find_batch_size False,
+optim_target_modules None).
+"""
+
+from __future__ import annotations
+
+from . import Binding, as_float, comma_list
+
+_TRAINING_ARGS = "transformers/training_args.py (TrainingArguments)"
+
+
+def _lower(value):
+    return value.lower() if isinstance(value, str) else value
+
+
+def _as_written(value):
+    """A list is read too (a binding without a conversion reads scalars only)."""
+    return value
+
+
+TRAINER_ARGUMENT_BINDINGS = (
+    Binding("scheduler.type", "lr_scheduler_type", convert=_lower),
+    Binding("scheduler.warmup_ratio", "warmup_ratio", convert=as_float),
+    Binding("checkpoint.save_steps", "save_steps", convert=as_float, default=500, source=_TRAINING_ARGS),
+    Binding("checkpoint.eval_steps", "eval_steps", convert=as_float),
+    Binding("precision.fp16_full_eval", "fp16_full_eval"),
+    Binding("precision.bf16_full_eval", "bf16_full_eval"),
+    Binding("precision.amp_backend", "half_precision_backend", convert=_lower),
+    Binding("data.num_workers", "dataloader_num_workers", default=0, source=_TRAINING_ARGS),
+    Binding("data.prefetch_factor", "dataloader_prefetch_factor"),
+    Binding("memory.empty_cache_steps", "torch_empty_cache_steps"),
+    Binding("parallel.fsdp_options", "fsdp", convert=_as_written),
+    Binding("batch.auto_find", "auto_find_batch_size"),
+    Binding("optimizer.target_modules", "optim_target_modules", convert=comma_list),
+)

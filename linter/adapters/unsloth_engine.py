@@ -1,0 +1,94 @@
+"""Unsloth scripts: the colocated vLLM engine, LoftQ init and merged saving, read with `ast`.
+
+From unslothai/unsloth (bare mirror at 015bdef0d9) and unslothai/unsloth-zoo (ce232d6c):
+- unsloth/models/loader.py FastLanguageModel.from_pretrained(..., full_finetuning=False, ...,
+  fast_inference=False, gpu_memory_utilization=0.5, ..., max_lora_rank=64, ...): fast_inference
+  loads a vLLM engine beside the model (unsloth_zoo vllm_utils.load_vllm, sized with
+  max_seq_length and max_lora_rank); the keyword and the default 64 arrived in 144190bd06
+  (#1620, __version__ 2025.2.1). FastModel (vision.py FastBaseModel.from_pretrained) has the same
+  keywords and default since 51879e513a (#2975).
+- unsloth/models/rl.py: a TRL trainer whose args have use_vllm gets `args.use_vllm = True` when
+  the model carries a vllm_engine (GRPO): it generates with vLLM and the trained LoRA weights.
+  model.fast_generate / model.load_lora do so in a script's own code.
+- get_peft_model(..., init_lora_weights=True, ...) in llama.py and vision.py.
+- unsloth/save.py unsloth_save_pretrained_merged(self, save_directory, tokenizer,
+  save_method="merged_16bit", ...) and unsloth_push_to_hub_merged(self, repo_id, tokenizer,
+  save_method=...): save_method is the third argument after the bound model.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..ir import ConfigIR, Field, Origin
+from ..python_reader import PythonDocument, is_open, keyword
+from . import span_of
+
+_ENGINE = "unsloth/models/loader.py (FastLanguageModel.from_pretrained max_lora_rank=64, 2025.2.1 and later)"
+_FORCED_VLLM = ("unsloth/models/rl.py (a trainer with use_vllm gets args.use_vllm = True when the model has a "
+                "vllm_engine)")
+_VLLM_TRAINERS = ("GRPOTrainer", "GRPOConfig")
+_SAVE_CALLS = ("save_pretrained_merged", "push_to_hub_merged")
+_REFUSED_SAVE = "merged_4bit"
+
+
+def dead_lines(document: PythonDocument) -> list[tuple[int, int]]:
+    """Line ranges of branches that never run: `if False:` (or another false literal, such as a
+    module constant) bodies, and the `else` of a true one; Unsloth's notebooks park their save
+    variants that way. Only statements are visited, never expressions (the tree's one full walk
+    is python_index's)."""
+    ranges: list[tuple[int, int]] = []
+    pending = list(document.tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.If):
+            test = document.literal(node.test)
+            if test is True or test is False or (isinstance(test, int) and not isinstance(test, bool)):
+                branch = node.body if not test else node.orelse
+                if branch:
+                    ranges.append((branch[0].lineno, branch[-1].end_lineno or branch[-1].lineno))
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            pending.extend(item for item in getattr(node, field, ()) if isinstance(item, ast.AST))
+    return ranges
+
+
+def _save_method(call: ast.Call) -> ast.expr | None:
+    found = keyword(call, "save_method")
+    if found is not None:
+        return found.value
+    if any(isinstance(item, ast.Starred) for item in call.args[:3]) or len(call.args) < 3:
+        return None
+    return call.args[2]
+
+
+def record_engine_and_saving(document: PythonDocument, config: ConfigIR, loader: ast.Call, peft: ast.Call | None,
+                             record, default) -> None:
+    full = keyword(loader, "full_finetuning")
+    if full is not None:
+        record("model.full_finetuning", full.value)
+    fast = keyword(loader, "fast_inference")
+    engine = record("generation.colocated_vllm", fast.value) if fast is not None else None
+    if engine is not None and engine.value is True:
+        rank = keyword(loader, "max_lora_rank")
+        if rank is not None:
+            record("generation.vllm_max_lora_rank", rank.value)
+        elif not is_open(loader):
+            default("generation.vllm_max_lora_rank", 64, loader.func, _ENGINE)
+        generator = next(document.calls(*_VLLM_TRAINERS, "fast_generate", "load_lora"), None)
+        if generator is not None and config.get("generation.use_vllm") is None:
+            config.set("generation.use_vllm", Field(True, Origin(span_of(document, *document.span(generator.func)),
+                                                                 _FORCED_VLLM)))
+    if peft is not None:
+        init = keyword(peft, "init_lora_weights")
+        if init is not None:
+            record("adapter.init_weights", init.value)
+    calls = list(document.calls(*_SAVE_CALLS))
+    dead = dead_lines(document) if calls else []
+    live = [call for call in calls if not any(first <= call.lineno <= last for first, last in dead)]
+    methods = [(call, document.literal(_save_method(call))) for call in live if _save_method(call) is not None]
+    # The refused method first: the rule asks about it, and a script may save several ways.
+    methods.sort(key=lambda pair: pair[1] != _REFUSED_SAVE)
+    for call, method in methods:
+        if isinstance(method, str):
+            record("save.merged_method", _save_method(call))
+            break

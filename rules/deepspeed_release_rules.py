@@ -1,0 +1,140 @@
+"""The rules of the DeepSpeed release-bug table (rules/deepspeed_releases.py BUGS), one per code."""
+
+from __future__ import annotations
+
+from linter.registry import ERROR, WARNING, register
+
+from .deepspeed_releases import DeepSpeedReleaseBug
+
+
+@register
+class ZeroHpzReleaseBug(DeepSpeedReleaseBug):
+    """DS020 zero-hpz-release-bug
+
+    ## What it does
+    Flags ZeRO++ hierarchical partitioning (`zero_optimization.zero_hpz_partition_size` above 1
+    at ZeRO stage 3) where the DeepSpeed in use (an exact pin near the config, or the installed
+    package; silent when unknown) is 0.10.0 to 0.18.2.
+
+    ## Why is this bad?
+    hpZ keeps a secondary copy of each ZeRO-3 weight shard inside a node and all-gathers from
+    it. Up to 0.13.1 the copy was refreshed by forward/backward flags and went out of sync:
+    runs did not converge at all (DeepSpeed#4851, on 0.12.5; fixed by #4906 in 0.13.2). From
+    0.13.2 to 0.18.2 the copy is not refreshed when weights are written into the partitioned
+    model (from_pretrained under `zero.Init`, or a resumed ZeRO checkpoint), so the first steps
+    gather stale weights and the loss spikes (DeepSpeed#7606, on 0.16.9; fixed by #7707 in
+    0.18.3).
+
+    ## Example
+    `ds_config.json`:
+        {"bf16": {"enabled": true}, "zero_optimization": {"stage": 3, "zero_hpz_partition_size": 8}}
+    `requirements.txt`:
+        deepspeed==0.12.6
+    Use instead:
+        {"bf16": {"enabled": true}, "zero_optimization": {"stage": 3}}
+
+    ## Fix safety
+    No fix: hpZ trades memory for inter-node traffic; dropping it or upgrading DeepSpeed is
+    the author's choice.
+
+    ## References
+    - deepspeed/runtime/zero/partition_parameters.py (_partition, _partition_param_sec):
+      ZeRO++ from d18aa2c79 (#3784, v0.10.0); 75ed63c94 (#4906, v0.13.2) "Enable hpz based on
+      secondary tensor presence" (fixes #4851) dropped `has_been_updated` from the
+      _partition_param_sec call; c069ceb30 (#7707, v0.18.3) passes it again (fixes #7606)
+    - deepspeedai/DeepSpeed#4851, #7606
+    """
+
+    code = "DS020"
+    name = "zero-hpz-release-bug"
+    severity = WARNING
+
+
+@register
+class Bf16GradAccumDtypeRefused(DeepSpeedReleaseBug):
+    """DS021 bf16-grad-accum-dtype-refused
+
+    ## What it does
+    Flags a bf16 DeepSpeed config under ZeRO whose gradient-accumulation dtype the DeepSpeed in
+    use refuses (silent when the version is unknown): on 0.7.6, bf16 with ZeRO and no
+    `data_types.grad_accum_dtype`; from 0.7.6 to 0.8.0, `grad_accum_dtype: fp32` under any
+    ZeRO stage; from 0.8.1 to 0.10.0, `grad_accum_dtype: fp32` under ZeRO stage 2 or 3.
+
+    ## Why is this bad?
+    `deepspeed.initialize` stops with NotImplementedError "Model data type and gradient
+    accumulation data type must be equal to use ZeRO" after the model has loaded. 0.7.6 (which
+    added `data_types`) made fp32 the default accumulation dtype of bf16 models and so refused
+    every bf16 ZeRO config that did not say otherwise (fixed in 0.7.7, #2566); ZeRO-1 took fp32
+    accumulation with the BF16 optimizer in 0.8.1 (#2706), stages 2 and 3 in 0.10.1 (#2847).
+
+    ## Example
+    `ds_config.json`:
+        {"bf16": {"enabled": true}, "data_types": {"grad_accum_dtype": "fp32"}, "zero_optimization": {"stage": 2}}
+    `requirements.txt`:
+        deepspeed==0.9.5
+    Use instead:
+        {"bf16": {"enabled": true}, "zero_optimization": {"stage": 2}}
+
+    ## Fix safety
+    No fix: bf16 accumulation or a newer DeepSpeed are the choices.
+
+    ## References
+    - deepspeed/runtime/engine.py get_data_types and _do_optimizer_sanity_check; data_types from
+      v0.7.6 (runtime/config.py GRAD_ACCUM_DTYPE); 06938835e (#2566, v0.7.7), 8d87c89e4 (#2706,
+      v0.8.1), 8afcda2ac (#2847, v0.10.1) "ZeRO Gradient Accumulation Dtype"
+    """
+
+    code = "DS021"
+    name = "bf16-grad-accum-dtype-refused"
+    severity = ERROR
+
+
+@register
+class Bf16GradientReductionBug(DeepSpeedReleaseBug):
+    """DS022 bf16-gradient-reduction-bug
+
+    ## What it does
+    Flags a bf16 DeepSpeed config whose gradients the DeepSpeed in use (an exact pin near the
+    config, or the installed package; silent when unknown or on one GPU) reduces wrongly
+    across GPUs: under ZeRO (stage 1 or more) with no `communication_data_type` on 0.5.8 to
+    0.8.x; and with `data_types.grad_accum_dtype: fp32` at ZeRO stage 1 (no optimizer offload),
+    gradient accumulation (`gradient_accumulation_steps` above 1, or "auto" filled by a
+    trainer that accumulates) and `bf16.immediate_grad_update` not true, on 0.18.3 to 0.18.x.
+
+    ## Why is this bad?
+    From 0.5.8 (#1487) to 0.8.x an unwritten `communication_data_type` meant fp16 under any
+    ZeRO stage, so bf16 gradients were cast to fp16 for the reduction: large values overflow
+    to inf/NaN and small ones lose precision (DeepSpeed#2071, #2911; 0.9.0 made fp32 the
+    default, #2970). From 0.18.3 (#7665) the engine averaged the BF16 optimizer's fp32
+    gradient buffer across GPUs before the optimizer added the last micro-batch of the
+    accumulation window to it, so that micro-batch counts only on the GPU that computed it:
+    the gradient is biased by (world - 1) / world / accumulation steps and differs between
+    GPUs; loss and grad-norm curves drift with the micro-batch size at a fixed global batch
+    (DeepSpeed#7985, fixed in 0.19.0).
+
+    ## Example
+    `ds_config.json`:
+        {"bf16": {"enabled": true}, "data_types": {"grad_accum_dtype": "fp32"}, "gradient_accumulation_steps": 8, "zero_optimization": {"stage": 1}}
+    `requirements.txt`:
+        deepspeed==0.18.6
+    Use instead:
+        {"bf16": {"enabled": true, "immediate_grad_update": true}, "data_types": {"grad_accum_dtype": "fp32"}, "gradient_accumulation_steps": 8, "zero_optimization": {"stage": 1}}
+
+    ## Fix safety
+    No fix: `"communication_data_type": "bfp16"` / `bf16.immediate_grad_update: true` (the
+    fixes' workarounds) or a newer DeepSpeed are the choices.
+
+    ## References
+    - deepspeed/runtime/engine.py communication_data_type: fp16 under ZeRO from d14baad94
+      (#1487, v0.5.8) to 261d63708 (#2970 "Make fp32 default communication data type", v0.9.0);
+      zero/stage_1_and_2.py and zero/stage3.py cast gradients to it before reducing
+    - deepspeed/runtime/engine.py _backward_epilogue (allreduce_gradients before
+      optimizer.backward_epilogue), deepspeed/runtime/bf16_optimizer.py backward_epilogue /
+      update_hp_grads: from 53e91a098 (#7665, v0.18.3); fixed by 5999fb069 (#7985, v0.19.0)
+    - deepspeedai/DeepSpeed#2071, #2911, #7985 (reproducer and end-to-end runs with the HF
+      Trainer)
+    """
+
+    code = "DS022"
+    name = "bf16-gradient-reduction-bug"
+    severity = WARNING

@@ -1,0 +1,236 @@
+"""Argument combinations the HF Trainer refuses at launch, as one table (issue 16 recall).
+
+Each row is one refusal of transformers' own validation: TrainingArguments.__post_init__
+(training_args.py) or the Trainer (trainer.py __init__, create_accelerator_and_postprocess,
+create_optimizer), read from the arguments file (TrainingArguments / TRL YAML or JSON, and
+LLaMA-Factory's YAML, whose training keys reach Seq2SeqTrainingArguments unchanged) and the
+DeepSpeed config it links. A row states:
+
+- `since`: the transformers release that added the check, or None where the check is as old as
+  the option it guards or as every release checked (4.28.1 on): then the file is refused by
+  every transformers that can read it and the row fires whatever the version, even unknown;
+- `until`: the first release without the check (None: still in 5.23.0, the newest checked).
+  A row with a `since` fires only from that release (what happened before is not established
+  here) and a row with an `until` only before it: both need the pinned transformers, and are
+  silent when it is unknown.
+
+Bounds from the release wheels (`pip download --no-deps transformers==X`; training_args.py and
+trainer.py of 4.28.1, 4.30.2, 4.32.1 ... 4.57.6, 5.0.0, 5.5.0, 5.9.0, 5.10.0, 5.23.0).
+"""
+
+from __future__ import annotations
+
+from linter.registry import ERROR, Rule, register
+from linter.versions import older_than
+
+# Files the HF Trainer's argument classes read as written.
+_ARGUMENT_FILES = ("trl", "trainer", "llamafactory")
+# transformers OptimizerNames that go through the low-rank optimizer setup (trainer.py
+# _get_optimizer_cls_and_kwargs: GaLore from 4.39.0, APOLLO from 4.49.0; trainer_optimizer.py in 5.x).
+_LOW_RANK = ("galore_", "apollo_")
+
+
+class Facts:
+    """What the rows ask of one arguments file and the run it belongs to."""
+
+    def __init__(self, config, run):
+        self.config = config
+        self.deepspeed = next((link.text for link in config.links if link.kind == "deepspeed"), None)
+        self.zero_stage = next((linked.value("parallel.zero_stage") for linked in run.linked
+                                if linked.value("parallel.zero_stage") is not None), None) if self.deepspeed else None
+
+    def __call__(self, key):
+        return self.config.value(key)
+
+    @property
+    def fsdp(self) -> bool:
+        return self("parallel.fsdp") is True
+
+    def fsdp_words(self) -> set[str]:
+        options = self("parallel.fsdp_options")
+        words = options if isinstance(options, (list, tuple)) else str(options or "").split()
+        return {str(word).strip().lower() for word in words}
+
+    def optimizer(self) -> str:
+        return str(self("optimizer.name") or "").lower()
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _not_multiple(facts) -> bool:
+    """load_best_model_at_end with step schedules whose save_steps is not a multiple of eval_steps
+    (both written as whole steps; TrainingArguments.__post_init__)."""
+    save, evaluate = facts("checkpoint.save_steps"), facts("checkpoint.eval_steps")
+    return (facts("checkpoint.load_best") is True and facts("checkpoint.save_strategy") == "steps"
+            and facts("checkpoint.eval_strategy") == "steps" and _number(save) and _number(evaluate)
+            and save >= 1 and evaluate >= 1 and save == int(save) and evaluate == int(evaluate)
+            and save % evaluate != 0)
+
+
+class Refusal:
+    __slots__ = ("code", "applies", "point", "what", "quote", "advice", "source", "since", "until", "checked",
+                 "later")
+
+    def __init__(self, code, applies, point, what, quote, advice, source, since=None, until=None, checked=None,
+                 later=None):
+        self.code = code
+        self.applies = applies    # Facts -> bool
+        self.point = point        # the IR key the finding points at
+        self.what = what          # the combination, with {ir.key} / {deepspeed} / {sharding} filled in
+        self.quote = quote        # transformers' own message
+        self.advice = advice
+        self.source = source      # where transformers raises it
+        self.since = since
+        self.until = until
+        self.checked = checked  # the release that added the check, where the hazard is older (`later`)
+        self.later = later      # what happens before `checked`
+
+
+_POST_INIT = "training_args.py TrainingArguments.__post_init__"
+_ACCELERATOR = "trainer.py Trainer.create_accelerator_and_postprocess"
+_LOW_RANK_SETUP = "trainer.py _get_optimizer_cls_and_kwargs (trainer_optimizer.py in 5.x), when the optimizer is made"
+
+REFUSALS = (
+    # --- TRN040: values and pairs TrainingArguments.__post_init__ refuses
+    Refusal("TRN040", lambda a: _number(a("data.prefetch_factor")) and a("data.num_workers") == 0, "data.prefetch_factor",
+            "dataloader_prefetch_factor with dataloader_num_workers 0",
+            "--dataloader_prefetch_factor can only be set when data is loaded in a different process",
+            "set dataloader_num_workers above 0 or drop the prefetch factor",
+            f"{_POST_INIT} (with the option, 4.38.0)"),
+    Refusal("TRN040", lambda a: _number(a("memory.empty_cache_steps")) and not (
+                isinstance(a("memory.empty_cache_steps"), int) and a("memory.empty_cache_steps") > 0),
+            "memory.empty_cache_steps", "torch_empty_cache_steps {memory.empty_cache_steps}",
+            "`torch_empty_cache_steps` must be an integer bigger than 0", "use a positive whole number or drop it",
+            f"{_POST_INIT} (with the option, 4.43.0)"),
+    Refusal("TRN040", lambda a: a("precision.fp16_full_eval") is True and a("precision.bf16_full_eval") is True,
+            "precision.bf16_full_eval", "fp16_full_eval and bf16_full_eval both true",
+            "At most one of fp16 and bf16 can be True for full eval, but not both", "keep one", _POST_INIT),
+    Refusal("TRN040", lambda a: _number(a("scheduler.warmup_ratio")) and not 0 <= a("scheduler.warmup_ratio") <= 1,
+            "scheduler.warmup_ratio", "warmup_ratio {scheduler.warmup_ratio}", "warmup_ratio must lie in range [0,1]",
+            "write a share of the training steps, or warmup_steps for a count",
+            f"{_POST_INIT} (4.x; 5.0.0 reads warmup_ratio as warmup_steps)", until="5.0.0"),
+    Refusal("TRN040", lambda a: a("precision.bf16") is True and a("precision.amp_backend") == "apex",
+            "precision.amp_backend", "bf16 with half_precision_backend apex",
+            "`--half_precision_backend apex`: GPU bf16 is not supported by apex.",
+            "use half_precision_backend auto", f"{_POST_INIT} (4.x; 5.0.0 has no apex backend)", until="5.0.0"),
+    # --- TRN041: evaluation and checkpoint schedules
+    Refusal("TRN041", lambda a: a("scheduler.type") == "reduce_lr_on_plateau"
+            and a("checkpoint.eval_strategy") in ("no", None), "scheduler.type",
+            "lr_scheduler_type reduce_lr_on_plateau without evaluation (eval_strategy no)",
+            "lr_scheduler_type reduce_lr_on_plateau requires an eval strategy",
+            "the schedule steps on the evaluation metric: set eval_strategy", f"{_POST_INIT} (with the schedule, 4.30)"),
+    Refusal("TRN041", _not_multiple, "checkpoint.eval_steps",
+            "load_best_model_at_end with save_steps {checkpoint.save_steps} and eval_steps {checkpoint.eval_steps}",
+            "--load_best_model_at_end requires the saving steps to be a round multiple of the evaluation steps",
+            "make save_steps a multiple of eval_steps", _POST_INIT),
+    # --- TRN042: FSDP option strings (4.x; 5.10.0 turns the options into fsdp_config entries)
+    Refusal("TRN042", lambda a: a.fsdp_words() == {"offload"}, "parallel.fsdp_options", "fsdp \"offload\" alone",
+            "`--fsdp offload` can't work on its own. It needs to be added to `--fsdp full_shard` or `--fsdp shard_grad_op`",
+            "write \"full_shard offload\"", f"{_POST_INIT} (to 5.9)", until="5.10.0"),
+    Refusal("TRN042", lambda a: {"full_shard", "shard_grad_op"} <= a.fsdp_words(), "parallel.fsdp_options",
+            "fsdp with both full_shard and shard_grad_op", "`--fsdp full_shard` is not compatible with `--fsdp shard_grad_op`",
+            "keep one sharding strategy", f"{_POST_INIT} (to 5.9)", until="5.10.0"),
+    # --- TRN043: the Trainer's checks of DeepSpeed and FSDP
+    Refusal("TRN043", lambda a: a.fsdp and a.deepspeed is not None, "parallel.fsdp_options",
+            "fsdp with deepspeed {deepspeed}",
+            "Using --fsdp xxx together with --deepspeed is not possible, deactivate one of those flags.",
+            "keep one of the two", "trainer.py Trainer.__init__"),
+    # DeepSpeed: save_only_model (4.36.0) skips model_wrapped.save_checkpoint, so from the option on
+    # _load_best_model's deepspeed_load_checkpoint finds no global_step* folder ("Can't find a valid
+    # checkpoint") at the end of training (4.36.2 trainer.py, integrations/deepspeed.py); 4.38.0 refuses
+    # the pair at launch. FSDP: refused from 4.38.0; what happened before is not established here.
+    Refusal("TRN043", lambda a: a("checkpoint.save_only_model") is True and a("checkpoint.load_best") is True
+            and a.deepspeed is not None, "checkpoint.save_only_model",
+            "save_only_model with load_best_model_at_end under DeepSpeed",
+            "DeepSpeed can't be used with `save_only_model` along with `load_best_model_at_end`.",
+            "the checkpoints hold no DeepSpeed engine state to load the best one back from: drop one of the two",
+            f"{_ACCELERATOR} (4.38.0); trainer.py _load_best_model before",
+            since="4.36.0", checked="4.38.0", later="the run trains, then fails loading the best checkpoint at the end "
+                                    "(\"Can't find a valid checkpoint\")"),
+    Refusal("TRN043", lambda a: a("checkpoint.save_only_model") is True and a("checkpoint.load_best") is True
+            and a.fsdp and a.deepspeed is None, "checkpoint.save_only_model",
+            "save_only_model with load_best_model_at_end under FSDP",
+            "FSDP can't be used with `save_only_model` along with `load_best_model_at_end`.",
+            "drop one of the two", _ACCELERATOR, since="4.38.0"),
+    Refusal("TRN043", lambda a: a("batch.auto_find") is True and a.zero_stage == 3, "batch.auto_find",
+            "auto_find_batch_size under ZeRO-3 ({deepspeed})",
+            "`auto_find_batch_size` isn't supported yet with DeepSpeed Zero-3. Please consider using Zero-2, Zero-1, or FSDP",
+            "set per_device_train_batch_size yourself", _ACCELERATOR, since="4.45.0"),
+    # --- TRN044: the low-rank optimizers (GaLore, APOLLO)
+    Refusal("TRN044", lambda a: a.optimizer().startswith(_LOW_RANK) and a("optimizer.target_modules") is None,
+            "optimizer.name", "optim {optimizer.name} without optim_target_modules",
+            "You need to define `optim_target_modules` to use ... optimizers",
+            "name the modules to project (a list, a regex, or all-linear)",
+            f"{_LOW_RANK_SETUP} (with the optimizers, 4.39.0)"),
+    Refusal("TRN044", lambda a: a.optimizer().startswith(_LOW_RANK) and a.optimizer().endswith("layerwise")
+            and isinstance(a("batch.grad_accum"), int) and a("batch.grad_accum") > 1, "batch.grad_accum",
+            "optim {optimizer.name} with gradient_accumulation_steps {batch.grad_accum}",
+            "Layerwise ... does not support gradient accumulation!",
+            "each layer steps in its own gradient hook: set gradient_accumulation_steps to 1 or use the "
+            "non-layerwise optimizer", f"{_LOW_RANK_SETUP} (with the optimizers, 4.39.0)"),
+)
+
+
+def _fill(text: str, facts: Facts) -> str:
+    words = {"deepspeed": facts.deepspeed or "", "sharding": "DeepSpeed" if facts.deepspeed else "FSDP"}
+    for part in text.split("{")[1:]:
+        name = part.split("}")[0]
+        field = facts.config.get(name) if "." in name else None
+        if field is not None:
+            words[name] = f"{field.value} (the default)" if field.origin.is_default else field.value
+    for name, value in words.items():
+        text = text.replace("{" + name + "}", str(value))
+    return text
+
+
+class TrainerRefusal(Rule):
+    """Base of the TRN040-TRN044 rules: the rows of REFUSALS with the rule's code."""
+
+    severity = ERROR
+
+    def check(self, run, context):
+        rows = [row for row in REFUSALS if row.code == self.code]
+        for config in run.configs:
+            if config.value("file.kind") not in _ARGUMENT_FILES or config.value("arguments.project_parser") is True:
+                continue
+            facts = Facts(config, run)
+            for row in rows:
+                if not row.applies(facts):
+                    continue
+                bounded = ""
+                if row.checked is not None:
+                    finding = self._older_hazard(config, row, facts)
+                    if finding is not None:
+                        yield finding
+                    continue
+                if row.since is not None or row.until is not None:
+                    found = config.version("transformers")
+                    if found is None:
+                        context.notes.append(f"{config.path}: {self.code} skipped: the transformers version is unknown "
+                                             "(no exact pin in requirements*.txt/pyproject.toml nearby, none installed)")
+                        continue
+                    if row.since is not None and older_than(found[0], row.since):
+                        continue
+                    if row.until is not None and not older_than(found[0], row.until):
+                        continue
+                    bounded = f" on transformers {found[0]} ({found[1]})"
+                yield self.finding(config, config.span(row.point),
+                                   f"{_fill(row.what, facts)}: the trainer refuses it at launch{bounded} "
+                                   f"(\"{_fill(row.quote, facts)}\"); {row.advice}")
+
+    def _older_hazard(self, config, row, facts):
+        """A row whose hazard is older than transformers' check: refused from `checked`, before it
+        (from `since`, the option's release) the run fails later; unknown version: both are said."""
+        quote = f"(\"{_fill(row.quote, facts)}\")"
+        found = config.version("transformers")
+        if found is not None and row.since is not None and older_than(found[0], row.since):
+            return None  # no such option: the argument parser refuses the key
+        if found is None:
+            how = f"transformers {row.checked}+ refuses it at launch {quote}; before, {row.later}"
+        elif older_than(found[0], row.checked):
+            how = f"on transformers {found[0]} ({found[1]}) {row.later}"
+        else:
+            how = f"the trainer refuses it at launch on transformers {found[0]} ({found[1]}) {quote}"
+        return self.finding(config, config.span(row.point), f"{_fill(row.what, facts)}: {how}; {row.advice}")

@@ -1,0 +1,237 @@
+"""The rules of the trainer-refusal table (rules/trainer_arguments.py REFUSALS), one per code."""
+
+from __future__ import annotations
+
+from linter.registry import register
+
+from .trainer_arguments import TrainerRefusal
+
+
+@register
+class TrainerArgumentValueRefused(TrainerRefusal):
+    """TRN040 trainer-argument-value-refused
+
+    ## What it does
+    Flags TrainingArguments values and pairs that `TrainingArguments.__post_init__` refuses,
+    in a TrainingArguments / TRL argument file or a LLaMA-Factory YAML:
+    `dataloader_prefetch_factor` with `dataloader_num_workers` 0 (its default);
+    `torch_empty_cache_steps` that is not a positive whole number; `fp16_full_eval` and
+    `bf16_full_eval` both true; and, where the pinned transformers is a 4.x release (silent when
+    unknown), `warmup_ratio` outside [0, 1] and `bf16` with `half_precision_backend: apex`.
+
+    ## Why is this bad?
+    The arguments are validated when the script parses the file: the job is queued, starts,
+    and stops with a ValueError before the model loads ("--dataloader_prefetch_factor can only
+    be set when data is loaded in a different process", "warmup_ratio must lie in range
+    [0,1]", ...). The prefetch, cache and full-eval checks are as old as the options they
+    guard, so every transformers that can read the file refuses it.
+
+    ## Example
+    `sft.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-0.5B
+        dataset_name: trl-lib/Capybara
+        output_dir: out
+        per_device_train_batch_size: 4
+        dataloader_prefetch_factor: 4
+    Use instead:
+        model_name_or_path: Qwen/Qwen2.5-0.5B
+        dataset_name: trl-lib/Capybara
+        output_dir: out
+        per_device_train_batch_size: 4
+        dataloader_num_workers: 4
+        dataloader_prefetch_factor: 4
+
+    ## Fix safety
+    No fix: which of the two settings is meant is the author's choice.
+
+    ## References
+    - transformers src/transformers/training_args.py TrainingArguments.__post_init__: the
+      prefetch check from 4.38.0 (with dataloader_prefetch_factor), the empty-cache check from
+      4.43.0 (with torch_empty_cache_steps), the full-eval pair in every release checked
+      (4.28.1-5.23.0); "warmup_ratio must lie in range [0,1]" and the apex bf16 check in 4.28.1
+      to 4.57.x, gone in 5.0.0 (warmup_ratio becomes warmup_steps; no apex backend). Checked in
+      the release wheels.
+    - the table of refusals: trainlint rules/trainer_arguments.py (REFUSALS)
+    """
+
+    code = "TRN040"
+    name = "trainer-argument-value-refused"
+
+
+@register
+class TrainerEvalScheduleRefused(TrainerRefusal):
+    """TRN041 trainer-eval-schedule-refused
+
+    ## What it does
+    Flags evaluation and checkpoint schedules that `TrainingArguments.__post_init__` refuses:
+    `lr_scheduler_type: reduce_lr_on_plateau` without an evaluation strategy, and
+    `load_best_model_at_end` with step schedules whose `save_steps` (default 500) is not a
+    multiple of `eval_steps` (both written as whole steps). The mismatch of the strategies
+    themselves is TRN011.
+
+    ## Why is this bad?
+    ReduceLROnPlateau steps on the evaluation metric, which a run without evaluation never
+    produces; loading the best model needs a checkpoint at every evaluation. transformers
+    refuses both when it parses the arguments ("lr_scheduler_type reduce_lr_on_plateau requires
+    an eval strategy"; "--load_best_model_at_end requires the saving steps to be a round
+    multiple of the evaluation steps"), in every release that has the schedule (4.30 on) and
+    every release checked (4.28.1-5.23.0) respectively.
+
+    ## Example
+    `args.yaml`:
+        output_dir: out
+        per_device_train_batch_size: 8
+        eval_strategy: steps
+        eval_steps: 300
+        save_strategy: steps
+        save_steps: 500
+        load_best_model_at_end: true
+    Use instead:
+        output_dir: out
+        per_device_train_batch_size: 8
+        eval_strategy: steps
+        eval_steps: 250
+        save_strategy: steps
+        save_steps: 500
+        load_best_model_at_end: true
+
+    ## Fix safety
+    No fix: which schedule to change is the author's choice.
+
+    ## References
+    - transformers src/transformers/training_args.py TrainingArguments.__post_init__
+      (load_best_model_at_end sanity checks; SchedulerType.REDUCE_ON_PLATEAU check, added with
+      the schedule); checked in the release wheels 4.28.1-5.23.0
+    - huggingface/transformers#12685 (save/eval steps with load_best_model_at_end)
+    """
+
+    code = "TRN041"
+    name = "trainer-eval-schedule-refused"
+
+
+@register
+class TrainerFsdpOptionsRefused(TrainerRefusal):
+    """TRN042 trainer-fsdp-options-refused
+
+    ## What it does
+    Flags a TrainingArguments `fsdp` option string that `TrainingArguments.__post_init__`
+    refuses: `offload` without a sharding strategy, or both `full_shard` and `shard_grad_op`,
+    where the pinned transformers is older than 5.10.0 (silent when unknown).
+
+    ## Why is this bad?
+    `offload` only moves a sharded model's parameters to the CPU, and the two strategies
+    exclude each other: the script stops while parsing its arguments ("`--fsdp offload` can't
+    work on its own", "`--fsdp full_shard` is not compatible with `--fsdp shard_grad_op`").
+
+    ## Example
+    `args.yaml`:
+        output_dir: out
+        per_device_train_batch_size: 8
+        fsdp: offload
+    `requirements.txt`:
+        transformers==4.46.3
+    Use instead:
+        output_dir: out
+        per_device_train_batch_size: 8
+        fsdp: full_shard offload
+
+    ## Fix safety
+    No fix: the sharding strategy is the author's choice.
+
+    ## References
+    - transformers src/transformers/training_args.py TrainingArguments.__post_init__ (FSDPOption
+      checks), in the release wheels 4.28.1 to 5.9.0; 5.10.0 turns the options into fsdp_config
+      entries without these checks
+    """
+
+    code = "TRN042"
+    name = "trainer-fsdp-options-refused"
+
+
+@register
+class TrainerShardingRefused(TrainerRefusal):
+    """TRN043 trainer-sharding-refused
+
+    ## What it does
+    Flags what the Trainer refuses of DeepSpeed and FSDP: `fsdp` together with a `deepspeed`
+    config; `save_only_model` with `load_best_model_at_end` under DeepSpeed (refused from
+    4.38.0; from the option's 4.36.0 on, the run failed at the end instead); and, where the
+    pinned transformers has the check (silent when unknown), the same pair under FSDP (4.38.0
+    on) and `auto_find_batch_size` with a linked ZeRO-3 config (4.45.0 on).
+
+    ## Why is this bad?
+    The Trainer stops after the model has loaded: "Using --fsdp xxx together with --deepspeed
+    is not possible", "DeepSpeed can't be used with `save_only_model` along with
+    `load_best_model_at_end`" (the best checkpoint could not be loaded back without its sharded
+    state), "`auto_find_batch_size` isn't supported yet with DeepSpeed Zero-3". Under DeepSpeed
+    the pair was broken from the start: `save_only_model` skips the engine checkpoint, so on
+    4.36 and 4.37 the run trains and then fails loading the best checkpoint at the end ("Can't
+    find a valid checkpoint", huggingface/transformers#27751).
+
+    ## Example
+    `args.yaml`:
+        output_dir: out
+        per_device_train_batch_size: 8
+        fsdp: full_shard auto_wrap
+        deepspeed: ds.json
+    `ds.json`:
+        {"zero_optimization": {"stage": 2}}
+    Use instead:
+        output_dir: out
+        per_device_train_batch_size: 8
+        deepspeed: ds.json
+
+    ## Fix safety
+    No fix: which of the two to keep is the author's choice.
+
+    ## References
+    - transformers src/transformers/trainer.py Trainer.__init__ (fsdp with deepspeed, every
+      release checked 4.28.1-5.23.0) and create_accelerator_and_postprocess (save_only_model
+      check from 4.38.0, auto_find_batch_size check from 4.45.0); checked in the release wheels
+    - transformers 4.36.2 trainer.py _save_checkpoint (save_only_model skips
+      _save_optimizer_and_scheduler, where model_wrapped.save_checkpoint runs) and
+      _load_best_model -> integrations/deepspeed.py deepspeed_load_checkpoint (global_step*)
+    """
+
+    code = "TRN043"
+    name = "trainer-sharding-refused"
+
+
+@register
+class LowRankOptimizerRefused(TrainerRefusal):
+    """TRN044 low-rank-optimizer-refused
+
+    ## What it does
+    Flags a GaLore or APOLLO optimizer (`optim: galore_*` / `apollo_*`) that the Trainer
+    refuses when it creates the optimizer: without `optim_target_modules`, or a layer-wise
+    variant with `gradient_accumulation_steps` above 1.
+
+    ## Why is this bad?
+    The optimizer projects the gradients of the modules `optim_target_modules` names, so
+    without them it cannot be built ("You need to define `optim_target_modules` to use ...
+    optimizers"); the layer-wise variants step each layer in its own gradient hook, which
+    cannot accumulate ("Layerwise ... does not support gradient accumulation!"). Both stop the
+    run after the model has loaded, in every release that has the optimizers (4.39.0 on).
+
+    ## Example
+    `args.yaml`:
+        output_dir: out
+        per_device_train_batch_size: 8
+        optim: galore_adamw
+    Use instead:
+        output_dir: out
+        per_device_train_batch_size: 8
+        optim: galore_adamw
+        optim_target_modules: [attn, mlp]
+
+    ## Fix safety
+    No fix: the modules to project are the author's choice.
+
+    ## References
+    - transformers src/transformers/trainer.py _get_optimizer_cls_and_kwargs (GaLore from 4.39.0,
+      APOLLO from 4.49.0; setup_low_rank_optimizer), src/transformers/trainer_optimizer.py in
+      5.x; checked in the release wheels
+    """
+
+    code = "TRN044"
+    name = "low-rank-optimizer-refused"

@@ -1,0 +1,250 @@
+"""Training scripts that Unsloth, or the vLLM engine it loads, refuses (issue 16 recall).
+
+Facts from unslothai/unsloth (bare mirror at 015bdef0d9, __version__ from unsloth/models/_utils.py
+at the commit that changed each behaviour, found with `git log -S`) and unslothai/unsloth-zoo.
+"""
+
+from __future__ import annotations
+
+from linter.registry import ERROR, Rule, register
+
+# vLLM's LoRA ranks (vllm/config LoRAConfig possible_max_ranks); unsloth_zoo vllm_utils.py
+# determine_max_lora_rank raises max_lora_rank to the next of them, so only these are exact.
+_VLLM_RANKS = (8, 16, 32, 64, 128, 256, 320, 512)
+
+
+@register
+class MergedFourBitSaveRefused(Rule):
+    """TRN030 merged-4bit-save-refused
+
+    ## What it does
+    Flags `model.save_pretrained_merged(..., save_method="merged_4bit")` (or
+    `push_to_hub_merged`) in a script the training runs before (calls in an `if False:` branch
+    are skipped).
+
+    ## Why is this bad?
+    Unsloth refuses that method in `unsloth_save_model`: "Merging into 4bit will cause your
+    model to lose accuracy ... If you are certain, change `save_method` to `merged_4bit_forced`"
+    (RuntimeError). The script stops after the whole training, without the merged model
+    (unslothai/unsloth#1791). Only `merged_16bit`, `merged_4bit_forced` and `lora` save.
+
+    ## Example
+    `train.py`:
+        from unsloth import FastLanguageModel
+        model, tokenizer = FastLanguageModel.from_pretrained("unsloth/llama-3-8b-bnb-4bit", max_seq_length=2048)
+        model = FastLanguageModel.get_peft_model(model, r=16)
+        model.save_pretrained_merged("model", tokenizer, save_method="merged_4bit")
+    Use instead:
+        from unsloth import FastLanguageModel
+        model, tokenizer = FastLanguageModel.from_pretrained("unsloth/llama-3-8b-bnb-4bit", max_seq_length=2048)
+        model = FastLanguageModel.get_peft_model(model, r=16)
+        model.save_pretrained_merged("model", tokenizer, save_method="merged_16bit")
+
+    ## Fix safety
+    No fix: `merged_16bit` keeps accuracy, `merged_4bit_forced` is smaller; the choice is the
+    author's.
+
+    ## References
+    - unsloth/save.py unsloth_save_model (and unsloth_generic_save): the refusal arrived in
+      62fae3aa74 (#129, 2024-01-26), one week after merged saving itself (d691516ab9, #96),
+      both __version__ 2024.1; unchanged at 015bdef0d9. Silent for a pin before 2024.2.
+    - unslothai/unsloth#1791
+    """
+
+    code = "TRN030"
+    name = "merged-4bit-save-refused"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            if config.value("save.merged_method") != "merged_4bit":
+                continue
+            if config.version("unsloth") is not None \
+                    and context.version_before("unsloth", "2024.2", config, self.code) is not None:
+                continue  # the first month of merged saving: not known which build refused
+            yield self.finding(
+                config, config.span("save.merged_method"),
+                "Unsloth refuses save_method \"merged_4bit\" (RuntimeError \"Merging into 4bit will cause your model "
+                "to lose accuracy ... change `save_method` to `merged_4bit_forced`\"), after training has run; "
+                "write merged_16bit, or merged_4bit_forced if 4-bit is meant",
+            )
+
+
+@register
+class FastInferenceWithFullFinetuning(Rule):
+    """TRN031 fast-inference-with-full-finetuning
+
+    ## What it does
+    Flags `fast_inference=True` together with `full_finetuning=True` in
+    `FastLanguageModel.from_pretrained` / `FastModel.from_pretrained`, with Unsloth 2025.11.2 or
+    later (a pin near the script or the installed package; silent when unknown).
+
+    ## Why is this bad?
+    The colocated vLLM engine serves LoRA weights only; `from_pretrained` raises
+    NotImplementedError ("`fast_inference=True` cannot be used together with
+    `full_finetuning=True`") before training starts (unslothai/unsloth#3577).
+
+    ## Example
+    `train.py`:
+        from unsloth import FastLanguageModel
+        model, tokenizer = FastLanguageModel.from_pretrained("unsloth/Qwen3-4B", max_seq_length=2048, fast_inference=True, full_finetuning=True)
+    `requirements.txt`:
+        unsloth==2025.11.2
+    Use instead LoRA with the vLLM engine:
+        from unsloth import FastLanguageModel
+        model, tokenizer = FastLanguageModel.from_pretrained("unsloth/Qwen3-4B", max_seq_length=2048, fast_inference=True)
+
+    ## Fix safety
+    No fix: dropping vLLM generation or full fine-tuning is the author's choice.
+
+    ## References
+    - unsloth/models/vision.py FastBaseModel.from_pretrained: d6bb89ad44 (#3563, __version__
+      2025.11.2; loader.py sends full_finetuning to FastModel), reworded in f57cd25d46 (#3768),
+      still raised at 015bdef0d9; older releases unverified (silent)
+    - unslothai/unsloth#3577, #4739
+    """
+
+    code = "TRN031"
+    name = "fast-inference-with-full-finetuning"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            if config.value("generation.colocated_vllm") is not True or config.value("model.full_finetuning") is not True:
+                continue
+            version = config.version("unsloth")
+            if version is None:
+                context.notes.append(f"{config.path}: {self.code} skipped: the unsloth version is unknown")
+                continue
+            if context.version_before("unsloth", "2025.11.2", config, self.code) is not None:
+                continue
+            yield self.finding(
+                config, config.span("model.full_finetuning"),
+                f"Unsloth {version[0]} ({version[1]}) refuses fast_inference=True with full_finetuning=True "
+                "(NotImplementedError in from_pretrained: its vLLM engine serves LoRA weights only); drop one",
+            )
+
+
+@register
+class LoftqWithQuantizedModel(Rule):
+    """TRN032 loftq-with-quantized-model
+
+    ## What it does
+    Flags `get_peft_model(init_lora_weights="loftq")` on a model loaded in 4 or 8 bits
+    (`load_in_4bit`, Unsloth's default, or `load_in_8bit`), with Unsloth 2025.7.1 or later (a
+    pin near the script or the installed package; silent when unknown).
+
+    ## Why is this bad?
+    LoftQ quantizes the full-precision weights itself and initialises LoRA from the residual; it
+    needs an unquantized base model. Unsloth's `get_peft_model` raises "You are using `loftq`
+    init, yet `load_in_4bit = True` was set" when the model has a `quantization_config`
+    (unslothai/unsloth#86, #6275).
+
+    ## Example
+    `train.py`:
+        from unsloth import FastLanguageModel
+        model, tokenizer = FastLanguageModel.from_pretrained("unsloth/llama-3-8b", max_seq_length=2048, load_in_4bit=True)
+        model = FastLanguageModel.get_peft_model(model, r=16, init_lora_weights="loftq")
+    `requirements.txt`:
+        unsloth==2025.8.1
+    Use instead a 16-bit base model:
+        from unsloth import FastLanguageModel
+        model, tokenizer = FastLanguageModel.from_pretrained("unsloth/llama-3-8b", max_seq_length=2048, load_in_4bit=False)
+        model = FastLanguageModel.get_peft_model(model, r=16, init_lora_weights="loftq")
+
+    ## Fix safety
+    No fix: a 16-bit base model needs more memory; plain init is the other choice.
+
+    ## References
+    - unsloth/models/llama.py FastLlamaModel.get_peft_model (since d691516ab9, 2024.1) and
+      unsloth/models/_utils.py validate_loftq_config, which FastModel's get_peft_model calls
+      from 35b09e2d2a (#2848, 2025-06-30); before it the FastModel path (2025.3 on) passed LoftQ
+      to PEFT unchecked, so the bound is the first release after it
+    - unslothai/unsloth#86, #6275
+    """
+
+    code = "TRN032"
+    name = "loftq-with-quantized-model"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            if config.value("adapter.init_weights") != "loftq" or config.value("quantization.bits") not in (4, 8):
+                continue
+            version = config.version("unsloth")
+            if version is None:
+                context.notes.append(f"{config.path}: {self.code} skipped: the unsloth version is unknown")
+                continue
+            if context.version_before("unsloth", "2025.7.1", config, self.code) is not None:
+                continue
+            bits = config.value("quantization.bits")
+            yield self.finding(
+                config, config.span("adapter.init_weights"),
+                f"LoftQ init on a model loaded in {bits} bits: Unsloth {version[0]} ({version[1]}) raises \"You are "
+                "using `loftq` init, yet `load_in_4bit = True` was set\" in get_peft_model; load the model "
+                "unquantized for LoftQ, or drop init_lora_weights=\"loftq\"",
+            )
+
+
+@register
+class LoraRankAboveVllmMaxLoraRank(Rule):
+    """TRN033 lora-rank-above-vllm-max-lora-rank
+
+    ## What it does
+    Flags a script that loads the model with Unsloth's colocated vLLM engine
+    (`fast_inference=True`), generates with it and the trained LoRA (GRPO, or
+    `fast_generate`/`load_lora`), and asks `get_peft_model` for a rank `r` above the engine's
+    `max_lora_rank` (written, or `from_pretrained`'s default 64). Silent for an Unsloth pin before
+    2025.2.1, which had no fast_inference.
+
+    ## Why is this bad?
+    vLLM sizes its LoRA slots with `max_lora_rank` when the model loads. The first generation
+    with the adapter fails: "LoRA rank 32 is greater than max_lora_rank 16"
+    (unslothai/unsloth#2097), after the model, the engine and the dataset have loaded.
+
+    ## Example
+    `train.py`:
+        from unsloth import FastLanguageModel
+        from trl import GRPOConfig, GRPOTrainer
+        model, tokenizer = FastLanguageModel.from_pretrained("unsloth/Qwen2.5-3B-Instruct", max_seq_length=1024, fast_inference=True, max_lora_rank=16)
+        model = FastLanguageModel.get_peft_model(model, r=32)
+        trainer = GRPOTrainer(model=model, args=GRPOConfig(output_dir="out"), reward_funcs=[], train_dataset=None)
+    Use instead:
+        from unsloth import FastLanguageModel
+        from trl import GRPOConfig, GRPOTrainer
+        model, tokenizer = FastLanguageModel.from_pretrained("unsloth/Qwen2.5-3B-Instruct", max_seq_length=1024, fast_inference=True, max_lora_rank=32)
+        model = FastLanguageModel.get_peft_model(model, r=32)
+        trainer = GRPOTrainer(model=model, args=GRPOConfig(output_dir="out"), reward_funcs=[], train_dataset=None)
+
+    ## Fix safety
+    No fix: a larger max_lora_rank costs vLLM memory, a smaller r changes the adapter.
+
+    ## References
+    - unsloth/models/loader.py FastLanguageModel.from_pretrained (fast_inference, max_lora_rank=64:
+      144190bd06, #1620, 2025.2.1) -> unsloth_zoo vllm_utils.py load_vllm(max_lora_rank=...);
+      determine_max_lora_rank rounds up to vLLM's ranks (so only those values are checked)
+    - unsloth/models/rl.py: use_vllm forced on for a model with a vllm_engine
+    - vLLM lora worker manager: "LoRA rank {rank} is greater than max_lora_rank {max}"
+    - unslothai/unsloth#2097
+    """
+
+    code = "TRN033"
+    name = "lora-rank-above-vllm-max-lora-rank"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            if config.value("generation.colocated_vllm") is not True or config.value("generation.use_vllm") is not True:
+                continue
+            rank, limit = config.value("adapter.r"), config.value("generation.vllm_max_lora_rank")
+            if not isinstance(rank, int) or limit not in _VLLM_RANKS or rank <= limit:
+                continue
+            if config.version("unsloth") is not None \
+                    and context.version_before("unsloth", "2025.2.1", config, self.code) is not None:
+                continue
+            yield self.finding(
+                config, config.span("adapter.r"),
+                f"LoRA rank r={rank} is above the vLLM engine's max_lora_rank {limit} (from_pretrained "
+                "fast_inference=True): the first generation with the adapter fails (\"LoRA rank "
+                f"{rank} is greater than max_lora_rank {limit}\"); raise max_lora_rank to at least {rank}",
+            )

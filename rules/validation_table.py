@@ -1,0 +1,92 @@
+"""A framework's own config validation, as a table (issue 16: recall from the checks a framework runs
+on the config before it loads anything).
+
+Each row is one check the framework makes from the config alone: a condition on IR keys, the
+framework's own refusal message, the function that raises it, and the release that added it.
+`since=None` marks a hazard on every version that reads those keys (the check was there from the
+first release that accepted the keys, or the run failed without it); a row with `since` fires only
+where the pinned version is at least that release, and is silent where the version is unknown.
+The rules (rules/llm_validation.py) are small classes that list their rows; the logic lives in
+`TableRule`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, NamedTuple
+
+from linter.registry import ERROR, Rule
+from linter.versions import older_than
+
+
+class Row(NamedTuple):
+    when: Callable  # config -> bool: the framework refuses the config
+    at: str  # the IR key whose place the finding points at
+    what: str  # what is wrong, in our words
+    message: str  # the framework's own message, verbatim
+    source: str  # file: function that raises it
+    added: str  # the commit / PR / release that added the check
+    since: str | None = None  # first release with the check; None: a hazard on every version
+    package: str = "ludwig"  # the package whose version bounds `since`
+
+
+class TableRule(Rule):
+    """Fires one finding per row whose condition holds (and whose version bound is met)."""
+
+    severity = ERROR
+    rows: tuple[Row, ...] = ()
+
+    def check(self, run, context):
+        for config in run.configs:
+            for row in self.rows:
+                if not row.when(config):
+                    continue
+                if row.since is not None:
+                    found = config.version(row.package)
+                    if found is None:
+                        context.notes.append(f"{config.path}: {self.code} row {row.source} skipped: the "
+                                             f"{row.package} version is unknown (the check exists from {row.since})")
+                        continue
+                    if older_than(found[0], row.since) is not False:
+                        continue
+                    bound = f"{row.package} {found[0]} ({found[1]}) refuses it"
+                else:
+                    bound = "refused at config validation"
+                yield self.finding(
+                    config, config.span(row.at),
+                    f"{row.what}: {bound}: \"{row.message}\" ({row.source}, {row.added})")
+
+
+# ---- conditions on IR keys (shared by the rows) ------------------------------------------------------
+
+def llm(config) -> bool:
+    return config.value("model.kind") == "llm"
+
+
+def first(config, key: str) -> str | None:
+    types = config.value(key)
+    return types[0].lower() if types else None
+
+
+def lowered(config, key: str) -> str | None:
+    """A type name as the framework matches it: case-insensitively (TypeSelection lowers it)."""
+    value = config.value(key)
+    return value.lower() if isinstance(value, str) else value
+
+
+def trainer_is(*kinds: str) -> Callable:
+    return lambda config: llm(config) and lowered(config, "training.trainer") in kinds
+
+
+def trains(config) -> bool:
+    trainer = lowered(config, "training.trainer")
+    return llm(config) and trainer is not None and trainer != "none"
+
+
+def quantized(config) -> bool:
+    return config.value("quantization.bits") in (4, 8)
+
+
+def template_refs(config) -> set[str] | None:
+    template = config.value("prompt.template")
+    return set(re.findall(r"\{(.*?)\}", template)) if isinstance(template, str) and template else None

@@ -1,0 +1,92 @@
+"""DS020-DS022: the table of DeepSpeed releases with config-triggered bugs
+(rules/deepspeed_releases.py): each row fires inside its release range only, and is silent
+where the DeepSpeed version is unknown."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import trainlint
+from linter import versions
+
+
+@pytest.fixture(autouse=True)
+def nothing_installed(monkeypatch):
+    """Versions come from the pins each test writes, never from this machine's packages."""
+    monkeypatch.setattr(versions, "installed", lambda package: None)
+    versions._pins_in.cache_clear()
+    yield
+    versions._pins_in.cache_clear()
+
+
+def _codes(tmp_path, config: dict, pin: str | None, world: int | None = None, select: str = "DS020,DS021,DS022"):
+    (tmp_path / "ds_config.json").write_text(json.dumps(config))
+    if pin:
+        (tmp_path / "requirements.txt").write_text(f"deepspeed=={pin}\n")
+    extra = ["--world-size", str(world)] if world else []
+    result = trainlint("check", str(tmp_path / "ds_config.json"), "--select", select, "--no-detect",
+                       "--format", "json", *extra)
+    assert result.code in (0, 1), result.err
+    return [finding["code"] for finding in json.loads(result.out)]
+
+
+_HPZ = {"bf16": {"enabled": True}, "zero_optimization": {"stage": 3, "zero_hpz_partition_size": 8}}
+
+
+@pytest.mark.parametrize("pin, fires", [
+    ("0.9.5", False), ("0.10.0", True), ("0.13.1", True), ("0.13.2", True), ("0.18.2", True), ("0.18.3", False),
+    (None, False)])
+def test_hpz_range(tmp_path, pin, fires):
+    assert _codes(tmp_path, _HPZ, pin) == (["DS020"] if fires else [])
+
+
+def test_hpz_needs_zero3_and_a_size_above_one(tmp_path):
+    assert _codes(tmp_path, {"zero_optimization": {"stage": 2, "zero_hpz_partition_size": 8}}, "0.12.6") == []
+    assert _codes(tmp_path, {"zero_optimization": {"stage": 3, "zero_hpz_partition_size": 1}}, "0.12.6") == []
+
+
+_FP32_ACCUM = {"bf16": {"enabled": True}, "data_types": {"grad_accum_dtype": "fp32"}}
+
+
+@pytest.mark.parametrize("stage, pin, fires", [
+    (1, "0.7.6", True), (1, "0.8.0", True), (1, "0.8.1", False), (2, "0.8.1", True), (3, "0.10.0", True),
+    (3, "0.10.1", False), (2, "0.7.5", False), (0, "0.9.0", False)])
+def test_fp32_accumulation_of_bf16_under_zero(tmp_path, stage, pin, fires):
+    config = {**_FP32_ACCUM, "zero_optimization": {"stage": stage}}
+    assert _codes(tmp_path, config, pin, select="DS021") == (["DS021"] if fires else [])
+
+
+@pytest.mark.parametrize("pin, fires", [("0.7.5", False), ("0.7.6", True), ("0.7.7", False)])
+def test_bf16_zero_default_accumulation_on_0_7_6(tmp_path, pin, fires):
+    config = {"bf16": {"enabled": True}, "zero_optimization": {"stage": 2}}
+    assert _codes(tmp_path, config, pin, select="DS021") == (["DS021"] if fires else [])
+
+
+_ZERO1 = {**_FP32_ACCUM, "gradient_accumulation_steps": 4, "zero_optimization": {"stage": 1}}
+
+
+@pytest.mark.parametrize("config, pin, world, fires", [
+    (_ZERO1, "0.18.3", None, True), (_ZERO1, "0.18.2", None, False), (_ZERO1, "0.19.0", None, False),
+    (_ZERO1, "0.18.6", 1, False), (_ZERO1, "0.18.6", 8, True),
+    ({**_ZERO1, "gradient_accumulation_steps": 1}, "0.18.6", None, False),
+    ({**_ZERO1, "bf16": {"enabled": True, "immediate_grad_update": True}}, "0.18.6", None, False),
+    ({**_ZERO1, "zero_optimization": {"stage": 1, "offload_optimizer": {"device": "cpu"}}}, "0.18.6", None, False),
+])
+def test_bf16_optimizer_boundary_leak(tmp_path, config, pin, world, fires):
+    assert _codes(tmp_path, config, pin, world) == (["DS022"] if fires else [])
+
+
+_BF16_ZERO2 = {"bf16": {"enabled": True}, "zero_optimization": {"stage": 2}}
+
+
+@pytest.mark.parametrize("config, pin, world, fires", [
+    (_BF16_ZERO2, "0.5.7", None, False), (_BF16_ZERO2, "0.5.8", None, True), (_BF16_ZERO2, "0.8.3", 8, True),
+    (_BF16_ZERO2, "0.9.0", None, False), (_BF16_ZERO2, "0.8.3", 1, False),
+    ({**_BF16_ZERO2, "communication_data_type": "bfp16"}, "0.8.3", None, False),
+    ({"fp16": {"enabled": True}, "zero_optimization": {"stage": 2}}, "0.8.3", None, False),
+    ({"bf16": {"enabled": True}, "zero_optimization": {"stage": 0}}, "0.8.3", None, False),
+])
+def test_bf16_reduced_in_fp16_under_zero_before_0_9(tmp_path, config, pin, world, fires):
+    assert _codes(tmp_path, config, pin, world, select="DS022") == (["DS022"] if fires else [])

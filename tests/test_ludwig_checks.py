@@ -1,0 +1,148 @@
+"""Issue 16, the framework's own config validation as a table (TRN034-TRN036): each row fires where
+its check refuses the config, stays silent on the twin the check accepts, and a version-bounded row
+is silent before the release that added the check and where the version is unknown."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import trainlint
+from linter import versions
+
+CODES = ("TRN034", "TRN035", "TRN036")
+
+LLM = """model_type: llm
+base_model: meta-llama/Llama-2-7b-hf
+{extra}input_features:
+  - name: question
+    type: text
+output_features:
+  - name: answer
+    type: {output}
+"""
+FINETUNE = "trainer:\n  type: finetune\n"
+
+
+@pytest.fixture(autouse=True)
+def nothing_installed(monkeypatch):
+    monkeypatch.setattr(versions, "installed", lambda package: None)
+    versions._pins_in.cache_clear()
+    yield
+    versions._pins_in.cache_clear()
+
+
+def lint(tmp_path, text: str, ludwig: str | None = None) -> list[tuple[str, str]]:
+    (tmp_path / "train.yaml").write_text(text)
+    if ludwig is not None:
+        (tmp_path / "requirements.txt").write_text(f"ludwig=={ludwig}\n")
+    result = trainlint("check", tmp_path / "train.yaml", "--no-detect", "--format", "json",
+                       "--select", ",".join(CODES))
+    assert result.code in (0, 1), result.err
+    return [(finding["code"], finding["message"]) for finding in json.loads(result.out)]
+
+
+def llm(output: str = "text", extra: str = "", trainer: str = FINETUNE) -> str:
+    return LLM.format(extra=extra, output=output) + trainer
+
+
+def test_finetune_category_output_fires_on_every_version(tmp_path):
+    found = lint(tmp_path, llm("category"))
+    assert [code for code, _ in found] == ["TRN034"]
+    assert "requires the output feature to be a text feature" in found[0][1]
+
+
+def test_zero_shot_category_output_is_accepted(tmp_path):
+    # trainer.type none (the default): few-shot classification with a category output is fine.
+    assert lint(tmp_path, llm("category", trainer="")) == []
+
+
+def test_two_inputs_refused_unless_multimodal(tmp_path):
+    two = llm().replace("output_features:", "  - name: context\n    type: text\noutput_features:")
+    assert [code for code, _ in lint(tmp_path, two)] == ["TRN034"]
+    assert lint(tmp_path, "is_multimodal: true\n" + two) == []
+
+
+def test_grpo_row_is_bounded_by_its_release(tmp_path):
+    config = llm("binary", trainer="trainer:\n  type: grpo\n")
+    assert [code for code, _ in lint(tmp_path, config, "0.15.0")] == ["TRN034"]
+    assert lint(tmp_path, config, "0.14.1") == []
+    (tmp_path / "requirements.txt").unlink()
+    assert lint(tmp_path, config) == []
+
+
+ECD = """input_features:
+  - name: question
+    type: text
+    encoder:
+      type: auto_transformer
+      pretrained_model_name_or_path: {encoder}
+output_features:
+  - name: answer
+    type: {output}
+"""
+
+
+def test_ecd_text_to_text_with_pretrained_encoder(tmp_path):
+    config = ECD.format(encoder="meta-llama/Llama-2-7b-hf", output="text")
+    assert [code for code, _ in lint(tmp_path, config, "0.9.2")] == ["TRN034"]
+    assert lint(tmp_path, config, "0.8.6") == []  # before PR #3792 it was accepted
+    assert lint(tmp_path, ECD.format(encoder="bert-base-uncased", output="category"), "0.10.4") == []
+    assert lint(tmp_path, "model_type: llm\nbase_model: x\n" + config, "0.10.4") == []
+
+
+def test_adapter_needs_a_training_trainer(tmp_path):
+    adapter = "adapter:\n  type: lora\n"
+    assert [code for code, _ in lint(tmp_path, llm(extra=adapter, trainer=""))] == ["TRN035"]
+    assert [code for code, _ in lint(tmp_path, llm(extra="adapter: lora\n", trainer=""))] == ["TRN035"]
+    assert lint(tmp_path, llm(extra=adapter)) == []
+    weights = "adapter:\n  type: lora\n  pretrained_adapter_weights: me/my-adapter\n"
+    assert lint(tmp_path, llm(extra=weights, trainer="")) == []  # zero-shot with trained weights
+
+
+def test_quantized_finetuning_needs_lora(tmp_path):
+    quantized = "quantization:\n  bits: 4\n"
+    assert [code for code, _ in lint(tmp_path, llm(extra=quantized))] == ["TRN035"]  # no adapter
+    assert [code for code, _ in lint(tmp_path, llm(extra=quantized + "adapter:\n  type: ia3\n"))] == ["TRN035"]
+    assert lint(tmp_path, llm(extra=quantized + "adapter:\n  type: lora\n")) == []
+    assert lint(tmp_path, llm(extra=quantized + "adapter: lora\n")) == []
+    assert lint(tmp_path, llm(extra=quantized + "adapter: LoRA\n", trainer="trainer:\n  type: Finetune\n")) == []
+    assert lint(tmp_path, llm(extra=quantized + "adapter:\n  r: 8\n")) == []  # type not written: unknown
+    assert lint(tmp_path, llm(extra=quantized, trainer="")) == []  # no training
+
+
+def test_merge_into_4bit_is_bounded(tmp_path):
+    merge = "quantization:\n  bits: {bits}\nadapter:\n  type: lora\n  postprocessor:\n" \
+            "    merge_adapter_into_base_model: true\n"
+    assert [code for code, _ in lint(tmp_path, llm(extra=merge.format(bits=4)), "0.8.5")] == ["TRN035"]
+    assert lint(tmp_path, llm(extra=merge.format(bits=4)), "0.8.4") == []
+    assert lint(tmp_path, llm(extra=merge.format(bits=8)), "0.10.4") == []
+
+
+def test_torchao_keys(tmp_path):
+    no_mode = "quantization:\n  backend: torchao\nadapter: lora\n"
+    assert [code for code, _ in lint(tmp_path, llm(extra=no_mode), "0.15.0")] == ["TRN035"]
+    good = "quantization:\n  backend: torchao\n  mode: int4_weight_only\n  qat: true\nadapter:\n  type: lora\n"
+    assert lint(tmp_path, llm(extra=good), "0.15.0") == []
+    qat = "quantization:\n  bits: 4\n  qat: true\nadapter:\n  type: lora\n"
+    assert [code for code, _ in lint(tmp_path, llm(extra=qat), "0.15.1")] == ["TRN035"]
+
+
+def test_prompt_rows(tmp_path):
+    def prompt(body: str) -> str:
+        return llm(extra="prompt:\n" + body)
+    answer = prompt('  template: "Q: {question} A: {answer}"\n')
+    assert [code for code, _ in lint(tmp_path, answer, "0.9")] == ["TRN036"]
+    assert lint(tmp_path, answer, "0.8.6") == []  # the output-column check came in 0.9
+    assert lint(tmp_path, answer) == []  # version unknown: silent
+    no_refs = prompt('  template: "Answer the question."\n')
+    assert [code for code, _ in lint(tmp_path, no_refs, "0.8.3")] == ["TRN036"]
+    assert lint(tmp_path, no_refs, "0.8.2") == []
+    context = prompt('  template: "{__task__} {question}"\n  task: classify\n  retrieval:\n    type: random\n'
+                     '    k: 2\n')
+    assert [code for code, _ in lint(tmp_path, context, "0.10.4")] == ["TRN036"]
+    fine = prompt('  template: "{__task__} {__context__} {question}"\n  task: classify\n  retrieval:\n'
+                  '    type: random\n    k: 2\n')
+    assert lint(tmp_path, fine, "0.10.4") == []
+    assert lint(tmp_path, prompt("  task: classify\n  retrieval:\n    type: random\n    k: 2\n"), "0.10.4") == []

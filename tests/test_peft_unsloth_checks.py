@@ -1,0 +1,190 @@
+"""Issue 16 recall: PEFT config refusals (PEF002-PEF005) and Unsloth script refusals
+(TRN030-TRN033) fire on the releases the upstream history names, stay silent before them and,
+where a bound matters, when the version is unknown."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import trainlint
+from linter import versions
+
+
+def codes(path, *select: str) -> list[str]:
+    result = trainlint("check", path, "--no-detect", "--format", "json", "--select", ",".join(select))
+    assert result.code in (0, 1), result.err
+    return [finding["code"] for finding in json.loads(result.out)]
+
+
+@pytest.fixture(autouse=True)
+def nothing_installed(monkeypatch):
+    """Versions come from the pins each test writes, never from this machine's packages."""
+    monkeypatch.setattr(versions, "installed", lambda package: None)
+    versions._pins_in.cache_clear()
+    yield
+    versions._pins_in.cache_clear()
+
+
+@pytest.fixture
+def project(tmp_path):
+    def project(name: str, text: str, pin: str | None = None):
+        (tmp_path / name).write_text(text)
+        if pin is not None:
+            (tmp_path / "requirements.txt").write_text(pin + "\n")
+        versions._pins_in.cache_clear()
+        return tmp_path / name
+
+    return project
+
+
+def _lora(**fields) -> str:
+    config = {"peft_type": "LORA", "task_type": "CAUSAL_LM", "base_model_name_or_path": "meta-llama/Llama-3.1-8B",
+              "r": 16, "lora_alpha": 32, "target_modules": ["q_proj", "v_proj"]}
+    config.update(fields)
+    return json.dumps(config, indent=2)
+
+
+def _adalora(**fields) -> str:
+    config = {"peft_type": "ADALORA", "task_type": "CAUSAL_LM", "init_r": 12, "target_r": 8, "tinit": 0,
+              "tfinal": 0, "total_step": 1000, "target_modules": ["q_proj", "v_proj"]}
+    config.update(fields)
+    return json.dumps(config, indent=2)
+
+
+# ---- PEF002 ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fields, pin, fires", [
+    ({"target_modules": ".*q_proj", "layers_to_transform": [0, 1]}, "peft==0.6.0", True),
+    ({"target_modules": ".*q_proj", "layers_to_transform": [0, 1]}, "peft==0.5.0", False),
+    ({"target_modules": ".*q_proj", "layers_pattern": "layers"}, "peft==0.10.0", True),
+    ({"layers_pattern": "layers", "layers_to_transform": None}, "peft==0.14.0", True),
+    ({"layers_pattern": "layers", "layers_to_transform": None}, "peft==0.13.2", False),
+    ({"layers_pattern": "layers", "layers_to_transform": [0]}, "peft==0.14.0", False),
+    ({"init_lora_weights": "loftq", "loftq_config": {}}, "peft==0.7.0", True),
+    ({"init_lora_weights": "loftq", "loftq_config": {"loftq_bits": 4}}, "peft==0.7.0", False),
+    ({"lora_bias": True, "use_dora": True}, "peft==0.14.0", True),
+    ({"lora_bias": True, "init_lora_weights": "pissa"}, "peft==0.14.0", True),
+    ({"lora_bias": True, "init_lora_weights": True}, "peft==0.14.0", False),
+    ({"target_modules": ".*q_proj", "layers_to_transform": [0, 1]}, None, False),  # version unknown
+])
+def test_lora_config_refusals(project, fields, pin, fires):
+    path = project("adapter_config.json", _lora(**fields), pin)
+    assert ("PEF002" in codes(path, "PEF002")) is fires
+
+
+@pytest.mark.parametrize("fields, pin, fires", [
+    ({"total_step": None}, "peft==0.15.0", True),
+    ({"total_step": None}, "peft==0.14.0", False),  # older AdaLoRA configs wrote null
+    ({"use_dora": True}, "peft==0.11.0", True),
+    ({"use_dora": True}, "peft==0.10.0", False),
+    ({"loftq_config": {"loftq_bits": 4}}, "peft==0.12.0", True),
+])
+def test_adalora_config_refusals(project, fields, pin, fires):
+    path = project("adapter_config.json", _adalora(**fields), pin)
+    assert ("PEF002" in codes(path, "PEF002")) is fires
+
+
+# ---- PEF003 ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("pin, fires", [
+    ("peft==0.13.2", True), ("peft==0.6.0", True), ("peft==0.14.0", False), ("peft==0.5.0", False), (None, False),
+])
+def test_keys_newer_than_peft(project, pin, fires):
+    path = project("adapter_config.json", _lora(eva_config=None, exclude_modules=None, lora_bias=False), pin)
+    assert ("PEF003" in codes(path, "PEF003")) is fires
+
+
+def test_keys_of_the_release_in_use_are_known(project):
+    path = project("adapter_config.json", _lora(use_dora=False, use_rslora=False, layer_replication=None),
+                   "peft==0.10.0")
+    assert codes(path, "PEF003") == []
+    path = project("adapter_config.json", _lora(use_dora=False), "peft==0.8.2")
+    assert codes(path, "PEF003") == ["PEF003"]
+
+
+# ---- PEF004 / PEF005 ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("pin", ["peft==0.14.0", "peft==0.15.0", None])
+def test_adalora_without_budget_fails_on_every_release(project, pin):
+    path = project("adapter_config.json", _adalora(tinit=600, tfinal=500, total_step=1000), pin)
+    assert codes(path, "PEF004") == ["PEF004"]
+
+
+def test_adalora_with_budget_is_clean(project):
+    path = project("adapter_config.json", _adalora(tinit=200, tfinal=300, total_step=1000), "peft==0.14.0")
+    assert codes(path, "PEF004") == []
+
+
+@pytest.mark.parametrize("pin, fires", [("peft==0.15.0", True), ("peft==0.14.0", False), (None, False)])
+def test_trainable_tokens_with_modules_to_save(project, pin, fires):
+    text = _lora(modules_to_save=["embed_tokens"], trainable_token_indices={"embed_tokens": [5, 6]})
+    assert ("PEF005" in codes(project("adapter_config.json", text, pin), "PEF005")) is fires
+
+
+def test_trainable_tokens_on_another_layer(project):
+    text = _lora(modules_to_save=["lm_head"], trainable_token_indices={"embed_tokens": [5, 6]})
+    assert codes(project("adapter_config.json", text, "peft==0.16.0"), "PEF005") == []
+
+
+# ---- Unsloth -----------------------------------------------------------------------------------
+
+_LOAD = 'from unsloth import FastLanguageModel\nmodel, tokenizer = FastLanguageModel.from_pretrained("unsloth/llama-3-8b", {})\n'
+
+
+@pytest.mark.parametrize("save, fires", [
+    ('model.save_pretrained_merged("out", tokenizer, save_method="merged_4bit")', True),
+    ('model.push_to_hub_merged("me/model", tokenizer, "merged_4bit", token="x")', True),
+    ('model.save_pretrained_merged("out", tokenizer, save_method="merged_4bit_forced")', False),
+    ('if False:\n    model.save_pretrained_merged("out", tokenizer, save_method="merged_4bit")', False),
+    ('model.save_pretrained_merged("out", tokenizer)', False),
+])
+def test_merged_4bit_save(project, save, fires):
+    path = project("train.py", _LOAD.format("max_seq_length=2048") + save + "\n")
+    assert ("TRN030" in codes(path, "TRN030")) is fires
+
+
+def test_merged_4bit_save_silent_for_the_first_release(project):
+    path = project("train.py", _LOAD.format("max_seq_length=2048")
+                   + 'model.save_pretrained_merged("out", tokenizer, save_method="merged_4bit")\n', "unsloth==2024.1")
+    assert codes(path, "TRN030") == []
+
+
+@pytest.mark.parametrize("pin, fires", [("unsloth==2025.11.2", True), ("unsloth==2026.1.1", True),
+                                        ("unsloth==2025.10.12", False), (None, False)])
+def test_fast_inference_with_full_finetuning(project, pin, fires):
+    path = project("train.py", _LOAD.format("fast_inference=True, full_finetuning=True"), pin)
+    assert ("TRN031" in codes(path, "TRN031")) is fires
+
+
+@pytest.mark.parametrize("loading, pin, fires", [
+    ("max_seq_length=2048", "unsloth==2025.8.1", True),  # load_in_4bit defaults to True
+    ("load_in_4bit=False, load_in_8bit=True", "unsloth==2025.8.1", True),
+    ("load_in_4bit=False", "unsloth==2025.8.1", False),
+    ("max_seq_length=2048", "unsloth==2025.6.3", False),
+    ("max_seq_length=2048", None, False),
+])
+def test_loftq_with_quantized_model(project, loading, pin, fires):
+    text = _LOAD.format(loading) + 'model = FastLanguageModel.get_peft_model(model, r=16, init_lora_weights="loftq")\n'
+    assert ("TRN032" in codes(project("train.py", text, pin), "TRN032")) is fires
+
+
+_GRPO = ("from trl import GRPOConfig, GRPOTrainer\n"
+         "trainer = GRPOTrainer(model=model, args=GRPOConfig(output_dir='o'), reward_funcs=[], train_dataset=None)\n")
+
+
+@pytest.mark.parametrize("loading, rank, tail, pin, fires", [
+    ("fast_inference=True, max_lora_rank=16", 32, _GRPO, None, True),
+    ("fast_inference=True", 128, _GRPO, None, True),  # default max_lora_rank 64
+    ("fast_inference=True", 64, _GRPO, None, False),
+    ("fast_inference=True, max_lora_rank=20", 32, _GRPO, None, False),  # rounded up to 32 by unsloth_zoo
+    ("fast_inference=True, max_lora_rank=16", 32, "", None, False),  # no generation with vLLM
+    ("fast_inference=True, max_lora_rank=16", 32,
+     "out = model.fast_generate(['hi'], lora_request=model.load_lora('lora'))\n", None, True),
+    ("max_lora_rank=16", 32, _GRPO, None, False),  # no vLLM engine
+    ("fast_inference=True, max_lora_rank=16", 32, _GRPO, "unsloth==2025.1.8", False),
+])
+def test_lora_rank_above_vllm_max(project, loading, rank, tail, pin, fires):
+    text = _LOAD.format(loading) + f"model = FastLanguageModel.get_peft_model(model, r={rank})\n" + tail
+    assert ("TRN033" in codes(project("train.py", text, pin), "TRN033")) is fires

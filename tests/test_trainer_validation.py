@@ -1,0 +1,158 @@
+"""TRN040-TRN044: the table of argument combinations the HF Trainer refuses at launch
+(rules/trainer_arguments.py), by row: fires, stays silent, and respects the release bounds."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from conftest import trainlint
+from linter import versions
+
+
+@pytest.fixture(autouse=True)
+def nothing_installed(monkeypatch):
+    """Versions come from the pins each test writes, never from this machine's packages."""
+    monkeypatch.setattr(versions, "installed", lambda package: None)
+    versions._pins_in.cache_clear()
+    yield
+    versions._pins_in.cache_clear()
+
+
+def _codes(tmp_path, text, pins=None, files=None, select="TRN040,TRN041,TRN042,TRN043,TRN044"):
+    (tmp_path / "args.yaml").write_text(textwrap.dedent(text))
+    if pins:
+        (tmp_path / "requirements.txt").write_text("\n".join(pins) + "\n")
+    for name, body in (files or {}).items():
+        (tmp_path / name).write_text(body)
+    result = trainlint("check", str(tmp_path / "args.yaml"), "--select", select, "--no-detect", "--format", "json")
+    assert result.code in (0, 1), result.err
+    return [finding["code"] for finding in json.loads(result.out)]
+
+
+_TRAINER = "output_dir: out\nper_device_train_batch_size: 8\ngradient_accumulation_steps: 1\n"
+
+
+@pytest.mark.parametrize("extra, code", [
+    ("dataloader_prefetch_factor: 2\n", "TRN040"),
+    ("torch_empty_cache_steps: -5\n", "TRN040"),
+    ("lr_scheduler_type: reduce_lr_on_plateau\neval_strategy: 'no'\n", "TRN041"),
+    ("eval_strategy: steps\neval_steps: 30\nsave_strategy: steps\nsave_steps: 100\nload_best_model_at_end: true\n", "TRN041"),
+    ("optim: galore_adafactor\n", "TRN044"),
+    ("optim: apollo_adamw_layerwise\noptim_target_modules: [attn]\ngradient_accumulation_steps: 2\n", "TRN044"),
+])
+def test_rows_without_bounds_fire_whatever_the_version(tmp_path, extra, code):
+    text = _TRAINER.replace("gradient_accumulation_steps: 1\n", "") if "gradient_accumulation_steps" in extra else _TRAINER
+    assert _codes(tmp_path, text + extra) == [code]
+
+
+@pytest.mark.parametrize("extra", [
+    "dataloader_num_workers: 2\ndataloader_prefetch_factor: 2\n",
+    "torch_empty_cache_steps: 4\n",
+    "lr_scheduler_type: reduce_lr_on_plateau\neval_strategy: epoch\n",
+    "eval_strategy: steps\neval_steps: 50\nsave_strategy: steps\nsave_steps: 100\nload_best_model_at_end: true\n",
+    "eval_strategy: steps\neval_steps: 30\nsave_strategy: steps\nsave_steps: 100\n",
+    "optim: galore_adamw\noptim_target_modules: all-linear\n",
+    "optim: galore_adamw_layerwise\noptim_target_modules: [attn]\n",
+    "optim: adamw_torch\ngradient_accumulation_steps: 4\n",
+    "fsdp: full_shard offload auto_wrap\n",
+])
+def test_accepted_combinations_are_silent(tmp_path, extra):
+    text = _TRAINER.replace("gradient_accumulation_steps: 1\n", "") if "gradient_accumulation_steps" in extra else _TRAINER
+    assert _codes(tmp_path, text + extra, pins=["transformers==4.46.3"]) == []
+
+
+@pytest.mark.parametrize("version, fires", [("4.46.3", True), ("4.57.6", True), ("5.0.0", False)])
+def test_warmup_ratio_range_check_ends_in_5(tmp_path, version, fires):
+    assert _codes(tmp_path, _TRAINER + "warmup_ratio: 1.5\n", pins=[f"transformers=={version}"]) == (
+        ["TRN040"] if fires else [])
+
+
+def test_bounded_rows_are_silent_without_a_version(tmp_path):
+    assert _codes(tmp_path, _TRAINER + "warmup_ratio: 1.5\nfsdp: offload\n") == []
+
+
+@pytest.mark.parametrize("version, fires", [("4.46.3", True), ("5.9.0", True), ("5.10.0", False)])
+def test_fsdp_option_checks_end_in_5_10(tmp_path, version, fires):
+    assert _codes(tmp_path, _TRAINER + "fsdp: offload\n", pins=[f"transformers=={version}"]) == (
+        ["TRN042"] if fires else [])
+
+
+_ZERO3 = {"ds.json": '{"zero_optimization": {"stage": 3}}'}
+_ZERO2 = {"ds.json": '{"zero_optimization": {"stage": 2}}'}
+
+
+@pytest.mark.parametrize("version, files, fires", [
+    ("4.45.0", _ZERO3, True), ("4.44.2", _ZERO3, False), ("4.57.6", _ZERO2, False)])
+def test_auto_find_batch_size_under_zero3_from_4_45(tmp_path, version, files, fires):
+    text = _TRAINER + "auto_find_batch_size: true\ndeepspeed: ds.json\n"
+    assert _codes(tmp_path, text, pins=[f"transformers=={version}"], files=files) == (["TRN043"] if fires else [])
+
+
+_BEST = ("eval_strategy: steps\neval_steps: 100\nsave_strategy: steps\nsave_steps: 100\n"
+         "load_best_model_at_end: true\nsave_only_model: true\n")
+
+
+@pytest.mark.parametrize("version, sharding, fires", [
+    ("4.38.0", "deepspeed: ds.json\n", True), ("4.37.2", "deepspeed: ds.json\n", True),
+    ("4.46.3", "fsdp: full_shard auto_wrap\n", True), ("4.37.2", "fsdp: full_shard auto_wrap\n", False),
+    ("4.46.3", "", False)])
+def test_save_only_model_with_best_model_under_sharding(tmp_path, version, sharding, fires):
+    assert _codes(tmp_path, _TRAINER + _BEST + sharding, pins=[f"transformers=={version}"], files=_ZERO2) == (
+        ["TRN043"] if fires else [])
+
+
+def test_fsdp_with_deepspeed_fires_without_a_version(tmp_path):
+    assert _codes(tmp_path, _TRAINER + "fsdp: full_shard\ndeepspeed: ds.json\n", files=_ZERO2) == ["TRN043"]
+
+
+def test_default_save_steps_is_named_as_the_default(tmp_path):
+    text = _TRAINER + "eval_strategy: steps\neval_steps: 200\nsave_strategy: steps\nload_best_model_at_end: true\n"
+    (tmp_path / "args.yaml").write_text(text)
+    result = trainlint("check", str(tmp_path / "args.yaml"), "--select", "TRN041", "--no-detect")
+    assert "save_steps 500 (the default)" in result.out
+
+
+# DS023: a DeepSpeed scheduler block replaces the trainer's lr_scheduler_type
+_DS_DECAY = {"ds.json": '{"zero_optimization": {"stage": 2}, "scheduler": {"type": "WarmupDecayLR"}}'}
+
+
+@pytest.mark.parametrize("schedule, fires", [("cosine", True), ("linear", False), ("constant_with_warmup", True)])
+def test_deepspeed_scheduler_block_replaces_the_trainers(tmp_path, schedule, fires):
+    text = _TRAINER + f"lr_scheduler_type: {schedule}\ndeepspeed: ds.json\n"
+    assert _codes(tmp_path, text, files=_DS_DECAY, select="DS023") == (["DS023"] if fires else [])
+
+
+def test_deepspeed_scheduler_silent_without_a_written_schedule_or_block(tmp_path):
+    assert _codes(tmp_path, _TRAINER + "deepspeed: ds.json\n", files=_DS_DECAY, select="DS023") == []
+    no_block = {"ds.json": '{"zero_optimization": {"stage": 2}}'}
+    assert _codes(tmp_path, _TRAINER + "lr_scheduler_type: cosine\ndeepspeed: ds.json\n", files=no_block,
+                  select="DS023") == []
+
+
+# PRE006: LoRA on float16 weights with fp16 AMP before PEFT 0.12.0
+_LORA_FP16 = ("model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/Capybara\ntorch_dtype: float16\n"
+              "fp16: true\nuse_peft: true\n")
+
+
+@pytest.mark.parametrize("pins, fires", [(["peft==0.11.1"], True), (["peft==0.12.0"], False), (None, False)])
+def test_lora_on_float16_weights_before_peft_upcasts(tmp_path, pins, fires):
+    assert _codes(tmp_path, _LORA_FP16, pins=pins, select="PRE006") == (["PRE006"] if fires else [])
+
+
+def test_qlora_on_float16_is_not_the_lora_case(tmp_path):
+    text = _LORA_FP16 + "load_in_4bit: true\n"
+    assert _codes(tmp_path, text, pins=["peft==0.11.1"], select="PRE006") == []
+
+
+def test_save_only_model_under_deepspeed_before_the_check_fails_at_the_end(tmp_path):
+    (tmp_path / "args.yaml").write_text(_TRAINER + _BEST + "deepspeed: ds.json\n")
+    (tmp_path / "ds.json").write_text(_ZERO2["ds.json"])
+    (tmp_path / "requirements.txt").write_text("transformers==4.36.2\n")
+    result = trainlint("check", str(tmp_path / "args.yaml"), "--select", "TRN043", "--no-detect")
+    assert "fails loading the best checkpoint at the end" in result.out
+    (tmp_path / "requirements.txt").unlink()
+    result = trainlint("check", str(tmp_path / "args.yaml"), "--select", "TRN043", "--no-detect")
+    assert "transformers 4.38.0+ refuses it at launch" in result.out
