@@ -46,6 +46,7 @@ from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from ..versions import older_than
 from . import (Adapter, Binding, Reader, as_bool_or_auto, as_float, deepspeed_link, new_config, set_path, strategy,
                templated, written)
+from .axolotl_checks import record_checked
 from .fsdp_facts import own_classes, wrap_classes
 
 _CONFIG = "axolotl/utils/schemas/config.py"
@@ -231,6 +232,7 @@ class AxolotlAdapter(Adapter):
         for path in (("fsdp_version",), ("fsdp_config", "fsdp_version"), ("fsdp_config", "version")):
             if read.take("parallel.fsdp_version", *path) is not None:
                 break
+        record_checked(read)  # the settings Axolotl's own validation checks together
         deepspeed_link(config, document, read.node("deepspeed"))
         return config
 

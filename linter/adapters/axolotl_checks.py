@@ -1,0 +1,148 @@
+"""The Axolotl settings its own config validation checks together at launch (the facts
+rules/launch_refusals.py reads).
+
+`axolotl train|preprocess config.yml` loads the YAML and validates it (cli/config.py load_cfg ->
+utils/config/__init__.py validate_config -> AxolotlInputConfig, whose model validators live in
+utils/schemas/validation.py, utils/schemas/config.py and utils/schemas/peft.py; before v0.5.0
+the same checks were plain `raise ValueError` lines in utils/config.py validate_config). The
+"before" validators see the YAML values as written (`data.get(key)`, so truthiness counts), the
+"after" ones the schema's values (unset keys default to None / False). These bindings record
+those values: flags as their truthiness, numbers as numbers. A `${VAR}` placeholder in any of
+them leaves the file unvalidated here (the launcher decides the value).
+
+Plugins: cli/config.py load_cfg calls each listed plugin's register(cfg) before validate_config,
+and a plugin may change the config there (integrations/hatchery sets remove_unused_columns;
+nemo_gym and swanlab override register too; base.BasePlugin.register does nothing, and no other
+built-in plugin overrides it, checked v0.5.0 to 067b021c8). A file that lists any other plugin
+(or one outside axolotl.integrations) is left unvalidated here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..document import Scalar
+from ..ir import Field, Origin
+from . import Binding, Reader, strategy, templated
+
+_VALIDATION = "axolotl/utils/schemas/validation.py"
+_PLUGINS_CHANGING_CFG = ("hatchery", "nemo_gym", "swanlab")
+
+
+def _number(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise TypeError(value)
+    return float(value) if isinstance(value, str) else value
+
+
+def _as_written(value: Any) -> Any:
+    return value
+
+
+def _flag_or_text(value: Any) -> Any:
+    return value if isinstance(value, (bool, str)) else bool(value)
+
+
+CHECKED_BINDINGS = (
+    Binding("eval.val_set_size", "val_set_size", convert=_number),
+    Binding("eval.test_datasets", "test_datasets", convert=bool),
+    Binding("eval.table_size", "eval_table_size", convert=_number),
+    Binding("eval.sample_packing", "eval_sample_packing", convert=_flag_or_text),
+    Binding("checkpoint.eval_steps", "eval_steps", convert=_number),
+    Binding("eval.per_epoch", "evals_per_epoch", convert=_number),
+    Binding("eval.benchmark", "do_bench_eval", convert=bool),
+    # YAML 1.1's unquoted `no` reads False; `strategy` records it as "no" (the rules treat "no"
+    # as undecided: Axolotl's before-validators see False, or the string).
+    Binding("checkpoint.eval_strategy", "eval_strategy", convert=strategy),
+    Binding("checkpoint.save_steps", "save_steps", convert=_number),
+    Binding("checkpoint.saves_per_epoch", "saves_per_epoch", convert=_number),
+    Binding("checkpoint.best_metric", "metric_for_best_model", convert=bool),
+    Binding("training.early_stopping_patience", "early_stopping_patience", convert=_number),
+    Binding("scheduler.warmup_steps", "warmup_steps"),
+    Binding("scheduler.warmup_ratio", "warmup_ratio", convert=_number),
+    Binding("batch.per_device_total", "batch_size"),
+    # check_dataset_or_pretraining_dataset tests `is None` (an empty list passes)
+    Binding("data.datasets", "datasets", convert=lambda _: True),
+    Binding("data.pretraining", "pretraining_dataset", convert=lambda _: True),
+    Binding("data.streaming", "streaming", convert=bool),
+    Binding("data.exact_dedup", "dataset_exact_deduplication", convert=bool),
+    Binding("data.push_to_hub", "push_dataset_to_hub", convert=bool),
+    Binding("data.remove_unused_columns", "remove_unused_columns", convert=lambda value: value is not False),
+    Binding("hub.use_auth_token", "hf_use_auth_token", convert=lambda value: value is True),
+    Binding("training.unfrozen_parameters", "unfrozen_parameters", convert=bool),
+    Binding("quantization.qat", "qat", convert=bool),
+    Binding("training.deepcompile", "deepcompile", convert=bool),
+    Binding("training.neftune", "neftune_noise_alpha", convert=bool),
+    Binding("training.neftune_legacy", "noisy_embedding_alpha", convert=bool),
+    Binding("training.torch_compile", "torch_compile", convert=_flag_or_text),
+    Binding("training.torch_compile_options", "torch_compile_options", convert=lambda value: value is not None),
+    Binding("adapter.merge", "merge_lora", convert=bool),
+    Binding("adapter.fuse_mlp", "flash_attn_fuse_mlp", convert=bool),
+    Binding("adapter.layers_to_transform", "peft_layers_to_transform", convert=_as_written),
+    Binding("adapter.layers_pattern", "peft_layers_pattern", convert=_as_written),
+    Binding("adapter.target_parameters", "lora_target_parameters", convert=bool),
+    Binding("adapter.dropout", "lora_dropout", convert=_number),
+    Binding("optimizer.lr_groups", "lr_groups", convert=bool),
+    Binding("optimizer.loraplus", "loraplus_lr_ratio", convert=bool),
+    Binding("quantization.gptq", "gptq", convert=bool),
+    Binding("quantization.model_config", "model_quantization_config", convert=bool),
+    Binding("model.trust_remote_code", "trust_remote_code", convert=bool),
+    Binding("model.revision", "revision_of_model", convert=bool),
+    Binding("memory.checkpointing_reentrant", "gradient_checkpointing_kwargs.use_reentrant"),
+    Binding("memory.selective_checkpointing", "selective_checkpointing", convert=bool),
+    # check_mem_mismatch tests `is not None`, not truthiness
+    Binding("memory.max_memory", "max_memory", convert=lambda value: value is not None),
+    Binding("memory.gpu_memory_limit", "gpu_memory_limit", convert=lambda value: value is not None),
+    Binding("parallel.fsdp_options", "fsdp", convert=_as_written),  # tested for truthiness
+    Binding("parallel.deepspeed", "deepspeed", convert=bool),
+    Binding("attention.xformers_flag", "xformers_attention", convert=bool),
+)
+# Keys read through other bindings that the refusals also test.
+_ALSO_READ = ("adapter", "load_in_4bit", "load_in_8bit", "rl", "base_model", "optimizer", "micro_batch_size",
+              "gradient_accumulation_steps", "max_steps", "gradient_checkpointing", "activation_offloading",
+              "save_strategy", "lora_mlp_kernel", "lora_qkv_kernel", "lora_o_kernel", "dpo_loss_type",
+              "dpo_loss_weights", "peft_use_dora")
+
+
+def record_checked(read: Reader) -> None:
+    """Record the settings Axolotl's validation checks, and that it checks them."""
+    paths = [path for binding in CHECKED_BINDINGS for path in binding.paths] + [(key,) for key in _ALSO_READ]
+    if any(templated(read.node(*path)) for path in paths):
+        return  # a launcher fills some of them in: which combination reaches Axolotl is unknown
+    if not _plugins_leave_config(read):
+        return
+    read.bind(CHECKED_BINDINGS)
+    # utils/schemas/validation.py check_lora_kernels_*: any of the three kernel flags
+    kernels = [key for key in ("lora_mlp_kernel", "lora_qkv_kernel", "lora_o_kernel") if _truthy(read, key)]
+    read.set("adapter.kernels", bool(kernels), *(kernels[:1] or ["lora_mlp_kernel"]))
+    # check_dpo: `dpo_loss_type` / `dpo_loss_weights` not None
+    losses = [key for key in ("dpo_loss_type", "dpo_loss_weights", "peft_use_dora") if _given(read, key)]
+    if losses:
+        read.set("training.dpo_loss_mix", True, losses[0])
+    read.config.set("launch.validated_by", _fact(read, "axolotl"))
+
+
+def _plugins_leave_config(read: Reader) -> bool:
+    """Do the listed plugins leave the config as written until validation?"""
+    node = read.node("plugins")
+    if node is None or (isinstance(node, Scalar) and node.value is None):
+        return True
+    names = node.plain()
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        return False
+    return all(name.startswith("axolotl.integrations.") and name.split(".")[2] not in _PLUGINS_CHANGING_CFG
+               for name in names)
+
+
+def _given(read: Reader, key: str) -> bool:
+    node = read.node(key)
+    return node is not None and not (isinstance(node, Scalar) and node.value is None)
+
+
+def _truthy(read: Reader, key: str) -> bool:
+    node = read.node(key)
+    return node is not None and bool(node.plain())
+
+
+def _fact(read: Reader, value: str) -> Field:
+    return Field(value, Origin(read.config.file_span, _VALIDATION))

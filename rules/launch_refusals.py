@@ -1,0 +1,110 @@
+"""Config combinations a framework's own validation refuses at launch, read from a table of its
+checks (rules/refusal_table.py): the job is queued, starts, and stops before training."""
+
+from __future__ import annotations
+
+from linter.registry import ERROR, Rule, register
+from linter.versions import older_than
+
+from .refusal_table import EARLIER_PLACES, REFUSALS
+
+
+def _where(row, pinned: str) -> str:
+    """Where the check lives in the pinned release: the row's place (current layout), or the
+    one function the package checked its config in before its schema."""
+    for bound, place in EARLIER_PLACES.get(row.package, ()):
+        if older_than(pinned, bound):
+            return place
+    return row.where if row.until else f"{row.where} in the current layout"  # a dropped check names its last release
+
+
+@register
+class ConfigRefused(Rule):
+    """TRN025 axolotl-config-refused
+
+    ## What it does
+    Flags a config that Axolotl's own config validation refuses, with Axolotl's message: one row
+    per check in `rules/refusal_table.py` (the settings it tests, the message, the validator, the
+    release and commit that added it, and the release that dropped it where one did). Among
+    them: `early_stopping_patience` without integer `save_steps` and `eval_steps` (or
+    `save_steps` not a multiple of `eval_steps`), `warmup_steps` with `warmup_ratio`, `eval_steps` with `evals_per_epoch` or a non-`steps`
+    `eval_strategy`, `save_steps` with `saves_per_epoch`, `adapter: qlora` without
+    `load_in_4bit`, `sample_packing` with `rl`, `kto` without `remove_unused_columns: false`,
+    `pretraining_dataset` or `streaming` without `max_steps`, `deepspeed` with `fsdp`,
+    `activation_offloading` without `gradient_checkpointing`, `test_datasets` with a non-zero
+    `val_set_size`. A row fires only where the Axolotl version pinned next to the config
+    (requirements, pyproject or lock file) has the check; with no pin it stays silent.
+
+    ## Why is this bad?
+    `axolotl train` / `axolotl preprocess` validate the YAML before anything else
+    (cli/config.py load_cfg -> validate_config -> AxolotlInputConfig); a refused combination
+    raises ValueError at launch, after the job waited for its GPUs (issue 16: launch-time
+    refusals are among the most reported Axolotl failures).
+
+    ## Example
+    `axolotl.yaml`:
+        base_model: NousResearch/Llama-2-7b-hf
+        datasets:
+          - path: mhenrichsen/alpaca_2k_test
+            type: alpaca
+        val_set_size: 0.05
+        micro_batch_size: 2
+        gradient_accumulation_steps: 4
+        num_epochs: 3
+        early_stopping_patience: 3
+        eval_steps: 1.0
+    `requirements.txt`:
+        axolotl==0.3.0
+    Use instead (integer steps, eval_steps dividing save_steps), in `axolotl.yaml`:
+        base_model: NousResearch/Llama-2-7b-hf
+        datasets:
+          - path: mhenrichsen/alpaca_2k_test
+            type: alpaca
+        val_set_size: 0.05
+        micro_batch_size: 2
+        gradient_accumulation_steps: 4
+        num_epochs: 3
+        early_stopping_patience: 3
+        eval_steps: 50
+        save_steps: 100
+
+    ## Fix safety
+    No fix: which of the two settings the user meant is theirs to choose.
+
+    ## References
+    - axolotl src/axolotl/utils/schemas/validation.py (the validation mixins), utils/schemas/config.py
+      (AxolotlInputConfig), utils/schemas/peft.py (LoraConfig.validate_qlora); before v0.5.0
+      utils/config.py validate_config. Read at commit 067b021c8; each row names its validator,
+      the first release with the check and the commit/PR that added it (`git log -S`), e.g.
+      check_early_stopping: #537 (e30f1e3cf, v0.3.0); check_evals: #944 (v0.4.0), #1682 (v0.5.1).
+    - axolotl-ai-cloud/axolotl#833 (early stopping with eval_steps 1.0), #28, #73
+    """
+
+    code = "TRN025"
+    name = "axolotl-config-refused"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            validator = config.value("launch.validated_by")
+            if validator is None:
+                continue
+            refused = [row for row in REFUSALS if row.package == validator and row.holds(config)]
+            if not refused:
+                continue
+            pinned = config.version(validator)
+            if pinned is None:
+                context.notes.append(f"{config.path}: {self.code} skipped: the {validator} version is unknown "
+                                     f"(the file matches {len(refused)} of its launch checks)")
+                continue
+            for row in refused:
+                if older_than(pinned[0], row.since) is not False:
+                    continue  # before the check (or an unreadable version): the launch accepted it
+                if row.until and older_than(pinned[0], row.until) is not True:
+                    continue  # the check was dropped by then
+                dropped = f", dropped in {row.until}" if row.until else ""
+                yield self.finding(
+                    config, config.span(*reversed(row.keys)),  # the last setting the check tests
+                    f"{validator} {pinned[0]} ({pinned[1]}) refuses this config at launch: \"{row.message}\" "
+                    f"({_where(row, pinned[0])}; from {row.since}{dropped}, {row.commit})",
+                )

@@ -1,0 +1,238 @@
+"""TRN025 axolotl-config-refused: every row of rules/refusal_table.py fires on a config that
+Axolotl's validation refuses, a neighbouring config it accepts stays silent, and a pinned
+Axolotl older than the row's release (or no pin at all) keeps the row silent."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import FIXTURES, trainlint
+from linter import registry, versions
+
+DEL = object()
+BASE = {
+    "base_model": "NousResearch/Llama-2-7b-hf",
+    "datasets": [{"path": "tatsu-lab/alpaca", "type": "alpaca"}],
+    "micro_batch_size": 2,
+    "gradient_accumulation_steps": 4,
+}
+_TEST_SETS = [{"path": "tatsu-lab/alpaca", "type": "alpaca", "split": "test"}]
+_EVAL = {"val_set_size": 0.05}
+_LORA = {"adapter": "lora"}
+_QAT = {"qat": {"weight_dtype": "int8"}}
+
+# (a piece of the row's message, settings that fire it, a neighbour that does not)
+CASES = [
+    ("either datasets or pretraining_dataset", {"datasets": DEL},
+     {"datasets": DEL, "pretraining_dataset": "allenai/c4", "max_steps": 100}),
+    ("push_dataset_to_hub", {"push_dataset_to_hub": "me/ds"},
+     {"push_dataset_to_hub": "me/ds", "hf_use_auth_token": True}),
+    ("non-zero val_set_size", {"test_datasets": _TEST_SETS, "val_set_size": 0.05},
+     {"test_datasets": _TEST_SETS, "val_set_size": 0}),
+    ("using iterable pretraining_dataset", {"pretraining_dataset": "allenai/c4"},
+     {"pretraining_dataset": "allenai/c4", "max_steps": 100}),
+    ("not supported with pretraining_dataset", {"pretraining_dataset": "allenai/c4", "max_steps": 100, **_EVAL},
+     {"pretraining_dataset": "allenai/c4", "max_steps": 100, "test_datasets": _TEST_SETS}),
+    ("not supported with streaming datasets", {"streaming": True, "max_steps": 100, **_EVAL},
+     {"streaming": True, "max_steps": 100}),
+    ("when using streaming datasets", {"streaming": True}, {"streaming": True, "max_steps": 100}),
+    ("dataset_exact_deduplication", {"dataset_exact_deduplication": True, "streaming": True, "max_steps": 100},
+     {"dataset_exact_deduplication": True}),
+    ("At least two of", {"gradient_accumulation_steps": DEL}, {"gradient_accumulation_steps": DEL, "batch_size": 8}),
+    ("only one of gradient_accumulation_steps", {"batch_size": 16},
+     {"gradient_accumulation_steps": DEL, "batch_size": 16}),
+    ("warmup_steps and warmup_ratio", {"warmup_steps": 10, "warmup_ratio": 0.1}, {"warmup_ratio": 0.1}),
+    ("simpo trainer", {"rl": "simpo", "warmup_ratio": 0.1}, {"rl": "simpo", "warmup_steps": 10}),
+    ("save_strategy and save_steps mismatch", {"save_strategy": "epoch", "save_steps": 100},
+     {"save_strategy": "steps", "save_steps": 100}),
+    ("save_steps and saves_per_epoch", {"saves_per_epoch": 2, "save_steps": 100}, {"saves_per_epoch": 2}),
+    ("'best' requires metric_for_best_model", {"save_strategy": "best"},
+     {"save_strategy": "best", "metric_for_best_model": "eval_loss"}),
+    ("eval_strategy and eval_steps mismatch", {**_EVAL, "eval_strategy": "epoch", "eval_steps": 50},
+     {**_EVAL, "eval_strategy": "steps", "eval_steps": 50}),
+    ("val_set_size == 0", {"val_set_size": 0, "eval_steps": 50},
+     {"val_set_size": 0, "eval_steps": 50, "test_datasets": _TEST_SETS}),
+    ("eval_steps and evals_per_epoch", {**_EVAL, "evals_per_epoch": 4, "eval_steps": 50},
+     {**_EVAL, "evals_per_epoch": 4}),
+    ("must be empty or set to `steps`", {**_EVAL, "evals_per_epoch": 4, "eval_strategy": "epoch"},
+     {**_EVAL, "evals_per_epoch": 4, "eval_strategy": "steps"}),
+    ("do_bench_eval requires", {"do_bench_eval": True}, {"do_bench_eval": True, "evals_per_epoch": 2}),
+    ("eval_table_size and eval_sample_packing", {"sample_packing": True, "eval_table_size": 5},
+     {"sample_packing": True, "eval_table_size": 5, "eval_sample_packing": False}),
+    ("requires save_steps and eval_steps to be set", {"early_stopping_patience": 3, "eval_steps": 50},
+     {"early_stopping_patience": 3, "eval_steps": 50, "save_steps": 100}),
+    ("requires that eval_steps should evenly divide",
+     {"early_stopping_patience": 3, "eval_steps": 30, "save_steps": 100},
+     {"early_stopping_patience": 3, "eval_steps": 30, "save_steps": 90}),
+    ("Can't load qlora in 8bit", {"adapter": "qlora", "load_in_8bit": True}, {**_LORA, "load_in_8bit": True}),
+    ("Require cfg.load_in_4bit", {"adapter": "qlora"}, {"adapter": "qlora", "load_in_4bit": True}),
+    ("used with `peft_layers_to_transform`",
+     {**_LORA, "peft_layers_to_transform": [0, 1], "unfrozen_parameters": ["^lm_head.weight$"]},
+     {**_LORA, "peft_layers_to_transform": [0, 1]}),
+    ("peft_layers_pattern requires", {**_LORA, "peft_layers_pattern": ["layers"]},
+     {**_LORA, "peft_layers_pattern": ["layers"], "peft_layers_to_transform": [0]}),
+    ("Fused modules", {**_LORA, "flash_attn_fuse_mlp": True}, {"flash_attn_fuse_mlp": True}),
+    ("8-bit LoRA", {**_LORA, "load_in_8bit": True, "lora_mlp_kernel": True}, {**_LORA, "lora_mlp_kernel": True}),
+    ("compatible with trust_remote_code", {**_LORA, "lora_qkv_kernel": True, "trust_remote_code": True},
+     {**_LORA, "lora_qkv_kernel": False, "trust_remote_code": True}),
+    ("lora_dropout must be 0", {**_LORA, "lora_target_parameters": ["mlp.experts.gate_up_proj"], "lora_dropout": 0.05},
+     {**_LORA, "lora_target_parameters": ["mlp.experts.gate_up_proj"], "lora_dropout": 0.0}),
+    ("lr_groups and loraplus_lr_ratio",
+     {**_LORA, "lr_groups": [{"name": "o", "modules": ["o_proj"], "lr": 1e-4}], "loraplus_lr_ratio": 16},
+     {**_LORA, "loraplus_lr_ratio": 16}),
+    ("model_quantization_config and load_in", {"model_quantization_config": "Mxfp4Config", "adapter": "qlora",
+                                               "load_in_4bit": True},
+     {"model_quantization_config": "Mxfp4Config", **_LORA}),
+    ("QAT and load_in_8bit", {**_QAT, "load_in_8bit": True}, _QAT),
+    ("QAT and load_in_4bit", {**_QAT, "load_in_4bit": True}, {**_QAT, "load_in_4bit": False}),
+    ("revision_of_model is not supported for GPTQ", {**_LORA, "gptq": True, "revision_of_model": "gptq-4bit"},
+     {**_LORA, "gptq": True}),
+    ("does not work with RLHF", {"rl": "dpo", "sample_packing": True}, {"rl": "dpo"}),
+    ("sample_packing is not supported with kto", {"rl": "kto", "remove_unused_columns": False,
+                                                  "eval_sample_packing": True},
+     {"rl": "kto", "remove_unused_columns": False}),
+    ("remove_unused_columns: False", {"rl": "kto"}, {"rl": "kto", "remove_unused_columns": False}),
+    ("are for DPO only", {"rl": "orpo", "dpo_loss_type": ["sigmoid"]}, {"rl": "dpo", "dpo_loss_type": ["sigmoid"]}),
+    ("deepspeed and fsdp", {"deepspeed": "ds.json", "fsdp": ["full_shard"]}, {"deepspeed": "ds.json"}),
+    ("Muon optimizer", {"optimizer": "muon", "deepspeed": "ds.json"}, {"optimizer": "muon"}),
+    ("DeepCompile", {"deepcompile": True}, {"deepcompile": True, "deepspeed": "ds.json"}),
+    ("falcon", {"base_model": "tiiuae/falcon-7b", "fsdp": ["full_shard"]}, {"base_model": "tiiuae/falcon-7b"}),
+    ("MPT", {"base_model": "mosaicml/mpt-7b", "gradient_checkpointing": True},
+     {"base_model": "mosaicml/mpt-7b", "gradient_checkpointing": False}),
+    ("activation_offloading requires", {"activation_offloading": True},
+     {"activation_offloading": True, "gradient_checkpointing": True}),
+    ("selective_checkpointing requires", {"selective_checkpointing": True},
+     {"selective_checkpointing": True, "gradient_checkpointing": True}),
+    ("partially frozen", {"unfrozen_parameters": ["^lm_head.weight$"], "gradient_checkpointing": True,
+                          "gradient_checkpointing_kwargs": {"use_reentrant": True}},
+     {"unfrozen_parameters": ["^lm_head.weight$"], "gradient_checkpointing": True,
+      "gradient_checkpointing_kwargs": {"use_reentrant": False}}),
+    ("max_memory and gpu_memory_limit", {"max_memory": {"0": "20GiB"}, "gpu_memory_limit": "20GiB"},
+     {"gpu_memory_limit": "20GiB"}),
+    ("noisy_embedding_alpha", {"neftune_noise_alpha": 5, "noisy_embedding_alpha": 5}, {"neftune_noise_alpha": 5}),
+    ("torch_compile_options", {"torch_compile_options": {"mode": "max-autotune"}},
+     {"torch_compile_options": {"mode": "max-autotune"}, "torch_compile": True}),
+]
+# Checks Axolotl dropped later: (piece, fires, neighbour, a release that has the check)
+DROPPED = [
+    ("xformers_attention", {"sample_packing": True, "xformers_attention": True},
+     {"sample_packing": True, "flash_attention": True}, "0.8.1"),
+    ("torch_compile should be set", {"deepspeed": "ds.json", "torch_compile": True}, {"torch_compile": True}, "0.12.2"),
+    ("compatible with RL", {**_LORA, "rl": "dpo", "lora_mlp_kernel": True}, {**_LORA, "rl": "dpo"}, "0.15.0"),
+    ("compatible with DoRA", {**_LORA, "peft_use_dora": True, "lora_o_kernel": True}, {**_LORA, "peft_use_dora": True},
+     "0.12.0"),
+    ("for when kto is enabled", {"rl": "kto", "remove_unused_columns": False, "gradient_checkpointing": True},
+     {"rl": "kto", "remove_unused_columns": False, "gradient_checkpointing": True,
+      "gradient_checkpointing_kwargs": {"use_reentrant": True}}, "0.7.1"),
+]
+# The release before each row's first release (git tag --sort=creatordate).
+_BEFORE = {"0.2.1": "0.2.0", "0.3.0": "0.2.1", "0.4.0": "0.3.0", "0.5.0": "0.4.0", "0.5.1": "0.5.0",
+           "0.6.0": "0.5.2", "0.8.0": "0.7.1", "0.10.0": "0.9.2", "0.12.0": "0.11.0", "0.13.0": "0.12.2",
+           "0.15.0": "0.14.0", "0.16.0": "0.15.0", "0.17.0": "0.16.1", "0.18.0": "0.17.0"}
+_IDS = [piece for piece, _, _ in CASES]
+
+
+@pytest.fixture(autouse=True)
+def nothing_installed(monkeypatch):
+    monkeypatch.setattr(versions, "installed", lambda package: None)
+    versions._pins_in.cache_clear()
+    yield
+    versions._pins_in.cache_clear()
+
+
+def _refusals():
+    """The table, imported after the registry has loaded the rule packs (importing `rules`
+    first would make the registry report the built-in pack as empty)."""
+    registry.all_rules()
+    from rules.refusal_table import REFUSALS
+
+    return REFUSALS
+
+
+def _row(piece: str):
+    rows = [row for row in _refusals() if piece in row.message]
+    assert len(rows) == 1, (piece, len(rows))
+    return rows[0]
+
+
+def _config(tmp_path, settings: dict, pin: str | None = "0.18.0", name: str = "axolotl.yaml"):
+    merged = {**BASE, **settings}
+    text = "".join(f"{key}: {json.dumps(value)}\n" for key, value in merged.items() if value is not DEL)
+    (tmp_path / name).write_text(text)
+    if pin:
+        (tmp_path / "requirements.txt").write_text(f"axolotl=={pin}\n")
+    return tmp_path / name
+
+
+def _messages(path) -> list[str]:
+    result = trainlint("check", path, "--no-detect", "--format", "json", "--select", "TRN025")
+    assert result.code in (0, 1), result.err
+    return [finding["message"] for finding in json.loads(result.out)]
+
+
+def test_every_row_has_a_case():
+    pieces = _IDS + [piece for piece, *_ in DROPPED]
+    assert sorted(id(_row(piece)) for piece in pieces) == sorted(id(row) for row in _refusals())
+
+
+def test_base_config_is_accepted(tmp_path):
+    assert _messages(_config(tmp_path, {})) == []
+
+
+@pytest.mark.parametrize("piece, fire, neighbour", CASES, ids=_IDS)
+def test_row_fires_and_its_neighbour_does_not(tmp_path, piece, fire, neighbour):
+    found = _messages(_config(tmp_path, fire))
+    assert any(piece in message for message in found), found
+    assert "axolotl 0.18.0" in found[0] and "refuses this config at launch" in found[0]
+    (tmp_path / "clean").mkdir()
+    assert _messages(_config(tmp_path / "clean", neighbour)) == []
+
+
+@pytest.mark.parametrize("piece, fire, neighbour", CASES, ids=_IDS)
+def test_row_silent_before_its_release_and_without_a_pin(tmp_path, piece, fire, neighbour):
+    row = _row(piece)
+    assert not any(piece in message for message in _messages(_config(tmp_path, fire, pin=None)))
+    if row.since in _BEFORE:
+        (tmp_path / "old").mkdir()
+        found = _messages(_config(tmp_path / "old", fire, pin=_BEFORE[row.since]))
+        assert not any(piece in message for message in found), found
+
+
+@pytest.mark.parametrize("piece, fire, neighbour, inside", DROPPED, ids=[piece for piece, *_ in DROPPED])
+def test_dropped_check_fires_only_while_axolotl_had_it(tmp_path, piece, fire, neighbour, inside):
+    row = _row(piece)
+    found = _messages(_config(tmp_path, fire, pin=inside))
+    assert any(piece in message for message in found) and f"dropped in {row.until}" in found[0], found
+    for name, settings, pin in (("clean", neighbour, inside), ("after", fire, row.until), ("head", fire, "0.18.0"),
+                                ("before", fire, _BEFORE[row.since])):
+        (tmp_path / name).mkdir()
+        assert not any(piece in message for message in _messages(_config(tmp_path / name, settings, pin=pin))), name
+
+
+def test_early_stopping_incident_caught():
+    folder = FIXTURES / "incidents" / "axolotl-early-stopping-without-steps"
+    found = _messages(folder / "train.yaml")
+    assert len(found) == 1 and "early_stopping_patience" in found[0] and "axolotl 0.3.0" in found[0]
+
+
+def test_yaml_no_strategy_stays_silent(tmp_path):
+    """An unquoted `no` reads False, which Axolotl's check skips; a quoted one it refuses: undecided."""
+    path = _config(tmp_path, {"save_steps": 100})
+    path.write_text(path.read_text() + "save_strategy: no\n")
+    assert _messages(path) == []
+
+
+def test_plugins_that_change_the_config_leave_it_unchecked(tmp_path):
+    hatchery = ["axolotl.integrations.hatchery.HatcheryPlugin"]  # its register() sets remove_unused_columns
+    assert _messages(_config(tmp_path, {"rl": "kto", "plugins": hatchery})) == []
+    (tmp_path / "cce").mkdir()
+    plugin = ["axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin"]
+    assert len(_messages(_config(tmp_path / "cce", {"rl": "kto", "plugins": plugin}))) == 1
+    (tmp_path / "third").mkdir()
+    assert _messages(_config(tmp_path / "third", {"rl": "kto", "plugins": ["my_pkg.MyPlugin"]})) == []
+
+
+def test_placeholders_leave_it_unchecked(tmp_path):
+    assert _messages(_config(tmp_path, {"adapter": "qlora", "load_in_4bit": "${LOAD_4BIT}"})) == []
