@@ -16,6 +16,7 @@ from typing import Any, Callable, Union
 
 from .fixes import Edit
 from .source import Source
+from .lazy_pattern import LazyPattern
 
 
 class ParseError(Exception):
@@ -303,7 +304,7 @@ class RenderError(Exception):
     """An IR change that an adapter cannot express as an edit in this file."""
 
 
-_BLOCK_HEADER = re.compile(r"([|>])([1-9+-])?([1-9+-])?")
+_BLOCK_HEADER = LazyPattern(r"([|>])([1-9+-])?([1-9+-])?")
 
 
 def _shared_message(anchor: str) -> str:
@@ -339,13 +340,13 @@ def _indent_step(source: Source, indent: str) -> str:
     return " " * (min(widths) if widths else 2)
 
 
-_INDENTS = re.compile(r"^( +)[^\s]", re.M)  # the leading spaces of each line that has more
-_NEEDS_QUOTES = re.compile(r"""^[\s\-?:,\[\]{}#&*!|>'"%@`]|[:#]\s|\s$|^$""")
+_INDENTS = LazyPattern(r"^( +)[^\s]", re.M)  # the leading spaces of each line that has more
+_NEEDS_QUOTES = LazyPattern(r"""^[\s\-?:,\[\]{}#&*!|>'"%@`]|[:#]\s|\s$|^$""")
 
 
 # YAML 1.1 (PyYAML) reads an exponent float only with a dot in the mantissa and a signed
 # exponent: `2e-5` and `1.0e5` stay strings.
-_EXPONENT = re.compile(r"^(?P<sign>[-+]?)(?P<mantissa>\d+(?:\.\d*)?|\.\d+)[eE](?P<esign>[-+]?)(?P<exponent>\d+)$")
+_EXPONENT = LazyPattern(r"^(?P<sign>[-+]?)(?P<mantissa>\d+(?:\.\d*)?|\.\d+)[eE](?P<esign>[-+]?)(?P<exponent>\d+)$")
 
 
 def _reads_otherwise(resolve: "Callable[[str], Any]", text: str) -> bool:

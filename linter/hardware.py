@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from .value import Value
+from .lazy_pattern import LazyPattern
 
 # How long each probe may take before it counts as hung. NVML answers in milliseconds; the torch
 # fallback first imports torch, which on an H100 machine with a cold page cache took longer than
@@ -109,7 +110,7 @@ COMPUTE_CAPABILITIES = {
     (12, 1),
 }
 # sm_80, sm_90a, sm_100f, compute_90 (the last digit is the minor version), or 8.0 / 10.0.
-_CC = re.compile(r"^(?:(?:sm|compute)_?(\d+)(\d)[af]?|(\d+)\.(\d+))$", re.I)
+_CC = LazyPattern(r"^(?:(?:sm|compute)_?(\d+)(\d)[af]?|(\d+)\.(\d+))$", re.I)
 
 
 def _cc_names() -> list[str]:

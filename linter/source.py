@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import bisect
 import os
-import re
 import stat
 from functools import lru_cache
 from pathlib import Path
 
 from .value import Value
+from .lazy_pattern import LazyPattern
 
 BOM = b"\xef\xbb\xbf"
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -83,7 +83,7 @@ def kind_of(mode: int) -> str:
     return "not a regular file"
 
 
-_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=]")
+_COOKIE = LazyPattern(rb"^[ \t\f]*#.*?coding[:=]")
 
 
 def _may_declare_encoding(raw: bytes) -> bool:

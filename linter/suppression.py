@@ -15,8 +15,9 @@ from typing import Iterable
 from .document import Document
 from .registry import Finding
 from .settings import Settings, SettingsError, did_you_mean
+from .lazy_pattern import LazyPattern
 
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*))?", re.I)
+_NOQA = LazyPattern(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*))?", re.I)
 BASELINE_VERSION = 1
 
 

@@ -37,12 +37,13 @@ from pathlib import Path
 
 from .source import folders_to_checkout
 from .value import Value
+from .lazy_pattern import LazyPattern
 
 _NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 _VERSION = r"[A-Za-z0-9.+!_-]+"
-_REQUIREMENT = re.compile(rf"^\s*({_NAME})\s*(?:\[[^\]]*\])?\s*===?\s*({_VERSION})\s*(?:[;#,]|$)")
-_CONDA = re.compile(rf"^\s*-\s*(?:[\w.-]+::)?({_NAME})\s*(==?)\s*({_VERSION})\s*(?:#.*)?$")
-_FULL_VERSION = re.compile(r"^\d+\.\d+\.\d+")
+_REQUIREMENT = LazyPattern(rf"^\s*({_NAME})\s*(?:\[[^\]]*\])?\s*===?\s*({_VERSION})\s*(?:[;#,]|$)")
+_CONDA = LazyPattern(rf"^\s*-\s*(?:[\w.-]+::)?({_NAME})\s*(==?)\s*({_VERSION})\s*(?:#.*)?$")
+_FULL_VERSION = LazyPattern(r"^\d+\.\d+\.\d+")
 _LOCK_FILES = ("uv.lock", "poetry.lock", "Pipfile.lock")
 
 

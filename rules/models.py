@@ -12,12 +12,13 @@ import re
 from linter.changes import SetValue
 from linter.fixes import Applicability
 from linter.registry import ERROR, WARNING, Rule, register
+from linter.lazy_pattern import LazyPattern
 
 # PEFT's own shorthands and the frameworks' "every linear layer" values (peft/utils/constants.py
 # INCLUDE_LINEAR_LAYERS_SHORTHAND "all-linear"; LLaMA-Factory lora_target "all"), and any name
 # with regex characters (a string target_modules is a regex, re.fullmatch, peft/tuners/tuners_utils.py).
 _SPECIAL_TARGETS = {"all", "all-linear"}
-_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+_PLAIN_NAME = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 def _model(run):

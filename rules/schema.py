@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import re
 
 from linter.changes import RenameKey, WriteLiteral
 from linter.fixes import Applicability
 from linter.registry import ERROR, INFO, WARNING, Rule, register
+from linter.lazy_pattern import LazyPattern
 
 # PyYAML's YAML 1.1 booleans: an unquoted `NO` or `on` reaches the framework as a bool.
 _YAML11_BOOLEANS = {spelling for word in ("yes", "no", "on", "off", "true", "false")
                     for spelling in (word, word.capitalize(), word.upper())}
 # A number PyYAML leaves a string: no dot in the mantissa, or an unsigned exponent (`2e-5`, `1.0e5`).
-_UNREAD_FLOAT = re.compile(r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)[eE][-+]?\d+$")
+_UNREAD_FLOAT = LazyPattern(r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)[eE][-+]?\d+$")
 
 
 def _schema_errors(config):

@@ -19,6 +19,7 @@ from ..document import Document, Mapping, Node, RenderError, Scalar, Sequence
 from ..fixes import Edit
 from ..ir import ConfigIR, Field, KeyTree, Link, Located, Origin, Span, canonical_dtype
 from ..source import folders_to_checkout
+from ..lazy_pattern import LazyPattern
 
 _MISSING = object()
 
@@ -184,8 +185,8 @@ def new_config(adapter: Adapter, document: Document, kind: str | None = None) ->
     return config
 
 
-_LAUNCH_COMMENT = re.compile(r"#.*\b(?:accelerate launch|torchrun|deepspeed)\b.*?--(?:config_file|deepspeed)[ =](\S+)")
-_SHARDING_NAME = re.compile(r"fsdp|zero|ds_z|deepspeed", re.I)
+_LAUNCH_COMMENT = LazyPattern(r"#.*\b(?:accelerate launch|torchrun|deepspeed)\b.*?--(?:config_file|deepspeed)[ =](\S+)")
+_SHARDING_NAME = LazyPattern(r"fsdp|zero|ds_z|deepspeed", re.I)
 
 
 def _commented_launch(text: str) -> str | None:

@@ -50,6 +50,7 @@ from ..versions import older_than
 from . import (CHECKPOINT_BINDINGS, Adapter, Binding, Reader, as_float, comma_list, deepspeed_link, new_config,
                set_path, written)
 from .trainer_arguments import TRAINER_ARGUMENT_BINDINGS
+from ..lazy_pattern import LazyPattern
 
 _MODEL_ARGS = "llamafactory/hparams/model_args.py"
 _OMEGACONF_SINCE = "0.9.4"  # parser.py read_args: OmegaConf.load from commit a5a93597b (PR #8505)
@@ -75,7 +76,7 @@ _ADAPTER_KINDS = {"lora": "lora", "oft": "oft", "freeze": None, "full": None}
 _ATTENTION = {"disabled": "eager", "sdpa": "sdpa", "fa2": "flash_attention_2", "fa3": "flash_attention_3"}
 # The float spellings OmegaConf's loader adds to PyYAML's (omegaconf/_utils.py get_yaml_loader):
 # an exponent without a dot (`1e-4`) or without a sign (`1.0e5`). PyYAML reads these as strings.
-_OMEGACONF_ONLY_FLOAT = re.compile(r"[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+")
+_OMEGACONF_ONLY_FLOAT = LazyPattern(r"[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+")
 
 
 def _not(disabled: Any) -> bool:
