@@ -310,12 +310,18 @@ def _options(options: list) -> str:
 @lru_cache(maxsize=None)
 def load(name: str) -> Schema | None:
     """The schema for a format name (`deepspeed`, `axolotl`, ...), or None where none ships."""
+    # A cut of a schema (`ludwig-llm` of `ludwig`) is used only where it lies beside the schema it
+    # was cut from; a folder holding the whole schema alone serves it whole.
+    parent = name.split("-", 1)[0]
     for directory in SCHEMA_DIRS:
         path = directory / f"{name}.schema.json"
+        if not path.is_file() and parent != name:
+            path = directory / f"{parent}.schema.json"
         if path.is_file():
             root = json.loads(path.read_text("utf-8"))
             options = root.get("x-trainlint", {})
-            return Schema(name, root, options.get("numeric-strings") == "coerced",
+            # A cut (ludwig-llm) speaks as the schema it was cut from.
+            return Schema(options.get("name", path.name.split(".")[0]), root, options.get("numeric-strings") == "coerced",
                           options.get("unknown-keys") == "dropped-silently", options.get("renamed-keys"),
                           options.get("unknown-keys", ""), options.get("renamed-values"),
                           options.get("written-from"))

@@ -169,12 +169,12 @@ class UnknownKey(Rule):
             severity = ERROR if schema.drops_unknown_silently else WARNING
             if schema.unknown_keys == "dropped-with-warning":
                 severity = INFO
-                hint += f"; {config.schema} drops keys it does not know, with a warning"
+                hint += f"; {schema.name} drops keys it does not know, with a warning"
             if config.value("arguments.project_parser") is True:
                 severity = INFO
                 hint += ("; this repository's own argument classes read this file, and the script that "
                          "reads it decides")
-            yield self.finding(config, span, f"unknown key {_dotted(error.path)!s} for {config.schema}{hint}",
+            yield self.finding(config, span, f"unknown key {_dotted(error.path)!s} for {schema.name}{hint}",
                                severity=severity)
 
     def _renamed(self, config, span, key, renamed, siblings, context):
@@ -239,7 +239,7 @@ class InvalidValue(Rule):
                 found = context.version_before(renamed["package"], renamed["removed"], config, self.code)
                 if found is not None or config.version(renamed["package"]) is None:
                     continue  # the version in use still accepts the old value, or is unknown
-            yield self.finding(config, span, f"{where}: {error.message} ({config.schema} schema)")
+            yield self.finding(config, span, f"{where}: {error.message} ({schema.name} schema)")
         yield from self._type_errors(run)
 
     def _type_errors(self, run):
@@ -313,7 +313,7 @@ class Yaml11Misread(Rule):
             located = tree.locate(error.path)
             written = located.text.strip()
             reads_as = f"the string {written!r}" if kind == "number" else f"the boolean {str(intended.lower() in ('yes', 'on', 'true')).lower()}"
-            message = f"{_dotted(error.path)}: YAML 1.1 reads `{written}` as {reads_as}, which {config.schema} does not convert"
+            message = f"{_dotted(error.path)}: YAML 1.1 reads `{written}` as {reads_as}, which {schema.name} does not convert"
             if _accepts(schema, tree, error.path, intended):
                 fix = self.fix(f"Write {literal}", WriteLiteral(config, error.path, intended, literal))
                 yield self.finding(config, located.value_span, f"{message}; write {literal}", fix=fix)

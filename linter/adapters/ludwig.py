@@ -78,6 +78,10 @@ class LudwigAdapter(Adapter):
         config = new_config(self, document)
         read = Reader(config, document)
         is_llm = read_model_kind(read) == "llm"
+        if is_llm and not config.get("model.kind").origin.is_default:
+            # The schema's llm branch alone (schemas/ludwig-llm.schema.json, 80 KB of the full 350 KB):
+            # the same checks for a model_type: llm file, read in a fifth of the time.
+            config.schema = "ludwig-llm"
         read_features(read, document)
         read.bind(binding for binding in self.bindings
                   if binding not in _QUANTIZATION_BINDINGS and binding not in _ADAPTER_BINDINGS)
