@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..document import Scalar
+from ..document import Mapping, Scalar
 from ..ir import Field, Origin
 from . import Binding, Reader, strategy, templated
 
@@ -106,7 +106,10 @@ _ALSO_READ = ("adapter", "load_in_4bit", "load_in_8bit", "rl", "base_model", "op
 
 def record_checked(read: Reader) -> None:
     """Record the settings Axolotl's validation checks, and that it checks them."""
-    paths = [path for binding in CHECKED_BINDINGS for path in binding.paths] + [(key,) for key in _ALSO_READ]
+    root = read.document.root
+    written = {pair.key.value for pair in root.pairs} if isinstance(root, Mapping) else set()
+    paths = [path for binding in CHECKED_BINDINGS for path in binding.paths if path[0] in written]
+    paths += [(key,) for key in _ALSO_READ if key in written]
     if any(templated(read.node(*path)) for path in paths):
         return  # a launcher fills some of them in: which combination reaches Axolotl is unknown
     if not _plugins_leave_config(read):
