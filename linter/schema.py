@@ -136,13 +136,23 @@ class Schema:
         (`{"properties": {"type": {"const": "lora"}}, "required": ["type"]}`) dozens of times per
         file; that form is answered directly, without building the error messages a full check
         writes for every branch that does not match (a third of a corpus run's validation)."""
-        if isinstance(condition, dict) and condition.keys() == {"properties", "required"}:
-            properties, required = condition["properties"], condition["required"]
-            if len(properties) == 1 and required == list(properties):
-                (key, spec), = properties.items()
-                if isinstance(spec, dict) and spec.keys() == {"const"}:
-                    # `properties` and `required` say nothing of a value that is not an object.
-                    return not isinstance(value, dict) or key in value and _equal(value[key], spec["const"])
+        if isinstance(condition, dict):
+            keys = condition.keys()
+            required = condition.get("required")
+            # `required` (like `properties`) says nothing of a value that is not an object; on an
+            # object that lacks a required key the whole condition fails, whatever else it says.
+            if isinstance(value, dict) and isinstance(required, list) and any(key not in value for key in required):
+                return False
+            if keys == {"properties", "required"}:
+                properties = condition["properties"]
+                if len(properties) == 1 and required == list(properties):
+                    (key, spec), = properties.items()
+                    if isinstance(spec, dict) and spec.keys() == {"const"}:
+                        return not isinstance(value, dict) or key in value and _equal(value[key], spec["const"])
+            elif keys == {"not"} and isinstance(condition["not"], dict) and condition["not"].keys() == {"required"}:
+                return isinstance(value, dict) and any(key not in value for key in condition["not"]["required"])
+            elif keys == {"type"} and not self.coerces_numeric_strings:
+                return _is_type(value, condition["type"])
         return not self.validate_at(condition, value)
 
     def validate_at(self, schema: Any, value: Any) -> list[SchemaError]:

@@ -219,12 +219,14 @@ def _extended(path: Path, extend: str, chain: tuple) -> Settings:
 
 @lru_cache(maxsize=None)
 def for_directory(directory: Path) -> Settings:
-    """The nearest settings at or above `directory`; built-in defaults if there are none."""
-    for folder in (directory, *directory.parents):
-        for name in SETTINGS_FILES:
-            candidate = folder / name
-            if candidate.is_file():
-                found = load_file(candidate)
-                if found is not None:
-                    return found
-    return Settings(root=Path.cwd())
+    """The nearest settings at or above `directory`; built-in defaults if there are none. Asks
+    the parent's (cached) answer instead of walking every parent again: the files of a tree share
+    their ancestors."""
+    for name in SETTINGS_FILES:
+        candidate = directory / name
+        if candidate.is_file():
+            found = load_file(candidate)
+            if found is not None:
+                return found
+    parent = directory.parent
+    return Settings(root=Path.cwd()) if parent == directory else for_directory(parent)
