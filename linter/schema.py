@@ -219,9 +219,12 @@ class Schema:
             possible = [branch for branch in branches if not self._excluded(branch, value)]
             if possible:
                 branches = possible
-        attempts = [self.validate_at(branch, value) for branch in branches]
-        if any(not attempt for attempt in attempts):
-            return
+        attempts = []
+        for branch in branches:
+            attempt = self.validate_at(branch, value)
+            if not attempt:
+                return  # one branch accepts the value: the others need not be tried
+            attempts.append(attempt)
         # A branch whose type matched but that failed deeper down says the most: report it.
         deeper = [attempt for attempt in attempts if any(error.path for error in attempt)]
         if deeper:
