@@ -47,6 +47,17 @@ def fresh_state(monkeypatch):
 
 
 @pytest.fixture
+def nothing_installed(monkeypatch):
+    """Versions come from the pins each test writes, never from this machine's packages."""
+    from linter import versions
+
+    monkeypatch.setattr(versions, "installed", lambda package: None)
+    versions._pins_in.cache_clear()
+    yield
+    versions._pins_in.cache_clear()
+
+
+@pytest.fixture
 def no_gpu(monkeypatch):
     """A machine without a GPU: NVML cannot load its library, torch is absent."""
 

@@ -135,11 +135,8 @@ _IDS = [piece for piece, _, _ in CASES]
 
 
 @pytest.fixture(autouse=True)
-def nothing_installed(monkeypatch):
-    monkeypatch.setattr(versions, "installed", lambda package: None)
-    versions._pins_in.cache_clear()
-    yield
-    versions._pins_in.cache_clear()
+def _pins_only(nothing_installed):
+    """Versions come from the pins each test writes (conftest.nothing_installed)."""
 
 
 def _refusals():

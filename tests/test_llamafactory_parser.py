@@ -9,7 +9,6 @@ import json
 import pytest
 
 from conftest import trainlint
-from linter import versions
 from rules.argument_table import LIFTED, ROWS
 
 _Z3 = '{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3}}'
@@ -26,12 +25,8 @@ _NEW = "0.9.4"  # every check at HEAD ff6d4d12 is in 0.9.4
 
 
 @pytest.fixture(autouse=True)
-def nothing_installed(monkeypatch):
-    """Versions come from the pins each test writes, never from this machine's packages."""
-    monkeypatch.setattr(versions, "installed", lambda package: None)
-    versions._pins_in.cache_clear()
-    yield
-    versions._pins_in.cache_clear()
+def _pins_only(nothing_installed):
+    """Versions come from the pins each test writes (conftest.nothing_installed)."""
 
 
 def _yaml(keys: dict) -> str:

@@ -9,7 +9,6 @@ import json
 import pytest
 
 from conftest import trainlint
-from linter import versions
 
 CODES = ("TRN034", "TRN035", "TRN036")
 
@@ -26,11 +25,8 @@ FINETUNE = "trainer:\n  type: finetune\n"
 
 
 @pytest.fixture(autouse=True)
-def nothing_installed(monkeypatch):
-    monkeypatch.setattr(versions, "installed", lambda package: None)
-    versions._pins_in.cache_clear()
-    yield
-    versions._pins_in.cache_clear()
+def _pins_only(nothing_installed):
+    """Versions come from the pins each test writes (conftest.nothing_installed)."""
 
 
 def lint(tmp_path, text: str, ludwig: str | None = None) -> list[tuple[str, str]]:

@@ -8,7 +8,6 @@ import json
 import pytest
 
 from conftest import FIXTURES, trainlint
-from linter import versions
 
 SELECT = ("--select", "TRN016,TRN017,TRN018,TRN019,DS014")
 _DS_Z3 = '{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3}}'
@@ -26,12 +25,8 @@ def codes(path, *args: str) -> list[str]:
 
 
 @pytest.fixture(autouse=True)
-def nothing_installed(monkeypatch):
-    """Versions come from the pins each test writes, never from this machine's packages."""
-    monkeypatch.setattr(versions, "installed", lambda package: None)
-    versions._pins_in.cache_clear()
-    yield
-    versions._pins_in.cache_clear()
+def _pins_only(nothing_installed):
+    """Versions come from the pins each test writes (conftest.nothing_installed)."""
 
 
 @pytest.fixture

@@ -25,12 +25,8 @@ def codes(path, *args: str) -> list[str]:
 
 
 @pytest.fixture(autouse=True)
-def nothing_installed(monkeypatch):
-    """Versions come from the pins each test writes, never from this machine's packages."""
-    monkeypatch.setattr(versions, "installed", lambda package: None)
-    versions._pins_in.cache_clear()
-    yield
-    versions._pins_in.cache_clear()
+def _pins_only(nothing_installed):
+    """Versions come from the pins each test writes (conftest.nothing_installed)."""
 
 
 @pytest.fixture

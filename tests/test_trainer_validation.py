@@ -9,16 +9,11 @@ import textwrap
 import pytest
 
 from conftest import trainlint
-from linter import versions
 
 
 @pytest.fixture(autouse=True)
-def nothing_installed(monkeypatch):
-    """Versions come from the pins each test writes, never from this machine's packages."""
-    monkeypatch.setattr(versions, "installed", lambda package: None)
-    versions._pins_in.cache_clear()
-    yield
-    versions._pins_in.cache_clear()
+def _pins_only(nothing_installed):
+    """Versions come from the pins each test writes (conftest.nothing_installed)."""
 
 
 def _codes(tmp_path, text, pins=None, files=None, select="TRN040,TRN041,TRN042,TRN043,TRN044"):

@@ -10,9 +10,8 @@ from linter.versions import find_version, pinned, version_of
 
 
 @pytest.fixture(autouse=True)
-def nothing_installed(monkeypatch):
-    monkeypatch.setattr(versions, "installed", lambda package: None)
-    versions._pins_in.cache_clear()
+def _pins_only(nothing_installed):
+    """Versions come from the pins each test writes (conftest.nothing_installed)."""
 
 
 def _write(path, text):
