@@ -9,7 +9,7 @@ import json
 import pytest
 
 from conftest import FIXTURES, trainlint
-from linter import registry, versions
+from linter import registry
 
 DEL = object()
 BASE = {
