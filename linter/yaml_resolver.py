@@ -9,7 +9,10 @@ import re
 from typing import Any
 
 # PyYAML's implicit resolvers (yaml/resolver.py, Resolver.add_implicit_resolver calls, PyYAML 6.0).
-_BOOL = re.compile(r"^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$")
+# The bool and null resolvers as sets: a plain scalar never ends in a line break, the one string
+# the regexes' `$` would also accept, and a set needs no compiling at import.
+_BOOL = frozenset(("yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE",
+                   "on", "On", "ON", "off", "Off", "OFF"))
 _TRUE = {"yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"}
 # SafeConstructor.bool_values: an explicit !!bool is looked up lower-cased (`!!bool YeS` is True).
 _BOOL_VALUES = {"yes": True, "no": False, "true": True, "false": False, "on": True, "off": False}
@@ -29,7 +32,7 @@ _INT = re.compile(
     |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$""",
     re.X,
 )
-_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+_NULL = frozenset(("~", "null", "Null", "NULL", ""))
 _TIMESTAMP = re.compile(
     r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
     |[0-9][0-9][0-9][0-9] -[0-9][0-9]? -[0-9][0-9]?
@@ -61,9 +64,9 @@ class Unloadable(ValueError):
 
 def resolve_plain(text: str) -> Any:
     """What PyYAML's safe_load makes of an untagged plain scalar (Unloadable where it raises)."""
-    if _NULL.match(text):
+    if text in _NULL:
         return None
-    if _BOOL.match(text):
+    if text in _BOOL:
         return text in _TRUE
     if _INT.match(text):
         return _to_int(text)
