@@ -12,7 +12,7 @@ from __future__ import annotations
 from linter.registry import Rule
 from linter.versions import older_than
 
-from .facts import training_config, world_size
+from .facts import pinned_version, training_config, world_size
 
 _FP32 = {"fp32", "float32", "float", "torch.float32"}  # runtime/config_utils / inference/config.py DtypeEnum
 
@@ -136,10 +136,8 @@ class DeepSpeedReleaseBug(Rule):
             matching = [row for row in rows if row.applies(facts)]
             if not matching:
                 continue
-            found = config.version("deepspeed")
+            found = pinned_version(config, "deepspeed", self.code, context)
             if found is None:
-                context.notes.append(f"{config.path}: {self.code} skipped: the deepspeed version is unknown "
-                                     "(no exact pin in requirements*.txt/pyproject.toml nearby, none installed)")
                 continue
             for row in matching:
                 if older_than(found[0], row.since) or not older_than(found[0], row.fixed):

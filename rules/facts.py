@@ -37,3 +37,13 @@ def fsdp_version(run) -> int | None:
     if not versions:
         return 1
     return int(versions.pop()) if len(versions) == 1 and versions <= {"1", "2"} else None
+
+
+def pinned_version(config, package: str, code: str, context):
+    """(version, where it comes from) of `package` for the run of `config`, or None after noting,
+    for --verbose, that rule `code` skipped the file: unknown means silent."""
+    found = config.version(package)
+    if found is None:
+        context.notes.append(f"{config.path}: {code} skipped: the {package} version is unknown "
+                             "(no exact pin in requirements*.txt/pyproject.toml nearby, none installed)")
+    return found

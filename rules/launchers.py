@@ -7,7 +7,7 @@ from linter.fixes import Applicability
 from linter.registry import ERROR, Rule, register
 from linter.versions import older_than
 
-from .facts import HF_TRAINER_FILES, fills_deepspeed_auto
+from .facts import HF_TRAINER_FILES, fills_deepspeed_auto, pinned_version
 
 
 
@@ -307,10 +307,8 @@ class AccelerateInlineDeepSpeedMismatch(Rule):
             # the launcher's inline values are not used (training_args.py, 4.43: DeepSpeedPlugin
             # with hf_ds_config; accelerate dataclasses.py fill_match must_match=False).
             return
-        transformers = trainer.version("transformers")
+        transformers = pinned_version(trainer, "transformers", self.code, context)
         if transformers is None:
-            context.notes.append(f"{trainer.path}: {self.code} skipped: the transformers version is unknown "
-                                 "(no exact pin in requirements*.txt/pyproject.toml nearby, none installed)")
             return
         if older_than(transformers[0], _TRAINER_CHECKS_ACCELERATE) is not False:
             return

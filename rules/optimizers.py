@@ -5,7 +5,7 @@ from __future__ import annotations
 from linter.registry import ERROR, WARNING, Rule, register
 from linter.versions import older_than
 
-from .facts import fsdp_version, training_config
+from .facts import fsdp_version, pinned_version, training_config
 
 
 # Optimizers that project or reshape each weight's gradient themselves and need the parameters as
@@ -257,10 +257,8 @@ class OffloadReplacesOptimizer(Rule):
             accelerate = trainer.version("accelerate")
             if name != "adagrad" or accelerate is None or not older_than(accelerate[0], _ACCELERATE_MAPS_ADAGRAD):
                 return
-        transformers = trainer.version("transformers")
+        transformers = pinned_version(trainer, "transformers", self.code, context)
         if transformers is None:
-            context.notes.append(f"{trainer.path}: {self.code} skipped: the transformers version is unknown "
-                                 "(no exact pin in requirements*.txt/pyproject.toml nearby, none installed)")
             return
         if older_than(transformers[0], _TRANSFORMERS_THROUGH_ACCELERATE) is not False:
             return  # older: the trainer passes the optimizer to DeepSpeed itself (DS009)

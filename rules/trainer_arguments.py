@@ -23,6 +23,8 @@ from __future__ import annotations
 from linter.registry import ERROR, Rule, register
 from linter.versions import older_than
 
+from .facts import pinned_version
+
 # Files the HF Trainer's argument classes read as written.
 _ARGUMENT_FILES = ("trl", "trainer", "llamafactory")
 # transformers OptimizerNames that go through the low-rank optimizer setup (trainer.py
@@ -206,10 +208,8 @@ class TrainerRefusal(Rule):
                         yield finding
                     continue
                 if row.since is not None or row.until is not None:
-                    found = config.version("transformers")
+                    found = pinned_version(config, "transformers", self.code, context)
                     if found is None:
-                        context.notes.append(f"{config.path}: {self.code} skipped: the transformers version is unknown "
-                                             "(no exact pin in requirements*.txt/pyproject.toml nearby, none installed)")
                         continue
                     if row.since is not None and older_than(found[0], row.since):
                         continue

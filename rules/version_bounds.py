@@ -7,7 +7,7 @@ from linter.fixes import Applicability
 from linter.registry import ERROR, WARNING, Rule, register
 from linter.versions import older_than
 
-from .facts import positive_int
+from .facts import pinned_version, positive_int
 
 # accelerate utils/launch.py prepare_multi_gpu_env: the launcher refuses the pair from 0.24.0
 # (e6d96e5f, #2037, which made RAM-efficient loading optional); still there in 1.x. From 0.30.0
@@ -74,10 +74,8 @@ class FsdpRamEfficientLoadingWithoutSync(Rule):
             if config.value("parallel.fsdp") is not True or config.value("parallel.fsdp_ram_efficient_loading") is not True \
                     or config.value("parallel.fsdp_sync_module_states") is not False:
                 continue
-            found = config.version("accelerate")
+            found = pinned_version(config, "accelerate", self.code, context)
             if found is None:
-                context.notes.append(f"{config.path}: {self.code} skipped: the accelerate version is unknown "
-                                     "(no exact pin in requirements*.txt/pyproject.toml nearby, none installed)")
                 continue
             if older_than(found[0], _RAM_EFFICIENT_OPTION):
                 continue  # the option does not exist there
