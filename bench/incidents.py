@@ -29,6 +29,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+# expect.txt `batch:` -> (label, caught when mined, whether the current rules are still blind to it).
+# "Caught when mined" is trainlint at the commit the batch was mined on, before anyone read its
+# results; a batch stays blind until a rule is written after reading its misses.
+BATCHES = {
+    "": ("first batch (mined 2026-11-23)", "30 / 51 (at the start of 2026-11-24; not recorded at mining)",
+         "no: rules were then written for its misses"),
+    "blind-2026-11-24": ("blind batch 1 (`blind-2026-11-24`, mined 2026-11-24 at c44dabc..)", "0 / 36",
+                         "no: rules encoding each framework's own validation were written after it"),
+    "blind-2026-11-24b": ("blind batch 2 (`blind-2026-11-24b`, mined 2026-11-24 at 05c2963)", "2 / 28",
+                          "yes"),
+}
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "incidents"
 TABLE = ROOT / "bench" / "incidents.md"
@@ -114,20 +126,24 @@ def _source_cell(meta: dict[str, str]) -> str:
 def render(results: list[dict]) -> str:
     caught = sum(1 for result in results if result["caught"])
     total = len(results)
-    blind = [result for result in results if result["meta"].get("batch", "").startswith("blind")]
-    tuned = [result for result in results if result not in blind]
     lines = [
         "# Mined incidents: recall",
         "",
         f"**Recall: {caught} / {total} caught** ({100 * caught / total:.0f} %), by `python bench/incidents.py`"
         " (rewrites this file; the rows come from `tests/fixtures/incidents/*/expect.txt`).",
         "",
-        f"- First batch (mined 2026-11-23; rules were then written for its misses): "
-        f"{sum(1 for r in tuned if r['caught'])} / {len(tuned)}.",
-        f"- Blind batch (`batch: blind-...` in expect.txt: chosen and written before trainlint was run on them, "
-        f"0 / {len(blind)} caught at mining time): {sum(1 for r in blind if r['caught'])} / {len(blind)} now. "
-        "Rules written after the batch was mined encode each framework's own validation (every check it "
-        "makes), not the fixtures; this figure is still no longer blind.",
+        "| batch | incidents | caught now | caught when mined | blind now? |",
+        "|---|---|---|---|---|",
+    ]
+    unknown = {result["meta"].get("batch", "") for result in results} - set(BATCHES)
+    if unknown:
+        sys.exit(f"bench/incidents.py: batch {sorted(unknown)} is not in BATCHES")
+    for batch, (label, at_mining, still_blind) in BATCHES.items():
+        members = [result for result in results if result["meta"].get("batch", "") == batch]
+        if members:
+            lines.append(f"| {label} | {len(members)} | {sum(1 for r in members if r['caught'])} | {at_mining} | "
+                         f"{still_blind} |")
+    lines += [
         "",
         "Each row is a failure reported in a framework's tracker whose cause is written in the config (alone,"
         " or with the GPU, the world size or a pinned version) and so was knowable before launch. Each has a"
