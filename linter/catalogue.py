@@ -100,6 +100,9 @@ _KEYS = (
     ("adapter.megatron_config", "bool", "a PEFT megatron_config is given (LoRA over Megatron-core layers)"),
     ("adapter.layers_to_transform", "int|numbers", "PEFT layers_to_transform: only these layer indices are adapted"),
     ("adapter.layers_pattern", "str|list", "PEFT layers_pattern: the module list name the layer indices refer to"),
+    ("adapter.task_model", "bool", "PEFT wraps a model with a task head (a *ForCausalLM, *ForSequenceClassification "
+                                   "class: task_type set), whose input embedding sits under a prefix "
+                                   "(model.embed_tokens, transformer.wte), never at the top level"),
     ("adapter.adalora_tinit", "int", "AdaLoRA tinit: initial fine-tuning steps before rank budgeting"),
     ("adapter.adalora_tfinal", "int", "AdaLoRA tfinal: final fine-tuning steps after rank budgeting"),
     ("adapter.adalora_total_step", "int", "AdaLoRA total_step: the training steps the rank schedule is planned for"),
@@ -214,6 +217,12 @@ _KEYS = (
     ("precision.bf16_full_eval", "bool", "evaluation runs the model cast to bf16 (bf16_full_eval)"),
     ("precision.amp_backend", "str", "the trainer's mixed-precision backend as written (half_precision_backend: "
                                      "auto, apex, cpu_amp)"),
+    ("parallel.sequence_parallel", "int", "sequence-parallel degree: GPUs that split each sequence between them "
+                                          "(XTuner sequence_parallel_size)"),
+    ("data.sampler", "str", "the training dataloader's sampler class, by name, where the config names one"),
+    ("data.sampler_shards_all_ranks", "bool", "the training sampler deals samples over every rank (global rank and "
+                                              "world size), not over the data-parallel groups: the GPUs that share "
+                                              "one sequence get different samples"),
     ("data.num_workers", "int", "data-loading worker processes (dataloader_num_workers; 0: the main process)"),
     ("data.prefetch_factor", "int", "batches each data-loading worker loads ahead (dataloader_prefetch_factor)"),
     ("memory.empty_cache_steps", "num", "steps between torch.cuda.empty_cache() calls (torch_empty_cache_steps)"),

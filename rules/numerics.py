@@ -275,6 +275,12 @@ class LowPrecisionTrainableEmbeddings(Rule):
             found = context.version_before("peft", self.FIXED_IN, config, self.code)
             if found is None:
                 continue
+            from .peft_layers import skipped_by_layers
+
+            skipped = skipped_by_layers(config, found)  # layers_to_transform leaves them unadapted (PEF006)
+            targeted = [name for name in targeted if name.split(".")[-1] not in skipped]
+            if not targeted:
+                continue
             yield self.finding(
                 config, config.span("adapter.target_modules"),
                 f"{', '.join(targeted)} trainable with peft {found[0]} ({found[1]}): PEFT < {self.FIXED_IN} keeps "

@@ -83,3 +83,69 @@ class DdpFindUnusedWithCheckpointing(Rule):
                 "the checkpointed weights ready twice and stops at the first backward (\"Expected to mark a variable "
                 "ready only once\"); set it to false, or use_reentrant to false",
             )
+
+
+@register
+class SequenceParallelWithoutGroupSampler(Rule):
+    """TRN045 sequence-parallel-needs-group-sampler
+
+    ## What it does
+    Flags a config with sequence parallelism (`sequence_parallel_size` above 1) whose training
+    dataloader's sampler deals samples over every rank (`DefaultSampler`, `InfiniteSampler`,
+    `LengthGroupedSampler`) instead of over the data-parallel groups (`SequenceParallelSampler`).
+    A sampler chosen by an expression (`SequenceParallelSampler if sequence_parallel_size > 1
+    else DefaultSampler`, as the shipped configs write it) or a class of the author's own is left
+    alone.
+
+    ## Why is this bad?
+    Sequence parallelism splits each sequence over a group of GPUs, which must all hold the same
+    sample: the attention's all-to-all exchanges the pieces. A sampler that shards by global
+    rank gives each GPU of the group a different sample, of a different length, so the
+    collectives wait forever (InternLM/xtuner#818: the run hangs at the first step) or index out
+    of range (#997). The sampler is built as written; nothing replaces it.
+
+    ## Example
+    `train.py`:
+        from mmengine.dataset import DefaultSampler
+        from xtuner.model import SupervisedFinetune
+        sequence_parallel_size = 4
+        model = dict(type=SupervisedFinetune)
+        train_dataloader = dict(batch_size=1, sampler=dict(type=DefaultSampler, shuffle=True))
+    Use instead:
+        from xtuner.model import SupervisedFinetune
+        from xtuner.parallel.sequence import SequenceParallelSampler
+        sequence_parallel_size = 4
+        model = dict(type=SupervisedFinetune)
+        train_dataloader = dict(batch_size=1, sampler=dict(type=SequenceParallelSampler, shuffle=True))
+
+    ## Fix safety
+    No fix: the length grouping of `LengthGroupedSampler` has no sequence-parallel twin, so the
+    choice is the author's.
+
+    ## References
+    - xtuner/parallel/sequence/sampler.py SequenceParallelSampler (get_data_parallel_rank /
+      get_data_parallel_world_size), setup_distributed.py init_sequence_parallel; from v0.1.16
+      (59834032c), unchanged at b934f46
+    - xtuner/dataset/samplers/length_grouped.py LengthGroupedSampler and mmengine/dataset/sampler.py
+      DefaultSampler / InfiniteSampler (get_dist_info: global rank and world size)
+    - xtuner/tools/train.py (sequence_parallel_size -> DeepSpeedStrategy); mmengine/runner/runner.py
+      Runner.build_dataloader (builds `sampler` as written)
+    - InternLM/xtuner#818, InternLM/xtuner#997
+    """
+
+    code = "TRN045"
+    name = "sequence-parallel-needs-group-sampler"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            degree = config.value("parallel.sequence_parallel")
+            if not isinstance(degree, int) or degree < 2 or config.value("data.sampler_shards_all_ranks") is not True:
+                continue
+            yield self.finding(
+                config, config.span("data.sampler"),
+                f"sequence parallel size {degree} with {config.value('data.sampler')}, which deals samples by global "
+                f"rank: the {degree} GPUs that split one sequence get different samples of different lengths, so "
+                "the sequence-parallel all-to-all hangs or indexes out of range; use the sequence-parallel sampler "
+                "(SequenceParallelSampler), which deals by data-parallel group",
+            )

@@ -1,4 +1,4 @@
-"""Issue 16 recall: PEFT config refusals (PEF002-PEF005) and Unsloth script refusals
+"""Issue 16 recall: PEFT config refusals (PEF002-PEF006) and Unsloth script refusals
 (TRN030-TRN033) fire on the releases the upstream history names, stay silent before them and,
 where a bound matters, when the version is unknown."""
 
@@ -122,6 +122,59 @@ def test_trainable_tokens_with_modules_to_save(project, pin, fires):
 def test_trainable_tokens_on_another_layer(project):
     text = _lora(modules_to_save=["lm_head"], trainable_token_indices={"embed_tokens": [5, 6]})
     assert codes(project("adapter_config.json", text, "peft==0.16.0"), "PEF005") == []
+
+
+# ---- PEF006 ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fields, pin, fires", [
+    # model.embed_tokens holds no layer index: skipped by every release of a task model
+    ({"target_modules": ["embed_tokens", "v_proj"], "layers_to_transform": [30, 31]}, "peft==0.13.2", True),
+    ({"target_modules": ["embed_tokens", "v_proj"], "layers_to_transform": [30, 31]}, None, True),
+    ({"target_modules": ["wte"], "layers_to_transform": 0, "layers_pattern": "h"}, "peft==0.5.0", True),
+    # a bare AutoModel (FEATURE_EXTRACTION): embed_tokens is a top-level key, equal to the name
+    ({"task_type": "FEATURE_EXTRACTION", "target_modules": ["embed_tokens"], "layers_to_transform": [1]},
+     "peft==0.13.2", False),
+    # the top-level lm_head: dropped before 0.8.0, adapted from 0.8.0 (#1263); unknown: silent
+    ({"target_modules": ["lm_head", "v_proj"], "layers_to_transform": [29, 30, 31]}, "peft==0.7.1", True),
+    ({"target_modules": ["lm_head", "v_proj"], "layers_to_transform": [29, 30, 31]}, "peft==0.8.0", False),
+    ({"target_modules": ["lm_head", "v_proj"], "layers_to_transform": [29, 30, 31]}, None, False),
+    # no layer filter, or an empty one (ignored from 0.8.0), or only layer modules
+    ({"target_modules": ["embed_tokens", "v_proj"]}, "peft==0.13.2", False),
+    ({"target_modules": ["embed_tokens", "v_proj"], "layers_to_transform": []}, "peft==0.13.2", False),
+    ({"target_modules": ["q_proj", "v_proj"], "layers_to_transform": [0]}, "peft==0.5.0", False),
+    # a string target is a regular expression (PEF002's case)
+    ({"target_modules": "embed_tokens", "layers_to_transform": [0]}, "peft==0.5.0", False),
+])
+def test_layers_to_transform_skips_target(project, fields, pin, fires):
+    assert ("PEF006" in codes(project("adapter_config.json", _lora(**fields), pin), "PEF006")) is fires
+
+
+def test_layers_to_transform_message_says_whether_anything_is_left(project):
+    path = project("adapter_config.json", _lora(target_modules=["embed_tokens"], layers_to_transform=[1]),
+                   "peft==0.13.2")
+    [finding] = json.loads(trainlint("check", path, "--no-detect", "--format", "json", "--select", "PEF006").out)
+    assert "Target modules ... not found" in finding["message"]
+
+
+def test_low_precision_embeddings_skips_targets_the_layer_filter_drops(project):
+    text = _lora(target_modules=["lm_head", "v_proj"], layers_to_transform=[29, 30, 31])
+    assert codes(project("adapter_config.json", text, "peft==0.5.0"), "NUM004", "PEF006") == ["PEF006"]
+
+
+_AXOLOTL = ("base_model: meta-llama/Llama-2-7b-hf\nadapter: lora\nlora_r: 8\nlora_alpha: 16\nsequence_len: 2048\n"
+            "datasets:\n  - path: tatsu-lab/alpaca\n    type: alpaca\n")
+
+
+@pytest.mark.parametrize("extra, fires", [("", True), ("lora_target_linear: true\n", True),
+                                          ("lora_modules_to_save: [embed_tokens]\n", True)])
+def test_axolotl_layers_to_transform(project, extra, fires):
+    text = (_AXOLOTL + "lora_target_modules: [embed_tokens, q_proj]\npeft_layers_to_transform: [0, 1]\n" + extra)
+    assert ("PEF006" in codes(project("axolotl.yaml", text, "peft==0.13.2"), "PEF006")) is fires
+
+
+def test_axolotl_string_target_is_a_regex(project):
+    text = _AXOLOTL + "lora_target_modules: embed_tokens\npeft_layers_to_transform: [0, 1]\n"
+    assert codes(project("axolotl.yaml", text, "peft==0.13.2"), "PEF006") == []
 
 
 # ---- Unsloth -----------------------------------------------------------------------------------

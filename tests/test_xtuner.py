@@ -297,3 +297,41 @@ def test_amp_dtype_none_written_out_is_float16_and_is_replaced_by_a_string(tmp_p
     path = run_with(tmp_path, XTUNER, deepspeed=None, text=text)
     trainlint("check", path, "--gpu", "A100", "--fix")
     assert path.read_text() == text.replace("torch.float16", "torch.bfloat16").replace("dtype=None)", "dtype='bfloat16')")
+
+
+# ---- TRN045: sequence parallelism needs the data-parallel sampler ----------------------------
+
+_SP = '''from mmengine.dataset import DefaultSampler
+from xtuner.model import SupervisedFinetune
+{imports}
+sequence_parallel_size = {size}
+{extra}
+model = dict(type=SupervisedFinetune)
+train_dataloader = dict(batch_size=1, num_workers=0, sampler=dict(type={sampler}, shuffle=True))
+'''
+
+
+@pytest.mark.parametrize("sampler, size, extra, pin, fires", [
+    ("DefaultSampler", "4", "", None, True),
+    ("LengthGroupedSampler", "2", "", None, True),
+    ("'DefaultSampler'", "2", "", None, True),  # a registry name
+    ("chosen", "2", "chosen = DefaultSampler", None, True),  # a name bound to the class
+    ("DefaultSampler", "4", "", "xtuner==0.1.16", True),
+    ("DefaultSampler", "4", "", "xtuner==0.1.15", False),  # no sequence parallelism before 0.1.16
+    ("SequenceParallelSampler", "4", "", None, False),
+    ("InternRepoSampler", "4", "", None, False),  # deals by data-parallel group too
+    ("DefaultSampler", "1", "", None, False),
+    ("DefaultSampler", "int(os.environ['SP'])", "", None, False),  # computed: unknown
+    ("sampler", "4", "sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler", None,
+     False),  # the shipped configs' choice: unknown, never guessed
+    ("MySampler", "4", "", None, False),  # the author's own class
+])
+def test_sequence_parallel_sampler(tmp_path, nothing_installed, sampler, size, extra, pin, fires):
+    imports = ("from xtuner.dataset.samplers import InternRepoSampler, LengthGroupedSampler\n"
+               "from xtuner.parallel.sequence import SequenceParallelSampler\nimport os")
+    path = tmp_path / "sp.py"
+    path.write_text(_SP.format(imports=imports, size=size, extra=extra, sampler=sampler))
+    if pin:
+        (tmp_path / "requirements.txt").write_text(pin + "\n")
+    found = codes(path, "A100", "--select", "TRN045", "--no-detect")
+    assert (found == ["TRN045"]) is fires, found

@@ -46,7 +46,7 @@ from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from ..versions import older_than
 from . import (Adapter, Binding, Reader, as_bool_or_auto, as_float, deepspeed_link, new_config, set_path, strategy,
                templated, written)
-from .axolotl_checks import record_checked
+from .axolotl_checks import record_checked, record_lora_config
 from .fsdp_facts import own_classes, wrap_classes
 
 _CONFIG = "axolotl/utils/schemas/config.py"
@@ -303,6 +303,7 @@ class AxolotlAdapter(Adapter):
         else:
             read.take("adapter.kind", "adapter")
         read.bind(_LORA_BINDINGS)
+        record_lora_config(read)
 
     def _quantization(self, read: Reader) -> None:
         document, config = read.document, read.config

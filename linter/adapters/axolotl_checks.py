@@ -149,3 +149,25 @@ def _truthy(read: Reader, key: str) -> bool:
 
 def _fact(read: Reader, value: str) -> Field:
     return Field(value, Origin(read.config.file_span, _VALIDATION))
+
+
+_LORA_CONFIG = "axolotl/loaders/adapter.py _build_peft_lora_config (task_type=_get_peft_task_type(model))"
+
+
+def record_lora_config(read: Reader) -> None:
+    """What PEFT's LoraConfig receives beyond the bindings (loaders/adapter.py
+    _build_peft_lora_config at 067b021c8, since layers_to_transform arrived in 8487b97cf #1118,
+    v0.4.0): LoraConfig(target_modules=lora_target_modules, layers_to_transform=
+    peft_layers_to_transform, task_type=_get_peft_task_type(model)) for the loaded
+    *ForCausalLM / *ForSequenceClassification / *ForTokenClassification model (a task model);
+    a string lora_target_modules goes to PEFT as written (a regular expression) unless
+    lora_target_linear adds the linear names to it, as a list."""
+    config = read.config
+    if config.value("adapter.kind") not in ("lora", "qlora"):
+        return
+    config.set("adapter.task_model", Field(True, Origin(config.file_span, _LORA_CONFIG)))
+    target = read.node("lora_target_modules")
+    linear = read.node("lora_target_linear")
+    if isinstance(target, Scalar) and isinstance(target.value, str) and not (
+            isinstance(linear, Scalar) and linear.value):
+        read.take("adapter.target_string", "lora_target_modules")

@@ -14,6 +14,15 @@ def _layers(value):
     return value if isinstance(value, (int, str)) else list(value)
 
 
+# peft/utils/peft_types.py TaskType: every task but FEATURE_EXTRACTION (a bare AutoModel) has
+# PeftModelFor<Task> wrap a model class with a head, whose embedding is a nested module.
+_HEAD_TASKS = {"CAUSAL_LM", "SEQ_CLS", "SEQ_2_SEQ_LM", "TOKEN_CLS", "QUESTION_ANS"}
+
+
+def _task_model(task_type) -> bool:
+    return str(task_type).upper() in _HEAD_TASKS
+
+
 PEFT_BINDINGS = (
     Binding("model.name", "base_model_name_or_path"),
     Binding("adapter.kind", "peft_type", convert=lambda kind: str(kind).lower()),
@@ -29,6 +38,7 @@ PEFT_BINDINGS = (
     Binding("adapter.megatron_config", "megatron_config", convert=bool),
     Binding("adapter.layers_to_transform", "layers_to_transform", convert=_layers),
     Binding("adapter.layers_pattern", "layers_pattern", convert=_layers),
+    Binding("adapter.task_model", "task_type", convert=_task_model),
     Binding("adapter.adalora_tinit", "tinit"),
     Binding("adapter.adalora_tfinal", "tfinal"),
     Binding("adapter.adalora_total_step", "total_step"),

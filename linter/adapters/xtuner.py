@@ -46,6 +46,7 @@ from ..document import RenderError
 from ..fixes import Edit
 from ..ir import ConfigIR, Field, Link, Origin, canonical_dtype
 from ..python_reader import PythonDocument, call_name, is_open
+from ..versions import older_than
 from . import Adapter, new_config, record_literal, span_of
 
 _SFT = "xtuner/model/sft.py (SupervisedFinetune)"
@@ -63,6 +64,13 @@ _SHIPPED = {
     "deepspeed_zero2_offload": (2, True, False), "deepspeed_zero3": (3, False, False),
     "deepspeed_zero3_offload": (3, True, True),
 }
+# Whom each sampler deals samples to: every rank (mmengine/dataset/sampler.py DefaultSampler and
+# InfiniteSampler, xtuner/dataset/samplers/length_grouped.py LengthGroupedSampler: get_dist_info)
+# or the data-parallel groups (xtuner/parallel/sequence/sampler.py SequenceParallelSampler,
+# dataset/samplers/intern_repo.py InternRepoSampler, InternlmRepoSampler: get_data_parallel_rank
+# and get_data_parallel_world_size); the same from v0.1.16 to b934f46.
+_SAMPLER_RANKS = {"DefaultSampler": True, "InfiniteSampler": True, "LengthGroupedSampler": True,
+                  "SequenceParallelSampler": False, "InternRepoSampler": False, "InternlmRepoSampler": False}
 _TORCH_KEYWORDS = {"torch_dtype", "bnb_4bit_compute_dtype", "bnb_4bit_quant_storage"}
 _SNIFF = re.compile(r"^(?:model|optim_wrapper|training_args)\s*=\s*dict\s*\(", re.MULTILINE)
 # HF TrainingArguments keywords of framework="huggingface" configs, by IR key.
@@ -229,7 +237,32 @@ class XTunerAdapter(Adapter):
         record("batch.grad_accum", wrapper.get("accumulative_counts"))
         dataloader, _ = parts.arguments("train_dataloader")
         record("batch.micro", dataloader.get("batch_size"))
+        self._sequence_parallel(document, config, dataloader, record)
         self._amp_precision(document, parts, config, default)
+
+    def _sequence_parallel(self, document, config: ConfigIR, dataloader, record) -> None:
+        """tools/train.py reads the module-level `sequence_parallel_size` (from v0.1.16, 59834032c)
+        and DeepSpeedStrategy splits the ranks into groups of that size (parallel/sequence/
+        setup_distributed.py init_sequence_parallel); mmengine's Runner.build_dataloader builds
+        train_dataloader's `sampler` as written, and no XTuner code replaces it. The sampler's
+        class decides whom it deals samples to: a class by name only; a computed one (the shipped
+        `SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler`) stays unknown."""
+        version = config.version("xtuner") if "sequence_parallel_size" in document.constants else None
+        if version is not None and older_than(version[0], "0.1.16"):
+            return  # no sequence parallelism yet: the name is an unused variable
+        record("parallel.sequence_parallel", document.constants.get("sequence_parallel_size"),
+               lambda value: value if isinstance(value, int) and not isinstance(value, bool) else None)
+        sampler, _ = _arguments(document, dataloader.get("sampler"))
+        kind = document.resolve(sampler.get("type"))
+        name = (kind.id if isinstance(kind, ast.Name) else kind.attr if isinstance(kind, ast.Attribute)
+                else kind.value.rsplit(".", 1)[-1] if isinstance(kind, ast.Constant) and isinstance(kind.value, str)
+                else None)
+        if name is None:
+            return
+        origin = Origin(span_of(document, *document.span(kind)))
+        config.set("data.sampler", Field(name, origin))
+        if name in _SAMPLER_RANKS:
+            config.set("data.sampler_shards_all_ranks", Field(_SAMPLER_RANKS[name], origin))
 
     def _amp_precision(self, document, parts: _Config, config: ConfigIR, default) -> None:
         wrapper = parts.optim_wrapper

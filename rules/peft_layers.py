@@ -1,0 +1,136 @@
+"""PEFT targets that `layers_to_transform` filters away (issue 16 recall).
+
+Read from huggingface/peft (bare mirror at 5d602fdbf, after v0.20.0), check_target_module_exists
+(src/peft/tuners/tuners_utils.py; LoraModel._check_target_module_exists in tuners/lora.py at
+v0.5.0, AdaLoRA inherits it). For a list `target_modules` and a module key (its dotted name in
+`model.named_modules()`):
+- a name matches a key equal to it or ending in `.name`;
+- with `layers_to_transform` set (an int, or a non-empty list from v0.8.0), a match stands only
+  where the key holds a numbered layer segment whose index is listed: `layers_pattern`'s names
+  (v0.5.0: else COMMON_LAYERS_PATTERN "layers", "h", "block", "blocks", "layer") followed by
+  `.<digits>`; from v0.8.0 without `layers_pattern`, any `.<name>.<digits>.` segment. A key with
+  no digits never passes, whatever `layers_pattern` says.
+- from v0.8.0 (6451cbd70, #1263 "Fix logic in target module finding") a key *equal* to a listed
+  name is adapted before the layer filter runs (`elif key in config.target_modules`).
+- BaseTuner.inject_adapter raises ValueError "Target modules ... not found in the base model"
+  when no module matched at all (v0.5.0 on; from v0.14 the message adds "Note: You specified
+  'layers_to_transform'"); targets that match nothing while others match are skipped without a
+  word (huggingface/peft#1024, #1959; no warning up to 5d602fdbf).
+
+Module names, from transformers' modeling files: a task model (`*ForCausalLM`, `*ForSequence-
+Classification`, ...) keeps its input embedding inside the base model (LlamaForCausalLM
+model.embed_tokens, GPT2LMHeadModel transformer.wte, BloomForCausalLM and FalconForCausalLM
+transformer.word_embeddings, GPTNeoXForCausalLM gpt_neox.embed_in: get_input_embeddings), and
+its output head at the top (lm_head, GPT-NeoX embed_out: get_output_embeddings).
+"""
+
+from __future__ import annotations
+
+from linter.registry import WARNING, Rule, register
+
+# Input embeddings: under a prefix in every task model, so no key equals the name and none has
+# a layer index: skipped by every release.
+_NESTED = frozenset({"embed_tokens", "wte", "word_embeddings", "embed_in"})
+# Output heads: a top-level key equal to the name, adapted from PEFT 0.8.0; skipped before.
+_TOP_LEVEL = frozenset({"lm_head", "embed_out"})
+_EXACT_KEY_MATCH = "0.8.0"  # 6451cbd70 (#1263)
+
+
+def _layers_set(layers) -> bool:
+    return (isinstance(layers, int) and not isinstance(layers, bool)) or (isinstance(layers, list) and bool(layers))
+
+
+def skipped_by_layers(config, version) -> list[str]:
+    """The listed targets `layers_to_transform` filters away for the PEFT `version` in use
+    ((version, where) or None: unknown), as far as the names alone tell."""
+    if not _layers_set(config.value("adapter.layers_to_transform")):
+        return []
+    targets = config.value("adapter.target_modules")
+    if (config.value("adapter.kind") not in ("lora", "qlora", "adalora") or not isinstance(targets, list)
+            or config.value("adapter.target_string") is not None):
+        return []
+    from linter.versions import older_than
+
+    if version is not None and older_than(version[0], _EXACT_KEY_MATCH):
+        return [name for name in targets if name in _NESTED or name in _TOP_LEVEL]
+    return [name for name in targets if name in _NESTED] if config.value("adapter.task_model") is True else []
+
+
+def _more_targets(config) -> bool:
+    """Modules or parameters adapted beyond the list (all linear layers, target_parameters)."""
+    return config.value("adapter.target_linear") is True or bool(config.value("adapter.target_parameters"))
+
+
+@register
+class LayersToTransformSkipsTarget(Rule):
+    """PEF006 layers-to-transform-skips-target
+
+    ## What it does
+    Flags a LoRA/AdaLoRA config with `layers_to_transform` whose `target_modules` list names a
+    module outside the numbered layers: an input embedding (`embed_tokens`, `wte`,
+    `word_embeddings`, `embed_in`) of a task model (`task_type` set), with any PEFT release; an
+    output head (`lm_head`, `embed_out`) with PEFT before 0.8.0 (a pin near the file or the
+    installed package; silent when unknown).
+
+    ## Why is this bad?
+    With `layers_to_transform`, PEFT keeps a matched module only where its name holds a layer
+    index from the list (`model.layers.29.self_attn.v_proj`); `model.embed_tokens` has none, so
+    the embedding is never adapted though the config lists it. PEFT says nothing while another
+    target matches; when none does it raises "Target modules ... not found in the base model".
+    Before 0.8.0 the top-level `lm_head` was dropped the same way (huggingface/peft#1024); from
+    0.8.0 a name equal to a module's full name is adapted before the layer filter.
+
+    ## Example
+    `adapter_config.json`:
+        {"peft_type": "LORA", "task_type": "CAUSAL_LM", "r": 16, "lora_alpha": 32,
+         "target_modules": ["embed_tokens", "v_proj"], "layers_to_transform": [29, 30, 31]}
+    Use instead (the embedding trained fully, or drop `layers_to_transform`):
+        {"peft_type": "LORA", "task_type": "CAUSAL_LM", "r": 16, "lora_alpha": 32,
+         "target_modules": ["v_proj"], "layers_to_transform": [29, 30, 31],
+         "modules_to_save": ["embed_tokens"]}
+
+    ## Fix safety
+    No fix: adapting the module in every layer, training it fully (`modules_to_save`) or dropping
+    it are different trainings; the author chooses.
+
+    ## References
+    - peft src/peft/tuners/tuners_utils.py check_target_module_exists (v0.6.0 on; v0.5.0
+      tuners/lora.py LoraModel._check_target_module_exists, COMMON_LAYERS_PATTERN in
+      utils/other.py); exact-name match before the layer filter from 6451cbd70 (#1263, v0.8.0),
+      unchanged at 5d602fdbf; BaseTuner.inject_adapter ("Target modules ... not found")
+    - transformers models/llama, gpt2, bloom, falcon, gpt_neox modeling files
+      (get_input_embeddings / get_output_embeddings)
+    - huggingface/peft#1024, huggingface/peft#1959, huggingface/peft#2155
+    """
+
+    code = "PEF006"
+    name = "layers-to-transform-skips-target"
+    severity = WARNING
+
+    def check(self, run, context):
+        for config in run.configs:
+            if not _layers_set(config.value("adapter.layers_to_transform")):
+                continue
+            targets = config.value("adapter.target_modules")
+            if not isinstance(targets, list) or not any(name in _NESTED or name in _TOP_LEVEL for name in targets):
+                continue
+            version = config.version("peft")
+            skipped = skipped_by_layers(config, version)
+            heads = [name for name in targets if name in _TOP_LEVEL]
+            if heads and version is None:
+                context.notes.append(f"{config.path}: {self.code} left {', '.join(heads)} alone: the peft version "
+                                     f"is unknown (adapted from {_EXACT_KEY_MATCH}, skipped before)")
+            if not skipped:
+                continue
+            why = (f"PEFT {version[0]} ({version[1]})" if version is not None and any(name in heads for name in skipped)
+                   else "every PEFT release" + (f" ({version[0]}, {version[1]})" if version else ""))
+            outcome = ("no target is left, so PEFT raises \"Target modules ... not found in the base model\""
+                       if len(set(skipped)) == len(set(targets)) and not _more_targets(config)
+                       else "PEFT skips it without a warning")
+            yield self.finding(
+                config, config.span("adapter.target_modules"),
+                f"{', '.join(skipped)} with layers_to_transform {config.value('adapter.layers_to_transform')}: "
+                f"{why} adapts a listed module only where its name holds one of those layer indices "
+                f"(model.layers.N.*), and {skipped[0]} sits outside the numbered layers, so it is never adapted; "
+                f"{outcome}. Train it fully with modules_to_save, or drop layers_to_transform",
+            )
