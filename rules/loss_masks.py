@@ -24,8 +24,9 @@ class AssistantOnlyLossWithoutGenerationMarkers(Rule):
 
     ## What it does
     Flags TRL `assistant_only_loss: true` for a model whose chat template has no
-    `{% generation %}` / `{% endgeneration %}` markers, unless `chat_template_path` replaces the
-    template or the pinned TRL swaps in a training template for it. The template is read from the
+    `{% generation %}` / `{% endgeneration %}` markers, unless `chat_template_path` (or a recipe's
+    `chat_template` / `tokenizer_name_or_path`) replaces the template or the pinned TRL swaps in a
+    training template for it. The template is read from the
     checkpoint's own `chat_template.jinja` / `tokenizer_config.json` (a local folder or the
     Hugging Face cache, never downloaded), else from a shipped table of popular chat models;
     an unknown template or TRL version is never judged.

@@ -50,8 +50,10 @@ def test_trn048_versions_and_table(tmp_path, model, trl, fires):
     assert _run(tmp_path, model, trl) == (["TRN048"] if fires else [])
 
 
-def test_trn048_silent_when_chat_template_path_replaces_the_template(tmp_path):
-    assert _run(tmp_path, "Qwen/Qwen3-0.6B", "0.19.0", "chat_template_path: train.jinja\n") == []
+@pytest.mark.parametrize("extra", ["chat_template_path: train.jinja\n", "chat_template: '{{ messages }}'\n",
+                                   "tokenizer_name_or_path: acme/tokenizer\n"])
+def test_trn048_silent_when_the_template_is_replaced(tmp_path, extra):
+    assert _run(tmp_path, "Qwen/Qwen3-0.6B", "0.19.0", extra) == []
 
 
 def test_trn048_silent_without_assistant_only_loss(tmp_path):
