@@ -247,6 +247,11 @@ _KEYS = (
                                         "fix_untrained_tokens)"),
     ("data.chat_template", "str", "the named chat template the training samples are formatted with, as written "
                                   "(LLaMA-Factory template; Axolotl chat_template with a chat_template dataset)"),
+    ("data.assistant_only_loss", "bool", "the loss covers only the assistant tokens the chat template's "
+                                         "{% generation %} markers mark (TRL SFTConfig assistant_only_loss)"),
+    ("data.chat_template_file", "str", "a chat template (a file, a tokenizer to take it from, or the template "
+                                       "text) that replaces the model's own before training (TRL SFTConfig "
+                                       "chat_template_path; a recipe's chat_template, tokenizer_name_or_path)"),
     ("tokenizer.pad_is_eos", "bool", "a training script sets the pad token to the EOS token"),
     ("data.collator_masks_padding", "str", "the collator (by name) that labels every pad id -100"),
     # The argument checks a trainer's own parser runs at launch (rules/argument_checks.py): the keys

@@ -133,6 +133,13 @@ TRL_TRAINER_BINDINGS = (
     Binding("generation.steps", "steps_per_generation"),
     Binding("generation.ds3_gather", "ds3_gather_for_generation"),
     Binding("generation.use_vllm", "use_vllm"),
+    # SFTConfig (trl/trainer/sft_config.py): assistant_only_loss (TRL >= 0.19, PR #3586) and
+    # chat_template_path (sft_trainer.py: a .jinja file read as the template, else
+    # clone_chat_template from that tokenizer). Written values only. Recipe scripts' `chat_template`
+    # (the template text) and `tokenizer_name_or_path` replace the model's template too
+    # (alignment-handbook get_tokenizer: tokenizer.chat_template = model_args.chat_template).
+    Binding("data.assistant_only_loss", "assistant_only_loss"),
+    Binding("data.chat_template_file", "chat_template_path", "chat_template", "tokenizer_name_or_path"),
 )
 # Keys only one TRL trainer's config defines, which mark a file as that trainer's:
 # trl/trainer/grpo_config.py (GRPOConfig, TRL >= 0.14) num_generations; trl/trainer/kto_config.py

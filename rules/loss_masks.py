@@ -1,0 +1,119 @@
+"""Which tokens the loss covers: masks a trainer builds from the chat template (issue 16)."""
+
+from __future__ import annotations
+
+from linter.registry import ERROR, Rule, register
+from linter.versions import older_than
+
+from .facts import pinned_version
+
+# trl/trainer/sft_config.py: assistant_only_loss from TRL 0.19.0 (PR #3586). sft_trainer.py then
+# tokenizes with return_assistant_tokens_mask and raises RuntimeError("... at least one example has
+# no assistant tokens ... may be missing the `{% generation %}` keyword") on an all-zero mask: for
+# a `messages` dataset from 0.19.0, for prompt-completion ones too from 0.24.0 (PR #4201).
+_ASSISTANT_ONLY_LOSS = "0.19.0"
+_PROMPT_COMPLETION_MASKED = "0.24.0"
+# From 1.1.0 (PR #5470) SFTTrainer.__init__ calls get_training_chat_template when the template has
+# no markers: a known original is swapped for a training template, any other raises ValueError.
+_TRAINING_TEMPLATES = "1.1.0"
+
+
+@register
+class AssistantOnlyLossWithoutGenerationMarkers(Rule):
+    """TRN048 assistant-only-loss-template-without-generation
+
+    ## What it does
+    Flags TRL `assistant_only_loss: true` for a model whose chat template has no
+    `{% generation %}` / `{% endgeneration %}` markers, unless `chat_template_path` (or a recipe's
+    `chat_template` / `tokenizer_name_or_path`) replaces the template or the pinned TRL swaps in a
+    training template for it. The template is read from the
+    checkpoint's own `chat_template.jinja` / `tokenizer_config.json` (a local folder or the
+    Hugging Face cache, never downloaded), else from a shipped table of popular chat models;
+    an unknown template or TRL version is never judged.
+
+    ## Why is this bad?
+    The assistant mask comes from transformers' `apply_chat_template(...,
+    return_assistant_tokens_mask=True)`, which marks only the text between the generation
+    markers; most stock templates (Qwen3, Llama 3.x, Gemma...) have none, so every mask is zero.
+    From TRL 0.19 to 1.0 SFTTrainer then refuses the dataset while tokenizing it ("at least one
+    example has no assistant tokens"; before 0.24 only a `messages` dataset is masked, a
+    prompt-completion one silently ignores the option). From TRL 1.1 SFTTrainer swaps a template
+    it knows (exact text match) for a training copy with the markers, and raises "patching is not
+    supported for this template" for any other, before training starts.
+
+    ## Example
+    `sft.yaml`:
+        model_name_or_path: Qwen/Qwen3-0.6B
+        dataset_name: trl-lib/Capybara
+        assistant_only_loss: true
+    `requirements.txt`:
+        trl==0.19.0
+    TRL 1.1.0 and later swap a training template in for Qwen3's own.
+    Use instead a template with generation markers, in `sft.yaml`:
+        model_name_or_path: Qwen/Qwen3-0.6B
+        dataset_name: trl-lib/Capybara
+        assistant_only_loss: true
+        chat_template_path: qwen3_training.jinja
+
+    ## Fix safety
+    No fix: the template to train with (one with `{% generation %}` around the assistant turn,
+    e.g. TRL's trl/chat_templates/*_training.jinja) is the user's choice, as is upgrading TRL.
+
+    ## References
+    - trl/trainer/sft_config.py assistant_only_loss (0.19.0, PR #3586), chat_template_path (0.19.0, PR #3599)
+    - trl/trainer/sft_trainer.py tokenize (0.19.0: the RuntimeError on an all-zero assistant mask;
+      0.24.0, PR #4201: prompt-completion examples masked too); SFTTrainer.__init__ (1.1.0, PR
+      #5470: get_training_chat_template when the template has no markers)
+    - trl/chat_template_utils.py get_training_chat_template (the originals it swaps, per release:
+      linter/data/chat_templates.json, checked through 1.9.0; trl/chat_templates/README.md)
+    - transformers tokenization_utils_base.py apply_chat_template (generation markers -> assistant_masks)
+    - QwenLM/Qwen3#1522, huggingface/trl#4879, huggingface/trl#4147
+    """
+
+    code = "TRN048"
+    name = "assistant-only-loss-template-without-generation"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            if config.value("data.assistant_only_loss") is not True or config.value("data.chat_template_file"):
+                continue
+            found = run.first("model.name")
+            if found is None or not isinstance(found[1].value, str) or not found[1].value:
+                continue
+            trl = pinned_version(config, "trl", self.code, context)
+            if trl is None or older_than(trl[0], _ASSISTANT_ONLY_LOSS) is not False:
+                continue
+            yield from self._judge(config, found[1].value, found[0].path.parent, trl, context)
+
+    def _judge(self, config, model, folder, trl, context):
+        from linter.chat_templates import chat_template, swaps_checked_through, training_swap
+
+        template = chat_template(model, folder)
+        if template is None:
+            context.notes.append(f"{config.path}: {self.code} skipped: the chat template of {model} is unknown "
+                                 "(no local tokenizer_config.json, not in the Hugging Face cache or the table)")
+            return
+        if template.markers:
+            return
+        swap = training_swap(template)
+        if older_than(trl[0], _TRAINING_TEMPLATES):
+            what = ("every assistant mask is zero and SFTTrainer raises while tokenizing (\"at least one example "
+                    "has no assistant tokens\")")
+            if older_than(trl[0], _PROMPT_COMPLETION_MASKED):
+                what += ", for a messages dataset (a prompt-completion one ignores the option before TRL 0.24)"
+        elif swap is not None and older_than(trl[0], swap[0]) is False:
+            return  # SFTTrainer swaps in TRL's training template, which has the markers
+        elif older_than(swaps_checked_through(), trl[0]):
+            context.notes.append(f"{config.path}: {self.code} skipped: TRL {trl[0]} is newer than the releases "
+                                 "whose training chat templates were read")
+            return
+        else:
+            what = ("SFTTrainer has no training template for it and raises \"patching is not supported for this "
+                    "template\" at launch")
+        later = f"; TRL {swap[0]} ({swap[1]}) swaps in a training template for it" if swap else ""
+        yield self.finding(
+            config, config.span("data.assistant_only_loss"),
+            f"assistant_only_loss with {model}, whose chat template has no {{% generation %}} markers "
+            f"({template.source}), on TRL {trl[0]} ({trl[1]}): {what}{later}; set chat_template_path to a template "
+            "that marks the assistant turn with {% generation %}")

@@ -1,0 +1,105 @@
+"""Issue 16, TRN048: TRL assistant_only_loss with a chat template without {% generation %}
+markers. Snapshot fixtures live in tests/rules/TRN048; these pin the TRL version bounds
+(0.19.0, 1.1.0, per-template swap releases), the Hub cache read and the must-not-fire edges."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import trainlint
+
+
+@pytest.fixture(autouse=True)
+def empty_hub_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path_factory.mktemp("hub")))
+
+
+@pytest.fixture(autouse=True)
+def nothing_installed(monkeypatch):
+    from linter import versions
+
+    monkeypatch.setattr(versions, "installed", lambda package: None)
+
+
+def _run(tmp_path, model, trl, extra=""):
+    (tmp_path / "sft.yaml").write_text(f"model_name_or_path: {model}\ndataset_name: trl-lib/Capybara\n"
+                                       f"output_dir: out\nassistant_only_loss: true\n{extra}", "utf-8")
+    if trl:
+        (tmp_path / "requirements.txt").write_text(f"trl=={trl}\n", "utf-8")
+    out = trainlint("check", str(tmp_path / "sft.yaml"), "--select", "TRN048", "--no-detect", "--format", "json").out
+    return [f["code"] for f in json.loads(out)]
+
+
+@pytest.mark.parametrize("model, trl, fires", [
+    ("Qwen/Qwen3-0.6B", "0.19.0", True),  # the incident (QwenLM/Qwen3#1522)
+    ("Qwen/Qwen3-8B", "1.0.0", True),  # last release before the swap
+    ("Qwen/Qwen3-8B", "1.1.0", False),  # PR #5470: qwen3 swapped for qwen3_training.jinja
+    ("Qwen/Qwen3-4B-Instruct-2507", "1.3.0", True),  # swapped from 1.4.0 (#5574) only
+    ("Qwen/Qwen3-4B-Instruct-2507", "1.4.0", False),
+    ("meta-llama/Llama-3.1-8B-Instruct", "1.9.0", True),  # llama3_1 never swapped
+    ("meta-llama/Meta-Llama-3-8B-Instruct", "1.1.0", False),  # llama3 swapped from 1.1.0 (#5493)
+    ("meta-llama/Llama-3.1-8B-Instruct", "0.18.2", False),  # no assistant_only_loss yet
+    ("meta-llama/Llama-3.1-8B-Instruct", "2.0.0", False),  # newer than the releases read: silent
+    ("Qwen/Qwen3-0.6B", None, False),  # TRL version unknown
+    ("Qwen/Qwen3-0.6B-Base", "0.19.0", False),  # not in the table
+    ("acme/unknown-chat-7b", "0.19.0", False),
+])
+def test_trn048_versions_and_table(tmp_path, model, trl, fires):
+    assert _run(tmp_path, model, trl) == (["TRN048"] if fires else [])
+
+
+@pytest.mark.parametrize("extra", ["chat_template_path: train.jinja\n", "chat_template: '{{ messages }}'\n",
+                                   "tokenizer_name_or_path: acme/tokenizer\n"])
+def test_trn048_silent_when_the_template_is_replaced(tmp_path, extra):
+    assert _run(tmp_path, "Qwen/Qwen3-0.6B", "0.19.0", extra) == []
+
+
+def test_trn048_silent_without_assistant_only_loss(tmp_path):
+    (tmp_path / "sft.yaml").write_text("model_name_or_path: Qwen/Qwen3-0.6B\nassistant_only_loss: false\n", "utf-8")
+    (tmp_path / "requirements.txt").write_text("trl==0.19.0\n", "utf-8")
+    out = trainlint("check", str(tmp_path / "sft.yaml"), "--select", "TRN048", "--no-detect", "--format", "json").out
+    assert json.loads(out) == []
+
+
+def _cache(monkeypatch, tmp_path, repo, files):
+    cache = tmp_path / "hub"
+    snapshot = cache / f"models--{repo.replace('/', '--')}" / "snapshots" / "abc"
+    snapshot.mkdir(parents=True)
+    (snapshot.parent.parent / "refs").mkdir()
+    (snapshot.parent.parent / "refs" / "main").write_text("abc", "utf-8")
+    for name, text in files.items():
+        (snapshot / name).write_text(text, "utf-8")
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+
+
+def test_trn048_reads_the_hub_cache_before_the_table(tmp_path, monkeypatch):
+    marked = "{% for m in messages %}{% generation %}{{ m['content'] }}{% endgeneration %}{% endfor %}"
+    _cache(monkeypatch, tmp_path, "Qwen/Qwen3-0.6B", {"tokenizer_config.json": json.dumps({"chat_template": marked})})
+    (tmp_path / "cfg").mkdir()
+    assert _run(tmp_path / "cfg", "Qwen/Qwen3-0.6B", "0.19.0") == []
+
+
+def test_trn048_chat_template_jinja_wins_and_swap_by_text(tmp_path, monkeypatch):
+    from linter.chat_templates import chat_template, training_swap
+
+    _cache(monkeypatch, tmp_path, "acme/chat", {"tokenizer_config.json": json.dumps({"chat_template": "{% generation %}"}),
+                                                 "chat_template.jinja": "{{ messages }}"})
+    found = chat_template("acme/chat")
+    assert found is not None and found.markers is False and found.source.endswith("chat_template.jinja")
+    assert training_swap(found) is None
+    (tmp_path / "cfg").mkdir()
+    assert _run(tmp_path / "cfg", "acme/chat", "0.24.0") == ["TRN048"]
+    assert _run(tmp_path / "cfg", "acme/chat", "1.5.0") == ["TRN048"]  # not an original TRL knows
+
+
+def test_trn048_named_default_template(tmp_path):
+    from linter.chat_templates import chat_template
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "tokenizer_config.json").write_text(json.dumps({"chat_template": [
+        {"name": "tool_use", "template": "{% generation %}"}, {"name": "default", "template": "{{ x }}"}]}), "utf-8")
+    found = chat_template(str(folder))
+    assert found is not None and found.markers is False
