@@ -192,9 +192,10 @@ def _threads(result: dict) -> int:
 def table_ids(markdown: str) -> list[str]:
     """The incident ids of the table rows in bench/incidents.md."""
     ids = []
-    for line in markdown.split("\n## By expected rule")[0].splitlines():
+    table = markdown.split("\n## By expected rule")[0].split("\n| id |", 1)[-1]
+    for line in table.splitlines()[1:]:
         match = re.match(r"^\| ([a-z0-9][a-z0-9-]*) \|", line)
-        if match and match.group(1) != "id":
+        if match:
             ids.append(match.group(1))
     return ids
 
