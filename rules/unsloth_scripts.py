@@ -6,7 +6,7 @@ at the commit that changed each behaviour, found with `git log -S`) and unslotha
 
 from __future__ import annotations
 
-from linter.registry import ERROR, Rule, register
+from linter.registry import ERROR, WARNING, Rule, register
 
 # vLLM's LoRA ranks (vllm/config LoRAConfig possible_max_ranks); unsloth_zoo vllm_utils.py
 # determine_max_lora_rank raises max_lora_rank to the next of them, so only these are exact.
@@ -247,4 +247,83 @@ class LoraRankAboveVllmMaxLoraRank(Rule):
                 f"LoRA rank r={rank} is above the vLLM engine's max_lora_rank {limit} (from_pretrained "
                 "fast_inference=True): the first generation with the adapter fails (\"LoRA rank "
                 f"{rank} is greater than max_lora_rank {limit}\"); raise max_lora_rank to at least {rank}",
+            )
+
+
+@register
+class PromptLongerThanVllmMaxModelLen(Rule):
+    """TRN037 prompt-length-above-vllm-max-model-len
+
+    ## What it does
+    Flags a script that loads the model with Unsloth's colocated vLLM engine
+    (`fast_inference=True`), trains with GRPO on it, and writes a `GRPOConfig(max_prompt_length=...)`
+    larger than `from_pretrained`'s `max_seq_length`, which is the engine's maximum model length.
+    Silent for an Unsloth pin before 2025.2.1, which had no fast_inference.
+
+    ## Why is this bad?
+    Unsloth builds the vLLM engine with `max_model_len = max_seq_length`. The config lets
+    prompts up to `max_prompt_length` tokens through to generation, but vLLM refuses every prompt
+    longer than `max_seq_length`: "The decoder prompt (length 322) is longer than the maximum model
+    length of 256" (ValueError, unslothai/unsloth#2666), or, on older vLLM, "Input prompt (2011
+    tokens) is too long and exceeds limit of 1024" with an empty output that TRL then indexes
+    (IndexError, #1642). The run stops at the first batch holding such a prompt, after the model,
+    the engine and the dataset have loaded. A completion is never the cause: vLLM stops one at
+    the maximum model length instead (so `max_prompt_length + max_completion_length` above
+    `max_seq_length` only shortens completions, and is not flagged).
+
+    ## Example
+    `train.py`:
+        from unsloth import FastLanguageModel
+        from trl import GRPOConfig, GRPOTrainer
+        model, tokenizer = FastLanguageModel.from_pretrained("unsloth/Qwen2.5-3B-Instruct", max_seq_length=256, fast_inference=True)
+        model = FastLanguageModel.get_peft_model(model, r=16)
+        trainer = GRPOTrainer(model=model, args=GRPOConfig(output_dir="out", max_prompt_length=1024, max_completion_length=4096), reward_funcs=[], train_dataset=None)
+    Use instead:
+        from unsloth import FastLanguageModel
+        from trl import GRPOConfig, GRPOTrainer
+        model, tokenizer = FastLanguageModel.from_pretrained("unsloth/Qwen2.5-3B-Instruct", max_seq_length=5120, fast_inference=True)
+        model = FastLanguageModel.get_peft_model(model, r=16)
+        trainer = GRPOTrainer(model=model, args=GRPOConfig(output_dir="out", max_prompt_length=1024, max_completion_length=4096), reward_funcs=[], train_dataset=None)
+
+    ## Fix safety
+    No fix: a longer max_seq_length costs vLLM KV-cache memory, a shorter max_prompt_length cuts
+    prompts; the choice is the author's.
+
+    ## References
+    - unsloth/models/llama.py FastLlamaModel.from_pretrained passes `max_seq_length` to
+      unsloth_zoo vllm_utils.py load_vllm, which builds `LLM(max_model_len = max_seq_length)`
+      (unsloth-zoo 83f5318c, #39, 2025-02-06, unchanged at ce232d6c; it only ever lowers
+      max_seq_length for GPU memory); fast_inference arrived in 144190bd06 (#1620, 2025.2.1)
+    - unsloth/models/rl.py: a GRPO trainer on a model with a vllm_engine generates with it
+    - TRL trainer/grpo_config.py max_prompt_length (b6a084c46, #2598, 0.14: prompts left-truncated
+      to it; default None from 0.26 and removed in 89070d241, after which nothing truncates)
+    - vLLM input processing: "The decoder prompt (length ...) is longer than the maximum model
+      length of ..."
+    - unslothai/unsloth#2666, #1642, #1817, #2215
+    """
+
+    code = "TRN037"
+    name = "prompt-length-above-vllm-max-model-len"
+    severity = WARNING
+
+    def check(self, run, context):
+        for config in run.configs:
+            prompt = config.value("generation.max_prompt_length")
+            if prompt is None or config.value("generation.colocated_vllm") is not True \
+                    or config.value("generation.use_vllm") is not True:
+                continue
+            limit = config.value("generation.vllm_max_model_len")
+            if not isinstance(limit, int) or prompt <= limit:
+                continue
+            if config.version("unsloth") is not None \
+                    and context.version_before("unsloth", "2025.2.1", config, self.code) is not None:
+                continue
+            completion = config.value("generation.max_completion_length")
+            wanted = prompt + completion if isinstance(completion, int) else prompt
+            yield self.finding(
+                config, config.span("generation.vllm_max_model_len"),
+                f"max_seq_length {limit} is the vLLM engine's maximum model length (fast_inference=True), but "
+                f"GRPO max_prompt_length is {prompt}: the first batch with a prompt over {limit} tokens fails in "
+                f"vLLM (\"The decoder prompt (length N) is longer than the maximum model length of {limit}\"); "
+                f"raise max_seq_length to at least {wanted}",
             )
