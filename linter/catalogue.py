@@ -114,6 +114,8 @@ _KEYS = (
                                           "trained LoRA weights (Unsloth fast_inference)"),
     ("generation.vllm_max_lora_rank", "int", "the largest LoRA rank that colocated vLLM engine is sized for "
                                              "(Unsloth max_lora_rank)"),
+    ("model.patched_types", "list", "the model_types the script's loader has sent to its own patched model classes "
+                                    "in every release that has the loader (Unsloth FastLanguageModel: llama, mistral)"),
     ("generation.vllm_max_model_len", "int", "the longest sequence, prompt included, that colocated vLLM engine "
                                              "accepts (Unsloth load_vllm max_model_len = from_pretrained "
                                              "max_seq_length)"),

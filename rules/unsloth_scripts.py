@@ -132,7 +132,10 @@ class LoftqWithQuantizedModel(Rule):
     ## What it does
     Flags `get_peft_model(init_lora_weights="loftq")` on a model loaded in 4 or 8 bits
     (`load_in_4bit`, Unsloth's default, or `load_in_8bit`), with Unsloth 2025.7.1 or later (a
-    pin near the script or the installed package; silent when unknown).
+    pin near the script or the installed package). With the version unknown it flags only a 4-bit
+    llama or mistral checkpoint (its model_type from a config.json beside the script or the
+    shipped name table) loaded with `FastLanguageModel`, which fails on every release; otherwise
+    silent.
 
     ## Why is this bad?
     LoftQ quantizes the full-precision weights itself and initialises LoRA from the residual; it
@@ -155,6 +158,22 @@ class LoftqWithQuantizedModel(Rule):
     ## Fix safety
     No fix: a 16-bit base model needs more memory; plain init is the other choice.
 
+    Why unknown is silent except there: from d0e0dad7d0 (2025.3.10) to 2025.6.8,
+    `FastLanguageModel` sent `load_in_8bit`, full fine-tuning and model types it had no class for
+    to `FastModel`, whose get_peft_model did not pass `init_lora_weights` to `LoraConfig` before
+    32eaa27b1a (#2826): LoftQ was dropped and plain LoRA trained. A llama or mistral model loaded
+    in 4 bits by `FastLanguageModel` went to FastLlamaModel / FastMistralModel in every release
+    (loader.py, since feec338c08, 2023-12-18), and their get_peft_model refuses since d691516ab9
+    (#96, 2024-01-19; no tagged or PyPI release is older: tags start July-2024, PyPI 2024.8).
+    The December 2023 builds before it passed the keyword to PEFT `LoraConfig`; PEFT's
+    `LoraLayer.loftq_init` (tuners/lora/layer.py, every release from 0.7.0, #1150) runs
+    `utils/loftq_utils.py loftq_init` on `get_base_layer().weight`, which for a bnb `Linear4bit`
+    is the packed uint8 `Params4bit` of shape (out*in/2, 1): lora_A becomes (1, 1) and the first
+    forward fails (unslothai/unsloth#86). Only such a build with a PEFT older than 0.7.0 (no
+    LoftQ: "loftq" was a truthy init flag) trained, with plain init. An 8-bit `Linear8bitLt`
+    keeps its (out, in) int8 weight, so PEFT's LoftQ does not crash on it: 8 bits stays bound to
+    the pin.
+
     ## References
     - unsloth/models/llama.py FastLlamaModel.get_peft_model (since d691516ab9, 2024.1) and
       unsloth/models/_utils.py validate_loftq_config, which FastModel's get_peft_model calls
@@ -171,19 +190,40 @@ class LoftqWithQuantizedModel(Rule):
         for config in run.configs:
             if config.value("adapter.init_weights") != "loftq" or config.value("quantization.bits") not in (4, 8):
                 continue
+            bits = config.value("quantization.bits")
             version = config.version("unsloth")
             if version is None:
+                if bits == 4 and self._patched(config):
+                    yield self.finding(
+                        config, config.span("adapter.init_weights"),
+                        "LoftQ init on a model loaded in 4 bits: Unsloth's get_peft_model for this model raises "
+                        "\"You are using `loftq` init, yet `load_in_4bit = True` was set\" (every tagged and PyPI "
+                        "release); git builds before 2024-01-19 handed it to PEFT, whose LoftQ runs on the packed 4-bit "
+                        "weights and crashes at the first forward (\"mat1 and mat2 shapes cannot be multiplied\"); "
+                        "load the model unquantized for LoftQ, or drop init_lora_weights=\"loftq\"",
+                    )
+                    continue
                 context.notes.append(f"{config.path}: {self.code} skipped: the unsloth version is unknown")
                 continue
             if context.version_before("unsloth", "2025.7.1", config, self.code) is not None:
                 continue
-            bits = config.value("quantization.bits")
             yield self.finding(
                 config, config.span("adapter.init_weights"),
                 f"LoftQ init on a model loaded in {bits} bits: Unsloth {version[0]} ({version[1]}) raises \"You are "
                 "using `loftq` init, yet `load_in_4bit = True` was set\" in get_peft_model; load the model "
                 "unquantized for LoftQ, or drop init_lora_weights=\"loftq\"",
             )
+
+    @staticmethod
+    def _patched(config) -> bool:
+        """Is the model of a type the loader has always sent to its own patched classes?"""
+        types, name = config.value("model.patched_types"), config.value("model.name")
+        if not types or not isinstance(name, str) or not name:
+            return False
+        from linter.models import model_type_of  # the table is read only when needed
+
+        found = model_type_of(name, config.path.parent)
+        return found is not None and found[0] in types
 
 
 @register
