@@ -337,8 +337,9 @@ class PromptLongerThanVllmMaxModelLen(Rule):
     - unsloth/models/rl.py: a GRPO trainer on a model with a vllm_engine generates with it
     - TRL trainer/grpo_config.py max_prompt_length (b6a084c46, #2598, 0.14: prompts left-truncated
       to it; default None from 0.26 and removed in 89070d241, after which nothing truncates)
-    - vLLM input processing: "The decoder prompt (length ...) is longer than the maximum model
-      length of ..."
+    - vLLM v1/engine/processor.py `_validate_model_input`: ValueError "The decoder prompt (length
+      ...) is longer than the maximum model length of ..."; v1/core/sched/utils.py `check_stop`
+      (and the V0 StopChecker) end a completion at max_model_len as FINISHED_LENGTH_CAPPED
     - unslothai/unsloth#2666, #1642, #1817, #2215
     """
 
