@@ -117,6 +117,15 @@ _KEYS = (
                                           "trained LoRA weights (Unsloth fast_inference)"),
     ("generation.vllm_max_lora_rank", "int", "the largest LoRA rank that colocated vLLM engine is sized for "
                                              "(Unsloth max_lora_rank)"),
+    ("model.patched_types", "list", "the model_types the script's loader has sent to its own patched model classes "
+                                    "in every release that has the loader (Unsloth FastLanguageModel: llama, mistral)"),
+    ("generation.vllm_max_model_len", "int", "the longest sequence, prompt included, that colocated vLLM engine "
+                                             "accepts (Unsloth load_vllm max_model_len = from_pretrained "
+                                             "max_seq_length)"),
+    ("generation.max_prompt_length", "int", "TRL GRPO max_prompt_length as written: the prompt tokens kept "
+                                            "(left-truncated) before generation"),
+    ("generation.max_completion_length", "int", "TRL GRPO max_completion_length as written: the most tokens "
+                                                "generated per completion"),
     ("save.merged_method", "str", "save_method of a merged-model save call the script runs after training "
                                   "(Unsloth save_pretrained_merged / push_to_hub_merged), as written"),
     # Optimizer and schedule

@@ -6,7 +6,7 @@ at the commit that changed each behaviour, found with `git log -S`) and unslotha
 
 from __future__ import annotations
 
-from linter.registry import ERROR, Rule, register
+from linter.registry import ERROR, WARNING, Rule, register
 
 # vLLM's LoRA ranks (vllm/config LoRAConfig possible_max_ranks); unsloth_zoo vllm_utils.py
 # determine_max_lora_rank raises max_lora_rank to the next of them, so only these are exact.
@@ -132,7 +132,10 @@ class LoftqWithQuantizedModel(Rule):
     ## What it does
     Flags `get_peft_model(init_lora_weights="loftq")` on a model loaded in 4 or 8 bits
     (`load_in_4bit`, Unsloth's default, or `load_in_8bit`), with Unsloth 2025.7.1 or later (a
-    pin near the script or the installed package; silent when unknown).
+    pin near the script or the installed package). With the version unknown it flags only a 4-bit
+    llama or mistral checkpoint (its model_type from a config.json beside the script or the
+    shipped name table) loaded with `FastLanguageModel`, which fails on every release; otherwise
+    silent.
 
     ## Why is this bad?
     LoftQ quantizes the full-precision weights itself and initialises LoRA from the residual; it
@@ -155,6 +158,22 @@ class LoftqWithQuantizedModel(Rule):
     ## Fix safety
     No fix: a 16-bit base model needs more memory; plain init is the other choice.
 
+    Why unknown is silent except there: from d0e0dad7d0 (2025.3.10) to 2025.6.8,
+    `FastLanguageModel` sent `load_in_8bit`, full fine-tuning and model types it had no class for
+    to `FastModel`, whose get_peft_model did not pass `init_lora_weights` to `LoraConfig` before
+    32eaa27b1a (#2826): LoftQ was dropped and plain LoRA trained. A llama or mistral model loaded
+    in 4 bits by `FastLanguageModel` went to FastLlamaModel / FastMistralModel in every release
+    (loader.py, since feec338c08, 2023-12-18), and their get_peft_model refuses since d691516ab9
+    (#96, 2024-01-19; no tagged or PyPI release is older: tags start July-2024, PyPI 2024.8).
+    The December 2023 builds before it passed the keyword to PEFT `LoraConfig`; PEFT's
+    `LoraLayer.loftq_init` (tuners/lora/layer.py, every release from 0.7.0, #1150) runs
+    `utils/loftq_utils.py loftq_init` on `get_base_layer().weight`, which for a bnb `Linear4bit`
+    is the packed uint8 `Params4bit` of shape (out*in/2, 1): lora_A becomes (1, 1) and the first
+    forward fails (unslothai/unsloth#86). Only such a build with a PEFT older than 0.7.0 (no
+    LoftQ: "loftq" was a truthy init flag) trained, with plain init. An 8-bit `Linear8bitLt`
+    keeps its (out, in) int8 weight, so PEFT's LoftQ does not crash on it: 8 bits stays bound to
+    the pin.
+
     ## References
     - unsloth/models/llama.py FastLlamaModel.get_peft_model (since d691516ab9, 2024.1) and
       unsloth/models/_utils.py validate_loftq_config, which FastModel's get_peft_model calls
@@ -171,19 +190,40 @@ class LoftqWithQuantizedModel(Rule):
         for config in run.configs:
             if config.value("adapter.init_weights") != "loftq" or config.value("quantization.bits") not in (4, 8):
                 continue
+            bits = config.value("quantization.bits")
             version = config.version("unsloth")
             if version is None:
+                if bits == 4 and self._patched(config):
+                    yield self.finding(
+                        config, config.span("adapter.init_weights"),
+                        "LoftQ init on a model loaded in 4 bits: Unsloth's get_peft_model for this model raises "
+                        "\"You are using `loftq` init, yet `load_in_4bit = True` was set\" (every tagged and PyPI "
+                        "release); git builds before 2024-01-19 handed it to PEFT, whose LoftQ runs on the packed 4-bit "
+                        "weights and crashes at the first forward (\"mat1 and mat2 shapes cannot be multiplied\"); "
+                        "load the model unquantized for LoftQ, or drop init_lora_weights=\"loftq\"",
+                    )
+                    continue
                 context.notes.append(f"{config.path}: {self.code} skipped: the unsloth version is unknown")
                 continue
             if context.version_before("unsloth", "2025.7.1", config, self.code) is not None:
                 continue
-            bits = config.value("quantization.bits")
             yield self.finding(
                 config, config.span("adapter.init_weights"),
                 f"LoftQ init on a model loaded in {bits} bits: Unsloth {version[0]} ({version[1]}) raises \"You are "
                 "using `loftq` init, yet `load_in_4bit = True` was set\" in get_peft_model; load the model "
                 "unquantized for LoftQ, or drop init_lora_weights=\"loftq\"",
             )
+
+    @staticmethod
+    def _patched(config) -> bool:
+        """Is the model of a type the loader has always sent to its own patched classes?"""
+        types, name = config.value("model.patched_types"), config.value("model.name")
+        if not types or not isinstance(name, str) or not name:
+            return False
+        from linter.models import model_type_of  # the table is read only when needed
+
+        found = model_type_of(name, config.path.parent)
+        return found is not None and found[0] in types
 
 
 @register
@@ -247,4 +287,84 @@ class LoraRankAboveVllmMaxLoraRank(Rule):
                 f"LoRA rank r={rank} is above the vLLM engine's max_lora_rank {limit} (from_pretrained "
                 "fast_inference=True): the first generation with the adapter fails (\"LoRA rank "
                 f"{rank} is greater than max_lora_rank {limit}\"); raise max_lora_rank to at least {rank}",
+            )
+
+
+@register
+class PromptLongerThanVllmMaxModelLen(Rule):
+    """TRN037 prompt-length-above-vllm-max-model-len
+
+    ## What it does
+    Flags a script that loads the model with Unsloth's colocated vLLM engine
+    (`fast_inference=True`), trains with GRPO on it, and writes a `GRPOConfig(max_prompt_length=...)`
+    larger than `from_pretrained`'s `max_seq_length`, which is the engine's maximum model length.
+    Silent for an Unsloth pin before 2025.2.1, which had no fast_inference.
+
+    ## Why is this bad?
+    Unsloth builds the vLLM engine with `max_model_len = max_seq_length`. The config lets
+    prompts up to `max_prompt_length` tokens through to generation, but vLLM refuses every prompt
+    longer than `max_seq_length`: "The decoder prompt (length 322) is longer than the maximum model
+    length of 256" (ValueError, unslothai/unsloth#2666), or, on older vLLM, "Input prompt (2011
+    tokens) is too long and exceeds limit of 1024" with an empty output that TRL then indexes
+    (IndexError, #1642). The run stops at the first batch holding such a prompt, after the model,
+    the engine and the dataset have loaded. A completion is never the cause: vLLM stops one at
+    the maximum model length instead (so `max_prompt_length + max_completion_length` above
+    `max_seq_length` only shortens completions, and is not flagged).
+
+    ## Example
+    `train.py`:
+        from unsloth import FastLanguageModel
+        from trl import GRPOConfig, GRPOTrainer
+        model, tokenizer = FastLanguageModel.from_pretrained("unsloth/Qwen2.5-3B-Instruct", max_seq_length=256, fast_inference=True)
+        model = FastLanguageModel.get_peft_model(model, r=16)
+        trainer = GRPOTrainer(model=model, args=GRPOConfig(output_dir="out", max_prompt_length=1024, max_completion_length=4096), reward_funcs=[], train_dataset=None)
+    Use instead:
+        from unsloth import FastLanguageModel
+        from trl import GRPOConfig, GRPOTrainer
+        model, tokenizer = FastLanguageModel.from_pretrained("unsloth/Qwen2.5-3B-Instruct", max_seq_length=5120, fast_inference=True)
+        model = FastLanguageModel.get_peft_model(model, r=16)
+        trainer = GRPOTrainer(model=model, args=GRPOConfig(output_dir="out", max_prompt_length=1024, max_completion_length=4096), reward_funcs=[], train_dataset=None)
+
+    ## Fix safety
+    No fix: a longer max_seq_length costs vLLM KV-cache memory, a shorter max_prompt_length cuts
+    prompts; the choice is the author's.
+
+    ## References
+    - unsloth/models/llama.py FastLlamaModel.from_pretrained passes `max_seq_length` to
+      unsloth_zoo vllm_utils.py load_vllm, which builds `LLM(max_model_len = max_seq_length)`
+      (unsloth-zoo 83f5318c, #39, 2025-02-06, unchanged at ce232d6c; it only ever lowers
+      max_seq_length for GPU memory); fast_inference arrived in 144190bd06 (#1620, 2025.2.1)
+    - unsloth/models/rl.py: a GRPO trainer on a model with a vllm_engine generates with it
+    - TRL trainer/grpo_config.py max_prompt_length (b6a084c46, #2598, 0.14: prompts left-truncated
+      to it; default None from 0.26 and removed in 89070d241, after which nothing truncates)
+    - vLLM v1/engine/processor.py `_validate_model_input`: ValueError "The decoder prompt (length
+      ...) is longer than the maximum model length of ..."; v1/core/sched/utils.py `check_stop`
+      (and the V0 StopChecker) end a completion at max_model_len as FINISHED_LENGTH_CAPPED
+    - unslothai/unsloth#2666, #1642, #1817, #2215
+    """
+
+    code = "TRN037"
+    name = "prompt-length-above-vllm-max-model-len"
+    severity = WARNING
+
+    def check(self, run, context):
+        for config in run.configs:
+            prompt = config.value("generation.max_prompt_length")
+            if prompt is None or config.value("generation.colocated_vllm") is not True \
+                    or config.value("generation.use_vllm") is not True:
+                continue
+            limit = config.value("generation.vllm_max_model_len")
+            if not isinstance(limit, int) or prompt <= limit:
+                continue
+            if config.version("unsloth") is not None \
+                    and context.version_before("unsloth", "2025.2.1", config, self.code) is not None:
+                continue
+            completion = config.value("generation.max_completion_length")
+            wanted = prompt + completion if isinstance(completion, int) else prompt
+            yield self.finding(
+                config, config.span("generation.vllm_max_model_len"),
+                f"max_seq_length {limit} is the vLLM engine's maximum model length (fast_inference=True), but "
+                f"GRPO max_prompt_length is {prompt}: the first batch with a prompt over {limit} tokens fails in "
+                f"vLLM (\"The decoder prompt (length N) is longer than the maximum model length of {limit}\"); "
+                f"raise max_seq_length to at least {wanted}",
             )

@@ -1,5 +1,5 @@
 """Issue 16 recall: PEFT config refusals (PEF002-PEF006) and Unsloth script refusals
-(TRN030-TRN033) fire on the releases the upstream history names, stay silent before them and,
+(TRN030-TRN033, TRN037) fire on the releases the upstream history names, stay silent before them and,
 where a bound matters, when the version is unknown."""
 
 from __future__ import annotations
@@ -212,7 +212,8 @@ def test_fast_inference_with_full_finetuning(project, pin, fires):
     ("load_in_4bit=False, load_in_8bit=True", "unsloth==2025.8.1", True),
     ("load_in_4bit=False", "unsloth==2025.8.1", False),
     ("max_seq_length=2048", "unsloth==2025.6.3", False),
-    ("max_seq_length=2048", None, False),
+    ("max_seq_length=2048", None, True),  # a llama checkpoint through FastLanguageModel: every release fails
+    ("load_in_4bit=False, load_in_8bit=True", None, False),  # 2025.3.10-2025.6.8 sent 8 bits to FastModel
 ])
 def test_loftq_with_quantized_model(project, loading, pin, fires):
     text = _LOAD.format(loading) + 'model = FastLanguageModel.get_peft_model(model, r=16, init_lora_weights="loftq")\n'
@@ -237,3 +238,37 @@ _GRPO = ("from trl import GRPOConfig, GRPOTrainer\n"
 def test_lora_rank_above_vllm_max(project, loading, rank, tail, pin, fires):
     text = _LOAD.format(loading) + f"model = FastLanguageModel.get_peft_model(model, r={rank})\n" + tail
     assert ("TRN033" in codes(project("train.py", text, pin), "TRN033")) is fires
+
+
+def _grpo_lengths(fields: str) -> str:
+    return ("from trl import GRPOConfig, GRPOTrainer\n"
+            f"trainer = GRPOTrainer(model=model, args=GRPOConfig(output_dir='o', {fields}), reward_funcs=[], "
+            "train_dataset=None)\n")
+
+
+@pytest.mark.parametrize("loading, fields, pin, fires", [
+    ("max_seq_length=256, fast_inference=True", "max_prompt_length=1024, max_completion_length=4096", None, True),
+    ("256, fast_inference=True", "max_prompt_length=512", None, True),  # max_seq_length by position
+    ("max_seq_length=256, fast_inference=True", "max_prompt_length=256, max_completion_length=4096", None, False),
+    ("max_seq_length=5120, fast_inference=True", "max_prompt_length=1024, max_completion_length=4096", None, False),
+    ("max_seq_length=256, fast_inference=True", "max_completion_length=4096", None, False),  # prompt unwritten
+    ("max_seq_length=256", "max_prompt_length=1024", None, False),  # no vLLM engine
+    ("max_seq_length=256, fast_inference=True", "max_prompt_length=1024", "unsloth==2025.1.8", False),
+    ("max_seq_length=256, fast_inference=True", "max_prompt_length=1024", "unsloth==2025.2.1", True),
+])
+def test_prompt_length_above_vllm_max_model_len(project, loading, fields, pin, fires):
+    text = _LOAD.format(loading) + "model = FastLanguageModel.get_peft_model(model, r=16)\n" + _grpo_lengths(fields)
+    assert ("TRN037" in codes(project("train.py", text, pin), "TRN037")) is fires
+
+
+@pytest.mark.parametrize("loader, model, fires", [
+    ("FastLanguageModel", "unsloth/mistral-7b-v0.3-bnb-4bit", True),
+    ("FastLanguageModel", "Qwen/Qwen2.5-3B-Instruct", False),  # only llama/mistral are claimed for every release
+    ("FastModel", "unsloth/llama-3-8b", False),  # FastModel dropped LoftQ before 32eaa27b1a
+    ("FastLanguageModel", "./my-model", False),  # model type unknown
+])
+def test_loftq_unpinned_only_where_every_release_fails(project, loader, model, fires):
+    text = (f"from unsloth import {loader}\n"
+            f"model, tokenizer = {loader}.from_pretrained({model!r}, max_seq_length=2048)\n"
+            f"model = {loader}.get_peft_model(model, r=16, init_lora_weights='loftq')\n")
+    assert ("TRN032" in codes(project("train.py", text), "TRN032")) is fires

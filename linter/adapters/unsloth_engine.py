@@ -4,12 +4,16 @@ From unslothai/unsloth (bare mirror at 015bdef0d9) and unslothai/unsloth-zoo (ce
 - unsloth/models/loader.py FastLanguageModel.from_pretrained(..., full_finetuning=False, ...,
   fast_inference=False, gpu_memory_utilization=0.5, ..., max_lora_rank=64, ...): fast_inference
   loads a vLLM engine beside the model (unsloth_zoo vllm_utils.load_vllm, sized with
-  max_seq_length and max_lora_rank); the keyword and the default 64 arrived in 144190bd06
+  max_seq_length and max_lora_rank: `max_model_len = max_seq_length` since load_vllm's first
+  version, unsloth-zoo 83f5318c, 2025-02-06; it only ever lowers max_seq_length, for GPU memory); the keyword and the default 64 arrived in 144190bd06
   (#1620, __version__ 2025.2.1). FastModel (vision.py FastBaseModel.from_pretrained) has the same
   keywords and default since 51879e513a (#2975).
 - unsloth/models/rl.py: a TRL trainer whose args have use_vllm gets `args.use_vllm = True` when
   the model carries a vllm_engine (GRPO): it generates with vLLM and the trained LoRA weights.
   model.fast_generate / model.load_lora do so in a script's own code.
+- TRL GRPOConfig max_prompt_length / max_completion_length (trl/trainer/grpo_config.py): read as
+  written only (their defaults changed: max_prompt_length 512 from 0.14, None from 0.26, removed
+  in 89070d241).
 - get_peft_model(..., init_lora_weights=True, ...) in llama.py and vision.py.
 - unsloth/save.py unsloth_save_pretrained_merged(self, save_directory, tokenizer,
   save_method="merged_16bit", ...) and unsloth_push_to_hub_merged(self, repo_id, tokenizer,
@@ -28,6 +32,12 @@ _ENGINE = "unsloth/models/loader.py (FastLanguageModel.from_pretrained max_lora_
 _FORCED_VLLM = ("unsloth/models/rl.py (a trainer with use_vllm gets args.use_vllm = True when the model has a "
                 "vllm_engine)")
 _VLLM_TRAINERS = ("GRPOTrainer", "GRPOConfig")
+# FastLanguageModel (loader.py, since feec338c08, 2023-12-18) sends model_type "llama" to
+# FastLlamaModel and "mistral" to FastMistralModel (a FastLlamaModel subclass) in every release to
+# 015bdef0d9; other types were refused (NotImplementedError) or, from d0e0dad7d0 (2025.3.10), sent
+# to FastModel, as is load_in_8bit / full_finetuning.
+_PATCHED = ("unsloth/models/loader.py (FastLanguageModel.from_pretrained: llama -> FastLlamaModel, "
+            "mistral -> FastMistralModel, in every release)")
 _SAVE_CALLS = ("save_pretrained_merged", "push_to_hub_merged")
 _REFUSED_SAVE = "merged_4bit"
 
@@ -61,6 +71,18 @@ def _save_method(call: ast.Call) -> ast.expr | None:
     return call.args[2]
 
 
+def _second_argument(call: ast.Call) -> ast.expr | None:
+    """from_pretrained(model_name, max_seq_length, ...): the length when passed by position."""
+    if len(call.args) < 2 or any(isinstance(item, ast.Starred) for item in call.args[:2]):
+        return None
+    return call.args[1]
+
+
+def _whole(document: PythonDocument, node: ast.expr | None) -> bool:
+    value = document.literal(node) if node is not None else None
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def record_engine_and_saving(document: PythonDocument, config: ConfigIR, loader: ast.Call, peft: ast.Call | None,
                              record, default) -> None:
     full = keyword(loader, "full_finetuning")
@@ -74,14 +96,27 @@ def record_engine_and_saving(document: PythonDocument, config: ConfigIR, loader:
             record("generation.vllm_max_lora_rank", rank.value)
         elif not is_open(loader):
             default("generation.vllm_max_lora_rank", 64, loader.func, _ENGINE)
+        length = keyword(loader, "max_seq_length")
+        length = length.value if length is not None else _second_argument(loader)
+        if _whole(document, length):
+            record("generation.vllm_max_model_len", length)
+        grpo = next(document.calls("GRPOConfig"), None)
+        for key, name in (("generation.max_prompt_length", "max_prompt_length"),
+                          ("generation.max_completion_length", "max_completion_length")):
+            written = keyword(grpo, name) if grpo is not None else None
+            if written is not None and _whole(document, written.value):
+                record(key, written.value)
         generator = next(document.calls(*_VLLM_TRAINERS, "fast_generate", "load_lora"), None)
         if generator is not None and config.get("generation.use_vllm") is None:
             config.set("generation.use_vllm", Field(True, Origin(span_of(document, *document.span(generator.func)),
                                                                  _FORCED_VLLM)))
     if peft is not None:
         init = keyword(peft, "init_lora_weights")
-        if init is not None:
-            record("adapter.init_weights", init.value)
+        if init is not None and record("adapter.init_weights", init.value) is not None:
+            owner = loader.func.value if isinstance(loader.func, ast.Attribute) else None
+            if isinstance(owner, ast.Name) and owner.id == "FastLanguageModel":
+                config.set("model.patched_types", Field(["llama", "mistral"], Origin(
+                    span_of(document, *document.span(loader.func)), _PATCHED)))
     calls = list(document.calls(*_SAVE_CALLS))
     dead = dead_lines(document) if calls else []
     live = [call for call in calls if not any(first <= call.lineno <= last for first, last in dead)]
