@@ -287,6 +287,10 @@ _KEYS = (
                                    "combinations it does not support (its pinned version bounds each refusal)"),
     ("eval.val_set_size", "num", "the share (or count) of the training data split off for evaluation"),
     ("eval.test_datasets", "bool", "separate evaluation datasets are listed"),
+    ("eval.preference_split_ignored", "list", "[first, fixed]: the releases of the package that validates this file "
+                                              "(launch.validated_by), from `first` and before `fixed`, whose "
+                                              "preference-training (rl) data loader ignores the eval split share and "
+                                              "builds an eval set from the separate eval datasets only"),
     ("eval.table_size", "num", "how many eval samples are logged as a prediction table"),
     ("eval.sample_packing", "bool|str", "eval batches are packed, as written"),
     ("eval.per_epoch", "num", "evaluations per epoch"),
