@@ -335,7 +335,8 @@ _KEYS = (
     ("data.input_types", "list", "the type of each input feature, in order (text, category, image, ...)"),
     ("data.output_types", "list", "the type of each output feature, in order"),
     ("data.output_column", "str", "the data column of the first output feature (its column, else its name)"),
-    ("data.encoder_pretrained", "str", "the pretrained checkpoint the first input feature's encoder loads, as written"),
+    ("data.encoder_pretrained", "str", "the pretrained checkpoint the first input feature's encoder loads, as written "
+                                       "or its encoder type's default"),
     ("adapter.pretrained_weights", "str", "trained adapter weights loaded instead of a fresh adapter, as written"),
     ("adapter.merge_on_save", "bool", "the adapter is merged into the base model when the model is saved"),
     ("quantization.backend", "str", "the library that quantizes the weights, as written (bitsandbytes, torchao)"),
