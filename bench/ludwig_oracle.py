@@ -24,6 +24,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # trainlint may live in another environment than Ludwig: TRAINLINT=/path/to/trainlint
 TRAINLINT = os.environ.get("TRAINLINT", "trainlint")
+_ECD = {"model_type": "ecd", "base_model": None, "adapter": None, "trainer": None}
+
+
+def _pretrained_text(encoder: str) -> dict:
+    """A text input whose encoder loads a checkpoint: written for auto_transformer (it has no
+    default), the schema's default for the named HF encoders (bert: bert-base-uncased)."""
+    written = {"pretrained_model_name_or_path": "meta-llama/Llama-2-7b-hf"} if encoder == "auto_transformer" else {}
+    return {"name": "instruction", "type": "text", "encoder": {"type": encoder, **written}}
+
+
 BASE = {"model_type": "llm", "base_model": "<local>",
         "input_features": [{"name": "instruction", "type": "text"}],
         "output_features": [{"name": "output", "type": "text"}],
@@ -37,6 +47,26 @@ CASES = {
     "two text inputs": {"input_features": [{"name": "a", "type": "text"}, {"name": "b", "type": "text"}]},
     "template without a column": {"prompt": {"template": "Answer this."}},
     "retrieval without template or task": {"prompt": {"retrieval": {"type": "random", "k": 1}}},
+    # ECD (check_llm_text_encoder_is_not_used_with_ecd, from 0.9.2): a pretrained text encoder with a text output
+    "ECD: pretrained encoder, text output": {**_ECD, "input_features": [_pretrained_text("auto_transformer")]},
+    "ECD: bert encoder (default checkpoint), text output": {**_ECD, "input_features": [_pretrained_text("bert")]},
+    "ECD: default text encoder, text output": _ECD,
+    "ECD: parallel_cnn encoder, text output": {
+        **_ECD, "input_features": [{"name": "instruction", "type": "text", "encoder": {"type": "parallel_cnn"}}]},
+    "ECD: encoder without a type, with a checkpoint": {
+        **_ECD, "input_features": [{"name": "instruction", "type": "text",
+                                    "encoder": {"pretrained_model_name_or_path": "gpt2"}}]},
+    "ECD: parallel_cnn with a checkpoint key": {
+        **_ECD, "input_features": [{"name": "instruction", "type": "text",
+                                    "encoder": {"type": "parallel_cnn", "pretrained_model_name_or_path": "gpt2"}}]},
+    "ECD: pre-0.6 `encoder: bert` string": {**_ECD, "input_features": [
+        {"name": "instruction", "type": "text", "encoder": "bert"}]},
+    "ECD: defaults section picks bert": {**_ECD, "defaults": {"text": {"encoder": {"type": "bert"}}}},
+    "ECD: bert with an empty checkpoint": {**_ECD, "input_features": [
+        {"name": "instruction", "type": "text", "encoder": {"type": "bert", "pretrained_model_name_or_path": ""}}]},
+    "ECD: pretrained encoder, category output": {
+        **_ECD, "input_features": [_pretrained_text("auto_transformer")],
+        "output_features": [{"name": "label", "type": "category"}]},
 }
 
 
@@ -59,7 +89,7 @@ def main() -> None:
     agree = 0
     print(f"Ludwig {ludwig.__version__}\n\n| case | Ludwig | trainlint | agree |\n|---|---|---|---|")
     for index, (name, change) in enumerate(CASES.items()):
-        config = dict(copy.deepcopy(BASE), base_model=str(work / "model"), **change)
+        config = {**copy.deepcopy(BASE), "base_model": str(work / "model"), **change}
         config = {key: value for key, value in config.items() if value is not None}
         path = work / f"case{index}.yaml"
         path.write_text(yaml.safe_dump(config))

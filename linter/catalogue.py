@@ -310,6 +310,10 @@ _KEYS = (
                                    "combinations it does not support (its pinned version bounds each refusal)"),
     ("eval.val_set_size", "num", "the share (or count) of the training data split off for evaluation"),
     ("eval.test_datasets", "bool", "separate evaluation datasets are listed"),
+    ("eval.preference_split_ignored", "list", "[first, fixed]: the releases of the package that validates this file "
+                                              "(launch.validated_by), from `first` and before `fixed`, whose "
+                                              "preference-training (rl) data loader ignores the eval split share and "
+                                              "builds an eval set from the separate eval datasets only"),
     ("eval.table_size", "num", "how many eval samples are logged as a prediction table"),
     ("eval.sample_packing", "bool|str", "eval batches are packed, as written"),
     ("eval.per_epoch", "num", "evaluations per epoch"),
@@ -354,7 +358,8 @@ _KEYS = (
     ("data.input_types", "list", "the type of each input feature, in order (text, category, image, ...)"),
     ("data.output_types", "list", "the type of each output feature, in order"),
     ("data.output_column", "str", "the data column of the first output feature (its column, else its name)"),
-    ("data.encoder_pretrained", "str", "the pretrained checkpoint the first input feature's encoder loads, as written"),
+    ("data.encoder_pretrained", "str", "the pretrained checkpoint the first input feature's encoder loads, as written "
+                                       "or its encoder type's default"),
     ("adapter.pretrained_weights", "str", "trained adapter weights loaded instead of a fresh adapter, as written"),
     ("adapter.merge_on_save", "bool", "the adapter is merged into the base model when the model is saved"),
     ("quantization.backend", "str", "the library that quantizes the weights, as written (bitsandbytes, torchao)"),

@@ -1,8 +1,11 @@
-"""Training data as the script prepares it: tokens, padding and labels."""
+"""Training data as the script or the framework prepares it: tokens, padding, labels and the eval split."""
 
 from __future__ import annotations
 
 from linter.registry import WARNING, Rule, register
+from linter.versions import older_than
+
+from .facts import pinned_version
 
 
 @register
@@ -64,4 +67,94 @@ class PadTokenIsEos(Rule):
                 config, pad_is_eos.span,
                 f"pad_token is set to eos_token and {collator.value} (line {line}) labels every pad token -100: "
                 "EOS is masked from the loss and the model never learns to stop; pad with a token that is not EOS",
+            )
+
+
+@register
+class PreferenceSplitIgnored(Rule):
+    """TRN026 rl-val-set-size-ignored
+
+    ## What it does
+    Flags an Axolotl config with `rl` (dpo, ipo, kto, orpo, simpo, grpo) and a `val_set_size`
+    above 0 but no `test_datasets`, where the Axolotl version pinned next to the config
+    (requirements, pyproject or lock file) is 0.4.0 or later and older than 0.9.0. With no pin
+    it stays silent (`--verbose` notes why).
+
+    ## Why is this bad?
+    Before 0.9.0 the preference-data loader that every `rl` run takes (`cli/train.py`:
+    `if cfg.rl: load_rl_datasets / load_preference_datasets`) built the eval set from
+    `test_datasets` only; `val_set_size` was not split off. No eval set means the RL trainer
+    builder sets `eval_strategy: "no"`: the run trains on all the data and never evaluates,
+    whatever `evals_per_epoch` / `eval_steps` ask for, and nothing says so
+    (axolotl-ai-cloud/axolotl#1226). From 0.9.0 the loader splits `val_set_size` off like the
+    SFT loader does.
+
+    ## Example
+    `axolotl.yaml`:
+        base_model: mistralai/Mistral-7B-v0.1
+        rl: dpo
+        datasets:
+          - path: Intel/orca_dpo_pairs
+            split: train
+            type: chatml.intel
+        val_set_size: 0.1
+        micro_batch_size: 2
+        num_epochs: 1
+        evals_per_epoch: 4
+    `requirements.txt`:
+        axolotl==0.8.1
+    Use instead (a separate eval dataset; or Axolotl 0.9.0 or later), in `axolotl.yaml`:
+        base_model: mistralai/Mistral-7B-v0.1
+        rl: dpo
+        datasets:
+          - path: Intel/orca_dpo_pairs
+            split: train[:90%]
+            type: chatml.intel
+        test_datasets:
+          - path: Intel/orca_dpo_pairs
+            split: train[90%:]
+            type: chatml.intel
+        val_set_size: 0
+        micro_batch_size: 2
+        num_epochs: 1
+        evals_per_epoch: 4
+
+    ## Fix safety
+    No fix: which data to hold out (a `test_datasets` split, or an upgrade) is the author's call.
+
+    ## References
+    - axolotl src/axolotl/utils/data/rl.py load_prepare_dpo_datasets (utils/data.py in v0.4.0;
+      load_prepare_preference_datasets from v0.7.0): `eval_dataset` from `cfg.test_datasets` only,
+      from `rl` itself (f243c2186, #935, first in v0.4.0) through v0.8.1; core/trainer_builder.py
+      HFRLTrainerBuilder: `eval_strategy = "no"` without an eval dataset. No release's config
+      validation refuses or warns about `val_set_size` with `rl`.
+    - c513487d1 "support val_set_size for splitting test split from train with DPO" (#2572),
+      first in v0.9.0 (`git tag --contains`)
+    - axolotl-ai-cloud/axolotl#1226
+    """
+
+    code = "TRN026"
+    name = "rl-val-set-size-ignored"
+    severity = WARNING
+
+    def check(self, run, context):
+        for config in run.configs:
+            releases = config.value("eval.preference_split_ignored")
+            if not releases or config.value("eval.test_datasets"):
+                continue
+            share = config.value("eval.val_set_size")
+            if not isinstance(share, (int, float)) or isinstance(share, bool) or share <= 0:
+                continue
+            package = config.value("launch.validated_by")
+            found = pinned_version(config, package, self.code, context) if package else None
+            if found is None:
+                continue
+            first, fixed = releases
+            if older_than(found[0], first) is not False or older_than(found[0], fixed) is not True:
+                continue
+            yield self.finding(
+                config, config.span("eval.val_set_size"),
+                f"val_set_size {share:g} with rl on {package} {found[0]} ({found[1]}): its preference-data loader "
+                f"builds the eval set from test_datasets only (before {fixed}), so nothing is split off and the run "
+                "never evaluates; list test_datasets (and set val_set_size 0) or upgrade",
             )

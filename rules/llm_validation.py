@@ -50,8 +50,11 @@ class RefusedFeatureTypes(TableRule):
     output text. With a category output, Ludwig before its check crashed at the first step
     ("IndexError: Dimension specified as 0 but tensor has no dimensions", ludwig-ai/ludwig#3430);
     since 0.8 the config is refused ("LLM finetuning requires the output feature to be a text
-    feature"). A text-to-text ECD model with a pretrained (LLM) encoder cannot generate with it;
-    since 0.9.2 Ludwig refuses it ("Please use the `model_type: llm` for text-to-text models.").
+    feature"). A text-to-text ECD model whose first (text) input has a pretrained encoder
+    (`auto_transformer` with a checkpoint, or an HF encoder type such as `bert`, whose schema
+    default names one) is refused since 0.9.2 ("Please use the `model_type: llm` for text-to-text
+    models."); older releases accept and train it as an ECD, an RNN generator decoder on the
+    encoder's pooled output (checked on 0.8.6), so that row needs the pin.
 
     ## Example
     `train.yaml`:
@@ -107,7 +110,8 @@ class RefusedFeatureTypes(TableRule):
             "Set your output feature type to 'text' or use a different trainer type.",
             f"{_CHECKS}: check_grpo_requires_text_output", "a500c88b6, Ludwig 0.15.0", since="0.15.0"),
         Row(_ecd_text_to_text, "data.encoder_pretrained",
-            "a text-to-text ECD model with a pretrained encoder (an LLM cannot generate as an ECD encoder)",
+            "a text-to-text ECD model whose text input has a pretrained encoder (text generation from a "
+            "pretrained model is model_type llm)",
             "Please use the `model_type: llm` for text-to-text models.",
             f"{_CHECKS}: check_llm_text_encoder_is_not_used_with_ecd", "PR #3792, Ludwig 0.9.2", since="0.9.2"),
     )

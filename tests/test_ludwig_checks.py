@@ -88,6 +88,43 @@ def test_ecd_text_to_text_with_pretrained_encoder(tmp_path):
     assert lint(tmp_path, "model_type: llm\nbase_model: x\n" + config, "0.10.4") == []
 
 
+ECD_ENCODER = """{extra}input_features:
+  - name: question
+    type: text
+{encoder}output_features:
+  - name: answer
+    type: text
+"""
+
+
+# Ludwig 0.10.4's ModelConfig.from_dict agrees with each case (bench/ludwig_oracle.py): the check
+# tests hasattr(encoder, "pretrained_model_name_or_path") and its truthiness, after the schema
+# filled in the encoder type's default checkpoint.
+@pytest.mark.parametrize("encoder, extra", [
+    ("    encoder:\n      type: bert\n", ""),  # bert's default: bert-base-uncased
+    ("    encoder:\n      type: gpt2\n      trainable: false\n", ""),
+    ("    encoder: roberta\n", ""),  # pre-0.6 string, nested by backward_compatibility
+    ("    encoder: auto_transformer\n    pretrained_model_name_or_path: gpt2\n", ""),
+    ("", "defaults:\n  text:\n    encoder:\n      type: distilbert\n"),
+])
+def test_ecd_text_to_text_with_a_default_checkpoint(tmp_path, encoder, extra):
+    config = ECD_ENCODER.format(encoder=encoder, extra=extra)
+    assert [code for code, _ in lint(tmp_path, config, "0.10.4")] == ["TRN034"]
+    assert lint(tmp_path, config, "0.9.1") == []
+
+
+@pytest.mark.parametrize("encoder", [
+    "",  # parallel_cnn, the text default
+    "    encoder:\n      type: parallel_cnn\n      pretrained_model_name_or_path: gpt2\n",  # no such field
+    "    encoder:\n      pretrained_model_name_or_path: gpt2\n",  # no type: parallel_cnn
+    "    encoder:\n      type: bert\n      pretrained_model_name_or_path: ''\n",  # falsy
+    "    encoder:\n      type: BERT\n",  # not this check's refusal (the schema's enum is case-sensitive)
+    "    encoder:\n      type: llm\n      base_model: gpt2\n",  # the LLM encoder has no such field
+])
+def test_ecd_text_to_text_without_a_checkpoint_is_silent(tmp_path, encoder):
+    assert lint(tmp_path, ECD_ENCODER.format(encoder=encoder, extra=""), "0.10.4") == []
+
+
 def test_adapter_needs_a_training_trainer(tmp_path):
     adapter = "adapter:\n  type: lora\n"
     assert [code for code, _ in lint(tmp_path, llm(extra=adapter, trainer=""))] == ["TRN035"]

@@ -26,6 +26,7 @@ from ..ir import Field, Origin
 from . import Binding, Reader, strategy, templated
 
 _VALIDATION = "axolotl/utils/schemas/validation.py"
+_RL_DATA = "axolotl/utils/data/rl.py"
 _PLUGINS_CHANGING_CFG = ("hatchery", "nemo_gym", "swanlab")
 
 
@@ -123,6 +124,13 @@ def record_checked(read: Reader) -> None:
     if losses:
         read.set("training.dpo_loss_mix", True, losses[0])
     read.config.set("launch.validated_by", _fact(read, "axolotl"))
+    # utils/data/rl.py load_prepare_dpo_datasets (load_prepare_preference_datasets from v0.7.0): every
+    # `rl` kind takes this loader (cli/train.py `if cfg.rl:`), and it built the eval set from
+    # test_datasets only, from `rl` itself (f243c2186, #935, v0.4.0) until c513487d1 (#2572, first in
+    # v0.9.0) split val_set_size off the training data; HFRLTrainerBuilder then sets eval_strategy "no".
+    if read.config.value("training.trainer") not in (None, "sft"):
+        read.config.set("eval.preference_split_ignored",
+                        Field(["0.4.0", "0.9.0"], Origin(read.key_span("rl"), _RL_DATA, "rl")))
 
 
 def _plugins_leave_config(read: Reader) -> bool:

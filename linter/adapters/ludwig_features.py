@@ -89,9 +89,63 @@ def read_features(read: Reader, document: Document) -> None:
             config.set("data.output_column", Field(node.value, Origin(span_of(document, node.start, node.end),
                                                                       written_as="output_features[0].column")))
     if isinstance(inputs, Sequence) and inputs.items and isinstance(inputs.items[0], Mapping):
-        encoder = inputs.items[0].value("encoder")
-        node = encoder.value("pretrained_model_name_or_path") if isinstance(encoder, Mapping) else None
-        if isinstance(node, Scalar) and isinstance(node.value, str):
-            config.set("data.encoder_pretrained", Field(node.value, Origin(
-                span_of(document, node.start, node.end),
-                written_as="input_features[0].encoder.pretrained_model_name_or_path")))
+        _read_encoder_checkpoint(read, document, inputs.items[0])
+
+
+# ludwig/schema/encoders/text_encoders.py: the text encoders whose config has a
+# pretrained_model_name_or_path with a default checkpoint (as at 0.17.8), registered under these
+# names in every release from 0.9.2 (the first with check_llm_text_encoder_is_not_used_with_ecd) to
+# 0.17.8 (read at v0.9.2, v0.10.4, v0.11.0, v0.14.0 and v0.17.8; deberta's default was
+# sileod/deberta-v3-base-tasksource-nli before 0.14; flaubert and transformer_xl were dropped in
+# 0.14 and modernbert added then, so they are left out). auto_transformer has the field without a
+# default; the other text encoders (parallel_cnn, the default, rnn, embed, llm, ...) lack it.
+_DEFAULT_CHECKPOINT = {
+    "albert": "albert-base-v2", "bert": "bert-base-uncased", "camembert": "camembert-base",
+    "deberta": "tasksource/deberta-base-long-nli", "distilbert": "distilbert-base-uncased",
+    "electra": "google/electra-small-discriminator", "gpt": "openai-gpt", "gpt2": "gpt2",
+    "longformer": "allenai/longformer-base-4096", "roberta": "roberta-base", "t5": "t5-small",
+    "xlmroberta": "xlm-roberta-base", "xlnet": "xlnet-base-cased",
+}
+_TEXT_ENCODERS = "ludwig/schema/encoders/text_encoders.py"
+_PATH = "pretrained_model_name_or_path"
+
+
+def _read_encoder_checkpoint(read: Reader, document: Document, feature: Mapping) -> None:
+    """data.encoder_pretrained: the checkpoint the first input feature's encoder loads, as written or
+    as its type's default. The type is the encoder's own (`encoder: {type: ...}`, or the pre-0.6
+    `encoder: bert` string, whose flat keys utils/backward_compatibility.py
+    _upgrade_encoder_decoder_params nests under it), else the `defaults.<feature type>.encoder`
+    section's; an unknown type records nothing. Types are matched as written (the JSON schema's enum
+    is case-sensitive)."""
+    encoder = feature.value("encoder")
+    if isinstance(encoder, Scalar) and isinstance(encoder.value, str):
+        kind, node, spelled = encoder.value, feature.value(_PATH), f"input_features[0].{_PATH}"
+    elif encoder is None or isinstance(encoder, Mapping):
+        kind = node = None
+        spelled = f"input_features[0].encoder.{_PATH}"
+        if encoder is not None:
+            if encoder.value("type") is not None and _text(encoder.value("type")) is None:
+                return  # a type that is not a plain string
+            kind, node = _text(encoder.value("type")), encoder.value(_PATH)
+        if kind is None:
+            feature_type = _text(feature.value("type"))
+            section = read.node("defaults", feature_type, "encoder") if feature_type else None
+            if not isinstance(section, Mapping) or (kind := _text(section.value("type"))) is None:
+                return  # the feature type's own default encoder (text: parallel_cnn, no checkpoint), or unknown
+            if node is None and section.value(_PATH) is not None:
+                node, spelled = section.value(_PATH), f"defaults.{feature_type}.encoder.{_PATH}"
+    else:
+        return
+    if isinstance(node, Scalar) and isinstance(node.value, str) and (kind == "auto_transformer"
+                                                                     or kind in _DEFAULT_CHECKPOINT):
+        read.config.set("data.encoder_pretrained", Field(node.value, Origin(
+            span_of(document, node.start, node.end), written_as=spelled)))
+    elif node is None and kind in _DEFAULT_CHECKPOINT:
+        pair = next((pair for pair in feature.pairs if pair.key.value == "encoder"), None)
+        span = span_of(document, pair.key.start, pair.value.end) if pair else read.config.file_span
+        read.config.set("data.encoder_pretrained", Field(_DEFAULT_CHECKPOINT[kind], Origin(
+            span, _TEXT_ENCODERS, f"input_features[0].encoder.{_PATH}")))
+
+
+def _text(node) -> str | None:
+    return node.value if isinstance(node, Scalar) and isinstance(node.value, str) else None
