@@ -118,7 +118,10 @@ class FsdpSingleProcessFullStateSave(Rule):
     with FSDP1 and `use_orig_params` false, where the pinned releases save the full state dict
     offloaded to the CPU: transformers before 4.36 (whose default is false) with accelerate
     before 0.22 and torch 2.x, or transformers 4.36+ with `use_orig_params: false` written and
-    accelerate 0.25+. Silent when any of those versions is unknown.
+    accelerate 0.25+. Silent when any of those versions is unknown. Also the accelerate config
+    form: `distributed_type: FSDP` with `num_processes: 1` and `fsdp_use_orig_params: false`
+    (full state dict, FSDP1's default), launching a Trainer whose file leaves FSDP to it, with
+    the same releases pinned beside the Trainer's file.
 
     ## Why is this bad?
     With one process FSDP1 replaces the sharding strategy by NO_SHARD ("since the world size is
@@ -163,6 +166,9 @@ class FsdpSingleProcessFullStateSave(Rule):
       accelerator.get_state_dict for FULL_STATE_DICT from 4.36.0), training_args.py
       (use_orig_params default false before 4.36.0, true from PR #27652); checked in the
       release wheels
+    - accelerate src/accelerate/commands/launch.py launch_command (`use_fsdp` goes through
+      multi_gpu_launcher, torchrun, whatever num_processes), utils/dataclasses.py
+      FullyShardedDataParallelPlugin (FULL_STATE_DICT when unset, for FSDP1)
     - huggingface/transformers#24874, lm-sys/FastChat#1963
     """
 
@@ -171,30 +177,52 @@ class FsdpSingleProcessFullStateSave(Rule):
     severity = ERROR
 
     def check(self, run, context):
-        configs = [config for config in run.configs
-                   if config.value("parallel.fsdp") is True and _argument_file(config) and _deepspeed_link(config) is None]
-        if not configs or world_size(run, context) != 1 or fsdp_version(run) != 1:
+        fsdp = [config for config in run.configs if config.value("parallel.fsdp") is True]
+        if not fsdp or world_size(run, context) != 1 or fsdp_version(run) != 1:
             return
-        if any(config.value("file.kind") == "accelerate" and config.value("parallel.fsdp") is True for config in run.configs):
-            return  # a launcher's FSDP plugin may choose another state dict type or use_orig_params
-        for config in configs:
-            if config.value("checkpoint.save_strategy") == "no":
+        trainers = [config for config in run.configs if _argument_file(config) and _deepspeed_link(config) is None]
+        launchers = [config for config in fsdp if config.value("file.kind") == "accelerate"]
+        if launchers:
+            yield from self._launcher_form(launchers, trainers, context)
+            return
+        for config in trainers:
+            if config.value("parallel.fsdp") is not True or config.value("checkpoint.save_strategy") == "no":
                 continue  # no checkpoint; a final save is the script's choice
-            reason = self._save_offloads(config, context)
-            if reason is None:
-                continue
-            field = config.get("parallel.fsdp_options") or config.get("parallel.fsdp")
-            yield self.finding(
-                config, field.span,
-                f"FSDP on 1 GPU: FSDP falls back to NO_SHARD, and {reason} gathers the full state dict offloaded "
-                "to the CPU: it raises at the first checkpoint (\"offload_to_cpu=True and NO_SHARD is not supported "
-                "yet\"; without a distributed launcher the trainer refuses fsdp at launch instead); drop fsdp on one GPU, "
-                "or set fsdp_config use_orig_params true",
-            )
+            reason = self._save_offloads(config, config.value("parallel.fsdp_use_orig_params"), context)
+            if reason is not None:
+                field = config.get("parallel.fsdp_options") or config.get("parallel.fsdp")
+                yield self._finding(config, field.span, reason, "; without a distributed launcher the trainer refuses "
+                                    "fsdp at launch instead", "fsdp_config use_orig_params")
 
-    def _save_offloads(self, config, context):
+    def _launcher_form(self, launchers, trainers, context):
+        """accelerate launch runs FSDP through torchrun even with one process (commands/launch.py):
+        the accelerate config decides use_orig_params and the state dict type where the Trainer's
+        file leaves FSDP to it. Only with use_orig_params false written (the launcher's default
+        differs by release) and a full state dict (FSDP1's default)."""
+        trainer = next((config for config in trainers if config.value("parallel.fsdp") is not True
+                        and config.value("checkpoint.save_strategy") != "no"), None)
+        if trainer is None or len(launchers) != 1:
+            return
+        launcher = launchers[0]
+        orig = launcher.get("parallel.fsdp_use_orig_params")
+        if orig is None or orig.value is not False:
+            return
+        if launcher.value("parallel.fsdp_state_dict_type") not in (None, "FULL_STATE_DICT", "1"):
+            return
+        reason = self._save_offloads(trainer, False, context)
+        if reason is not None:
+            yield self._finding(launcher, orig.span, reason, "", "fsdp_use_orig_params")
+
+    def _finding(self, config, span, reason, launch, key):
+        return self.finding(
+            config, span,
+            f"FSDP on 1 GPU: FSDP falls back to NO_SHARD, and {reason} gathers the full state dict offloaded "
+            "to the CPU: it raises at the first checkpoint (\"offload_to_cpu=True and NO_SHARD is not supported "
+            f"yet\"{launch}); drop fsdp on one GPU, or set {key} true",
+        )
+
+    def _save_offloads(self, config, orig, context):
         """The pinned releases that save with offload_to_cpu and use_orig_params false, or None."""
-        orig = config.value("parallel.fsdp_use_orig_params")
         if orig is True:
             return None
         found = [pinned_version(config, package, self.code, context) for package in ("transformers", "accelerate", "torch")]

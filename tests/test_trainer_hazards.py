@@ -91,3 +91,24 @@ def test_fsdp_single_process_without_checkpoints_is_silent(tmp_path):
 def test_fsdp2_single_process_is_silent(tmp_path):
     text = _FSDP + "fsdp_config:\n  fsdp_version: 2\n  use_orig_params: false\n"
     assert _codes(tmp_path, text, pins=["transformers==5.5.0", "accelerate==1.11.0", "torch==2.8.0"], world=1) == []
+
+
+_LAUNCHER = ("distributed_type: FSDP\nnum_machines: 1\nnum_processes: {processes}\nfsdp_config:\n"
+             "  fsdp_sharding_strategy: FULL_SHARD\n  fsdp_state_dict_type: {state}\n  fsdp_use_orig_params: {orig}\n")
+_NEW = ["transformers==4.46.3", "accelerate==1.0.1", "torch==2.4.1"]
+
+
+@pytest.mark.parametrize("processes, state, orig, pins, fires", [
+    (1, "FULL_STATE_DICT", "false", _NEW, True),
+    (1, "FULL_STATE_DICT", "false", _OLD, True),
+    (1, "FULL_STATE_DICT", "true", _NEW, False),
+    (1, "SHARDED_STATE_DICT", "false", _NEW, False),
+    (2, "FULL_STATE_DICT", "false", _NEW, False),
+    (1, "FULL_STATE_DICT", "false", ["transformers==4.46.3", "accelerate==1.0.1"], False),
+])
+def test_fsdp_single_process_accelerate_config(tmp_path, processes, state, orig, pins, fires):
+    """accelerate launch sends FSDP through torchrun whatever num_processes (commands/launch.py)."""
+    (tmp_path / "accelerate.yaml").write_text(_LAUNCHER.format(processes=processes, state=state, orig=orig))
+    (tmp_path / "trainlint.toml").write_text('[[runs]]\nfiles = ["args.yaml", "accelerate.yaml"]\n')
+    text = "output_dir: out\nper_device_train_batch_size: 4\nsave_steps: 500\n"
+    assert _codes(tmp_path, text, pins=pins) == (["TRN047"] if fires else [])
