@@ -15,6 +15,10 @@ _ARGUMENT_FILES = ("trl", "trainer", "llamafactory")
 # accelerator.free_memory in _inner_training_loop; 4.29.2 still calls deepspeed.backward itself);
 # huggingface/transformers#28088, first released in 4.37.0, re-prepares the engine on the retry.
 _RETRY_BROKEN = ("4.30.0", "4.37.0")
+# transformers 4.30.x saves FSDP through accelerate's FullyShardedDataParallelPlugin.save_model (gone
+# in accelerate 0.21.0), 4.31-4.35 through accelerate.utils save_fsdp_model; 4.29.2 gathered the
+# state dict itself with FSDP's default config (no offload).
+_PLUGIN_SAVE = ("4.30.0", "4.31.0", "0.21.0")
 # huggingface/transformers#27652 (4.36.0): fsdp_config use_orig_params defaults to true.
 _ORIG_PARAMS_DEFAULT_TRUE = "4.36.0"
 # huggingface/accelerate#1745 (0.22.0): save_fsdp_model turns offload_to_cpu off in one process.
@@ -116,8 +120,8 @@ class FsdpSingleProcessFullStateSave(Rule):
     Flags FSDP (`fsdp: full_shard ...`) in a TrainingArguments / TRL / LLaMA-Factory file of a run
     on one GPU (`--world-size 1`, or a launcher config's `num_processes: 1`; silent when unknown)
     with FSDP1 and `use_orig_params` false, where the pinned releases save the full state dict
-    offloaded to the CPU: transformers before 4.36 (whose default is false) with accelerate
-    before 0.22 and torch 2.x, or transformers 4.36+ with `use_orig_params: false` written and
+    offloaded to the CPU: transformers 4.30 (accelerate before 0.21) or 4.31 to 4.35 (accelerate
+    before 0.22), whose default is false, with torch 2.x; or transformers 4.36+ with `use_orig_params: false` written and
     accelerate 0.25+. Silent when any of those versions is unknown. Also the accelerate config
     form: `distributed_type: FSDP` with `num_processes: 1` and `fsdp_use_orig_params: false`
     (full state dict, FSDP1's default), launching a Trainer whose file leaves FSDP to it, with
@@ -162,7 +166,9 @@ class FsdpSingleProcessFullStateSave(Rule):
     - accelerate src/accelerate/utils/fsdp_utils.py save_fsdp_model (plugin's
       FullStateDictConfig(offload_to_cpu=True) until huggingface/accelerate#1745, 0.22.0) and
       accelerator.py get_state_dict (offload_to_cpu=True from #2177, 0.25.0)
-    - transformers src/transformers/trainer.py save_model (save_fsdp_model before 4.36;
+    - transformers src/transformers/trainer.py save_model (4.30: the plugin's save_model, removed
+      in accelerate 0.21.0; 4.31 to 4.35: save_fsdp_model; 4.29.2 and older gathered with FSDP's
+      default config, no offload;
       accelerator.get_state_dict for FULL_STATE_DICT from 4.36.0), training_args.py
       (use_orig_params default false before 4.36.0, true from PR #27652); checked in the
       release wheels
@@ -231,12 +237,16 @@ class FsdpSingleProcessFullStateSave(Rule):
         transformers, accelerate, torch = found
         if older_than(torch[0], _TORCH_RAISES):
             return None
+        if older_than(transformers[0], _PLUGIN_SAVE[0]):
+            return None
         if older_than(transformers[0], _ORIG_PARAMS_DEFAULT_TRUE):
-            if not older_than(accelerate[0], _SAVE_FSDP_SINGLE_PROCESS_FIX):
+            plugin = older_than(transformers[0], _PLUGIN_SAVE[1])
+            if not older_than(accelerate[0], _PLUGIN_SAVE[2] if plugin else _SAVE_FSDP_SINGLE_PROCESS_FIX):
                 return None
             default = "" if orig is False else " (use_orig_params false by default)"
+            saver = "the FSDP plugin's save_model" if plugin else "save_fsdp_model"
             return (f"transformers {transformers[0]}{default} with accelerate {accelerate[0]} ({accelerate[1]}) "
-                    "saves through save_fsdp_model, which")
+                    f"saves through {saver}, which")
         if orig is not False or older_than(accelerate[0], _GET_STATE_DICT_OFFLOAD):
             return None
         return (f"with use_orig_params false, transformers {transformers[0]} with accelerate {accelerate[0]} "

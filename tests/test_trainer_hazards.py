@@ -62,6 +62,9 @@ _OLD = ["transformers==4.31.0", "accelerate==0.21.0", "torch==2.0.1"]
     (_OLD, None, False),
     (["transformers==4.35.2", "accelerate==0.21.0", "torch==2.1.0"], 1, True),
     (["transformers==4.31.0", "accelerate==0.22.0", "torch==2.0.1"], 1, False),   # accelerate#1745
+    (["transformers==4.30.2", "accelerate==0.20.3", "torch==2.0.1"], 1, True),    # the plugin's save_model
+    (["transformers==4.30.2", "accelerate==0.21.0", "torch==2.0.1"], 1, False),   # no plugin save_model there
+    (["transformers==4.29.2", "accelerate==0.19.0", "torch==2.0.1"], 1, False),   # FSDP's default config
     (["transformers==4.31.0", "accelerate==0.21.0", "torch==1.13.1"], 1, False),  # torch 1.13 skips the offload
     (["transformers==4.31.0", "torch==2.0.1"], 1, False),
     (["transformers==4.31.0", "accelerate==0.21.0"], 1, False),
