@@ -165,6 +165,8 @@ _KEYS = (
                                                "(TrainingArguments: FSDP_TRANSFORMER_CLS_TO_WRAP / "
                                                "transformer_cls_names_to_wrap)"),
     ("parallel.fsdp_use_orig_params", "bool", "FSDP use_orig_params (written value only)"),
+    ("parallel.fsdp_state_dict_type", "str", "FSDP state dict type a launcher config writes (FULL_STATE_DICT, "
+                                             "SHARDED_STATE_DICT, LOCAL_STATE_DICT), written value only"),
     ("parallel.fsdp_ram_efficient_loading", "bool", "FSDP cpu_ram_efficient_loading: only rank 0 loads the "
                                                     "checkpoint, the other ranks wait for a broadcast (written value only)"),
     ("parallel.fsdp_sync_module_states", "bool", "FSDP sync_module_states: rank 0 broadcasts the weights when the "

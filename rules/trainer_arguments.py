@@ -156,6 +156,14 @@ REFUSALS = (
             "save_only_model with load_best_model_at_end under FSDP",
             "FSDP can't be used with `save_only_model` along with `load_best_model_at_end`.",
             "drop one of the two", _ACCELERATOR, since="4.38.0"),
+    # auto_find_batch_size: huggingface/transformers#29058 (in 4.38.0) refused it with any DeepSpeed
+    # config or FSDP (NotImplementedError in create_accelerator_and_postprocess); #31731 (in 4.45.0)
+    # narrowed the check to ZeRO-3. Release wheels 4.38.0-4.44.2 and 4.45.0-5.23.0.
+    Refusal("TRN043", lambda a: a("batch.auto_find") is True and (a.deepspeed is not None or a.fsdp),
+            "batch.auto_find", "auto_find_batch_size under {sharding}",
+            "`{sharding}` doesn't support `auto_find_batch_size`.",
+            "set per_device_train_batch_size yourself", f"{_ACCELERATOR} (4.38.0 to 4.44)",
+            since="4.38.0", until="4.45.0"),
     Refusal("TRN043", lambda a: a("batch.auto_find") is True and a.zero_stage == 3, "batch.auto_find",
             "auto_find_batch_size under ZeRO-3 ({deepspeed})",
             "`auto_find_batch_size` isn't supported yet with DeepSpeed Zero-3. Please consider using Zero-2, Zero-1, or FSDP",

@@ -157,13 +157,16 @@ class TrainerShardingRefused(TrainerRefusal):
     config; `save_only_model` with `load_best_model_at_end` under DeepSpeed (refused from
     4.38.0; from the option's 4.36.0 on, the run failed at the end instead); and, where the
     pinned transformers has the check (silent when unknown), the same pair under FSDP (4.38.0
-    on) and `auto_find_batch_size` with a linked ZeRO-3 config (4.45.0 on).
+    on), `auto_find_batch_size` with any linked DeepSpeed config or with FSDP (4.38.0 to 4.44)
+    and `auto_find_batch_size` with a linked ZeRO-3 config (4.45.0 on). The older OOM-retry
+    crash of `auto_find_batch_size` under DeepSpeed is TRN046.
 
     ## Why is this bad?
     The Trainer stops after the model has loaded: "Using --fsdp xxx together with --deepspeed
     is not possible", "DeepSpeed can't be used with `save_only_model` along with
     `load_best_model_at_end`" (the best checkpoint could not be loaded back without its sharded
-    state), "`auto_find_batch_size` isn't supported yet with DeepSpeed Zero-3". Under DeepSpeed
+    state), "`DeepSpeed` doesn't support `auto_find_batch_size`." (4.38 to 4.44),
+    "`auto_find_batch_size` isn't supported yet with DeepSpeed Zero-3" (4.45 on). Under DeepSpeed
     the pair was broken from the start: `save_only_model` skips the engine checkpoint, so on
     4.36 and 4.37 the run trains and then fails loading the best checkpoint at the end ("Can't
     find a valid checkpoint", huggingface/transformers#27751).
@@ -187,7 +190,9 @@ class TrainerShardingRefused(TrainerRefusal):
     ## References
     - transformers src/transformers/trainer.py Trainer.__init__ (fsdp with deepspeed, every
       release checked 4.28.1-5.23.0) and create_accelerator_and_postprocess (save_only_model
-      check from 4.38.0, auto_find_batch_size check from 4.45.0); checked in the release wheels
+      check from 4.38.0; auto_find_batch_size refused with DeepSpeed or FSDP from 4.38.0,
+      huggingface/transformers#29058, and only with ZeRO-3 from 4.45.0, #31731); checked in the
+      release wheels
     - transformers 4.36.2 trainer.py _save_checkpoint (save_only_model skips
       _save_optimizer_and_scheduler, where model_wrapped.save_checkpoint runs) and
       _load_best_model -> integrations/deepspeed.py deepspeed_load_checkpoint (global_step*)

@@ -33,7 +33,7 @@ from linter import registry, versions
 
 _FILE = re.compile(r"`([^`\s]+\.(?:ya?ml|json|py|txt|toml))`")
 _GPU = re.compile(r"\bon an? ([A-Z][A-Za-z0-9-]*\d[A-Za-z0-9-]*)")
-_WORLD_SIZE = re.compile(r"\bon (\d+) GPUs\b")
+_WORLD_SIZE = re.compile(r"\bon (\d+) GPUs?\b")
 
 
 class Example:

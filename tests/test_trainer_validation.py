@@ -80,10 +80,21 @@ _ZERO2 = {"ds.json": '{"zero_optimization": {"stage": 2}}'}
 
 
 @pytest.mark.parametrize("version, files, fires", [
-    ("4.45.0", _ZERO3, True), ("4.44.2", _ZERO3, False), ("4.57.6", _ZERO2, False)])
-def test_auto_find_batch_size_under_zero3_from_4_45(tmp_path, version, files, fires):
+    ("4.45.0", _ZERO3, True), ("4.44.2", _ZERO3, True), ("4.57.6", _ZERO2, False), ("4.44.2", _ZERO2, True),
+    ("4.38.0", _ZERO2, True), ("4.37.2", _ZERO3, False), ("4.37.2", _ZERO2, False), ("4.36.2", _ZERO2, False)])
+def test_auto_find_batch_size_under_deepspeed(tmp_path, version, files, fires):
+    """Refused with any DeepSpeed config in 4.38.0-4.44.2 (PR #29058), with ZeRO-3 from 4.45.0
+    (PR #31731); the older OOM-retry crash is TRN046."""
     text = _TRAINER + "auto_find_batch_size: true\ndeepspeed: ds.json\n"
     assert _codes(tmp_path, text, pins=[f"transformers=={version}"], files=files) == (["TRN043"] if fires else [])
+
+
+@pytest.mark.parametrize("version, fires", [("4.38.0", True), ("4.44.2", True), ("4.45.0", False), ("4.37.2", False),
+                                            (None, False)])
+def test_auto_find_batch_size_under_fsdp_4_38_to_4_44(tmp_path, version, fires):
+    pins = [f"transformers=={version}"] if version else None
+    text = _TRAINER + "auto_find_batch_size: true\nfsdp: full_shard auto_wrap\n"
+    assert _codes(tmp_path, text, pins=pins) == (["TRN043"] if fires else [])
 
 
 _BEST = ("eval_strategy: steps\neval_steps: 100\nsave_strategy: steps\nsave_steps: 100\n"

@@ -174,6 +174,10 @@ def record_target_shorthand(read, key: str) -> None:
 ACCELERATE_FSDP_BINDINGS = (
     Binding("parallel.fsdp_ram_efficient_loading", "fsdp_config.fsdp_cpu_ram_efficient_loading"),
     Binding("parallel.fsdp_sync_module_states", "fsdp_config.fsdp_sync_module_states"),
+    # accelerate commands/config/config_args.py -> launch.py FSDP_USE_ORIG_PARAMS / FSDP_STATE_DICT_TYPE
+    # (FullyShardedDataParallelPlugin: FULL_STATE_DICT when unset for FSDP1).
+    Binding("parallel.fsdp_use_orig_params", "fsdp_config.fsdp_use_orig_params"),
+    Binding("parallel.fsdp_state_dict_type", "fsdp_config.fsdp_state_dict_type", convert=lambda value: str(value).upper()),
 )
 
 

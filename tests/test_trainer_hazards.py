@@ -1,0 +1,117 @@
+"""TRN046 (auto_find_batch_size's OOM retry under DeepSpeed, transformers 4.30-4.36) and TRN047
+(FSDP1 on one process saving a CPU-offloaded full state dict): fires, stays silent, and
+respects the release bounds (rules/trainer_hazards.py)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from conftest import trainlint
+
+
+@pytest.fixture(autouse=True)
+def _pins_only(nothing_installed):
+    """Versions come from the pins each test writes (conftest.nothing_installed)."""
+
+
+def _codes(tmp_path, text, pins=None, files=None, select="TRN046,TRN047", world=None, name="args.yaml"):
+    (tmp_path / name).write_text(textwrap.dedent(text))
+    if pins:
+        (tmp_path / "requirements.txt").write_text("\n".join(pins) + "\n")
+    for file, body in (files or {}).items():
+        (tmp_path / file).write_text(body)
+    flags = ["--world-size", str(world)] if world is not None else []
+    result = trainlint("check", str(tmp_path / name), "--select", select, "--no-detect", "--format", "json", *flags)
+    assert result.code in (0, 1), result.err
+    return [finding["code"] for finding in json.loads(result.out)]
+
+
+_AUTO = "output_dir: out\nper_device_train_batch_size: 8\nauto_find_batch_size: true\ndeepspeed: ds.json\n"
+_ZERO = {stage: {"ds.json": json.dumps({"zero_optimization": {"stage": stage}})} for stage in (1, 2, 3)}
+
+
+@pytest.mark.parametrize("version, stage, fires", [
+    ("4.36.2", 2, True), ("4.30.0", 3, True), ("4.31.0", 1, True), ("4.37.0", 2, False), ("4.29.2", 2, False),
+    ("4.45.0", 2, False), (None, 2, False)])
+def test_auto_find_batch_size_retry_under_deepspeed(tmp_path, version, stage, fires):
+    pins = [f"transformers=={version}"] if version else None
+    assert _codes(tmp_path, _AUTO, pins=pins, files=_ZERO[stage]) == (["TRN046"] if fires else [])
+
+
+def test_auto_find_batch_size_without_deepspeed_is_silent(tmp_path):
+    text = "output_dir: out\nper_device_train_batch_size: 8\nauto_find_batch_size: true\n"
+    assert _codes(tmp_path, text, pins=["transformers==4.36.2"]) == []
+
+
+def test_auto_find_batch_size_false_is_silent(tmp_path):
+    text = _AUTO.replace("auto_find_batch_size: true", "auto_find_batch_size: false")
+    assert _codes(tmp_path, text, pins=["transformers==4.36.2"], files=_ZERO[2]) == []
+
+
+_FSDP = ("output_dir: out\nper_device_train_batch_size: 2\nsave_strategy: steps\nsave_steps: 500\n"
+         "fsdp: full_shard auto_wrap\n")
+_OLD = ["transformers==4.31.0", "accelerate==0.21.0", "torch==2.0.1"]
+
+
+@pytest.mark.parametrize("pins, world, fires", [
+    (_OLD, 1, True),
+    (_OLD, 2, False),
+    (_OLD, None, False),
+    (["transformers==4.35.2", "accelerate==0.21.0", "torch==2.1.0"], 1, True),
+    (["transformers==4.31.0", "accelerate==0.22.0", "torch==2.0.1"], 1, False),   # accelerate#1745
+    (["transformers==4.30.2", "accelerate==0.20.3", "torch==2.0.1"], 1, True),    # the plugin's save_model
+    (["transformers==4.30.2", "accelerate==0.21.0", "torch==2.0.1"], 1, False),   # no plugin save_model there
+    (["transformers==4.29.2", "accelerate==0.19.0", "torch==2.0.1"], 1, False),   # FSDP's default config
+    (["transformers==4.31.0", "accelerate==0.21.0", "torch==1.13.1"], 1, False),  # torch 1.13 skips the offload
+    (["transformers==4.31.0", "torch==2.0.1"], 1, False),
+    (["transformers==4.31.0", "accelerate==0.21.0"], 1, False),
+    (["accelerate==0.21.0", "torch==2.0.1"], 1, False),
+    (["transformers==4.46.3", "accelerate==1.0.1", "torch==2.4.1"], 1, False),    # use_orig_params default true
+])
+def test_fsdp_single_process_default_orig_params(tmp_path, pins, world, fires):
+    assert _codes(tmp_path, _FSDP, pins=pins, world=world) == (["TRN047"] if fires else [])
+
+
+@pytest.mark.parametrize("orig, pins, fires", [
+    ("false", ["transformers==4.46.3", "accelerate==1.0.1", "torch==2.4.1"], True),
+    ("false", ["transformers==4.36.0", "accelerate==0.24.1", "torch==2.1.0"], False),  # save_model skips get_state_dict
+    ("true", _OLD, False),
+    ("true", ["transformers==4.46.3", "accelerate==1.0.1", "torch==2.4.1"], False),
+])
+def test_fsdp_single_process_written_orig_params(tmp_path, orig, pins, fires):
+    text = _FSDP + f"fsdp_config:\n  use_orig_params: {orig}\n"
+    assert _codes(tmp_path, text, pins=pins, world=1) == (["TRN047"] if fires else [])
+
+
+def test_fsdp_single_process_without_checkpoints_is_silent(tmp_path):
+    text = _FSDP.replace("save_strategy: steps", "save_strategy: 'no'")
+    assert _codes(tmp_path, text, pins=_OLD, world=1) == []
+
+
+def test_fsdp2_single_process_is_silent(tmp_path):
+    text = _FSDP + "fsdp_config:\n  fsdp_version: 2\n  use_orig_params: false\n"
+    assert _codes(tmp_path, text, pins=["transformers==5.5.0", "accelerate==1.11.0", "torch==2.8.0"], world=1) == []
+
+
+_LAUNCHER = ("distributed_type: FSDP\nnum_machines: 1\nnum_processes: {processes}\nfsdp_config:\n"
+             "  fsdp_sharding_strategy: FULL_SHARD\n  fsdp_state_dict_type: {state}\n  fsdp_use_orig_params: {orig}\n")
+_NEW = ["transformers==4.46.3", "accelerate==1.0.1", "torch==2.4.1"]
+
+
+@pytest.mark.parametrize("processes, state, orig, pins, fires", [
+    (1, "FULL_STATE_DICT", "false", _NEW, True),
+    (1, "FULL_STATE_DICT", "false", _OLD, True),
+    (1, "FULL_STATE_DICT", "true", _NEW, False),
+    (1, "SHARDED_STATE_DICT", "false", _NEW, False),
+    (2, "FULL_STATE_DICT", "false", _NEW, False),
+    (1, "FULL_STATE_DICT", "false", ["transformers==4.46.3", "accelerate==1.0.1"], False),
+])
+def test_fsdp_single_process_accelerate_config(tmp_path, processes, state, orig, pins, fires):
+    """accelerate launch sends FSDP through torchrun whatever num_processes (commands/launch.py)."""
+    (tmp_path / "accelerate.yaml").write_text(_LAUNCHER.format(processes=processes, state=state, orig=orig))
+    (tmp_path / "trainlint.toml").write_text('[[runs]]\nfiles = ["args.yaml", "accelerate.yaml"]\n')
+    text = "output_dir: out\nper_device_train_batch_size: 4\nsave_steps: 500\n"
+    assert _codes(tmp_path, text, pins=pins) == (["TRN047"] if fires else [])
