@@ -54,6 +54,19 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
                          "--num_machines $SLURM_NNODES --num_processes $NUM_GPUS`: the command line sets both, and "
                          "accelerate's LaunchConfig dataclass takes the file's null without a type check")
 
+    if code == "SCH001" and repo == "ludwig-ai/experiments" and key and key.startswith("combiner."):
+        return "true", (f"`{key.split('.', 1)[1]}` is read by no Ludwig TabNetCombiner: bn_virtual_divider lived in "
+                        "Ludwig's tree for four days (72df69261 2021-04-04, gone in 1f32d2829 2021-04-08, before any "
+                        "release) and use_keras_batch_norm never in code; the Ludwig of these configs (2021-08/10, "
+                        "ludwig/combiners/combiners.py TabNetCombiner(..., **kwargs)) swallows it silently")
+
+    # --- memory
+    if code == "MEM001" and repo == "Elijah-Bodden/Mind-upload" and "V100" in message:
+        return "true", ("Mistral-7B with LoRA and no quantization (load_in_4bit/8bit false, deepspeed and fsdp empty): "
+                        "16-bit weights alone are 13.5 GiB (7.24B parameters), and sequence_len 4096 with "
+                        "pad_to_sequence_len adds the activations and 32,000-entry logits: over a V100's 16 GiB; "
+                        "My-Simulacrum's run.bash launches it with plain `accelerate launch`, so every GPU holds it all")
+
     # --- links
     if code == "LNK001" and repo == "OpenBMB/MiniCPM":
         return "false", ("MiniCPM's instructions (finetune/llama_factory_example/README.md; minicpm_sala/finetune/"
@@ -80,7 +93,9 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
         return "true", ("FlashAttention-2 supports Ampere and newer only (flash-attn README: 'FlashAttention-2 "
                         "currently supports Ampere, Ada, or Hopper GPUs'); the file asks for it on a V100")
     if code == "PRE004" and re.search(r"tf32: true", text):
-        return "true", ("TrainingArguments.__post_init__ (transformers training_args.py) raises '--tf32 requires Ampere "
+        via = ("axolotl v0.4.0 passes cfg.tf32 on as TrainingArguments(tf32=True) (core/trainer_builder.py), and "
+               if repo == "Elijah-Bodden/Mind-upload" else "")
+        return "true", (via + "TrainingArguments.__post_init__ (transformers training_args.py) raises '--tf32 requires Ampere "
                         "or a newer GPU arch' when is_torch_tf32_available() is False, which it is below compute "
                         "capability 8.0 (a V100 is 7.0)")
     if code == "PRE002":

@@ -111,6 +111,32 @@ SELECTION = [
     ("Jason-Youu/unsloth-GRPO", [
         (r"^adapter_config\.json$", "config", "peft"),  # a saved PEFT adapter at the root
     ], {}),
+    ("ludwig-ai/experiments", [
+        # automl/*/train_*.py: LudwigModel(config='config_<x>.yaml') (Ludwig ECD configs, tabular)
+        (r"^automl/.*/config_.*\.yaml$", "config", "ludwig"),
+    ], {r"^automl/.*/config_.*\.yaml$": 30}),
+    ("Elijah-Bodden/Mind-upload", [
+        # Elijah-Bodden/My-Simulacrum run.bash: wget .../Mind-upload/main/config.yml;
+        # accelerate launch -m axolotl.cli.train config.yml (axolotl cloned from main)
+        (r"^config\.yml$", "config", "axolotl"),
+    ], {}),
+    ("Gayaz2000/Unsloth-DPOTrainer", [
+        (r"^adapter_config\.json$", "config", "peft"),  # saved by the notebook's model.save_pretrained
+        (r"^(special_tokens_map|tokenizer_config)\.json$", "other", "none"),
+    ], {}),
+    ("Ey-luccas/chatbot_unsloth", [
+        (r"^.*/adapter_config\.json$", "config", "peft"),
+        (r"^.*/(special_tokens_map|tokenizer_config)\.json$", "other", "none"),
+    ], {}),
+    ("EDLlyc/kangya-glm4-lora", [
+        (r"^adapter_config\.json$", "config", "peft"),  # inference.py: PeftModel.from_pretrained(base, ".")
+    ], {}),
+    ("farhan-syah/unsloth-finetuning", [
+        # scripts/train.py: FastLanguageModel.from_pretrained(...), SFTTrainer(args=TrainingArguments(**training_args))
+        (r"^scripts/train\.py$", "config", "unsloth"),
+        # scripts/config_loader.py load_config: yaml.safe_load into the project's own Config (config_schema.py)
+        (r"^(training_params_example|quick_test)\.yaml$", "other", "none"),
+    ], {}),
     ("Lightning-AI/litgpt", [
         # litgpt finetune/pretrain --config: jsonargparse into litgpt's own CLI: no supported format
         (r"^config_hub/.*\.yaml$", "other", "none"),
