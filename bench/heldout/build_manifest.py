@@ -8,20 +8,27 @@ argument dataclasses. Each row says what the file truly is (`true_format`), deci
 repository's own code that reads it (noted per rule), for the misclaim count in evaluate.py.
 
 Run: python bench/heldout/build_manifest.py   (deterministic for the same mirror commits)
+     python bench/heldout/build_manifest.py --set second   (SELECTION and SEED from
+     bench/heldout/sets/second/selection.py; writes bench/heldout/sets/second/MANIFEST.tsv)
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import random
 import re
+import runpy
 import subprocess
 import sys
 from pathlib import Path
 
 MIRRORS = Path(os.environ.get("TRAINLINT_MIRRORS", "/work/.mirror"))
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 SEED = 15
+
+from materialize import FIRST, set_dir  # noqa: E402
 
 # (repo, [(path regex, kind, true_format)], sample limit for the first rule or None)
 # kind: config (a training config of a supported framework), other (a config of a tool trainlint
@@ -198,11 +205,19 @@ def rows_for(repo: str, rules, limits) -> list[tuple[str, str, str, str, str]]:
     return rows
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    global SEED
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", dest="set_name", default=FIRST, help="held-out set (default: first)")
+    args = parser.parse_args(argv)
+    selection, out_dir = SELECTION, set_dir(args.set_name)
+    if args.set_name != FIRST:
+        module = runpy.run_path(str(out_dir / "selection.py"))
+        selection, SEED = module["SELECTION"], module.get("SEED", SEED)
     rows = []
-    for repo, rules, limits in SELECTION:
+    for repo, rules, limits in selection:
         rows.extend(rows_for(repo, rules, limits))
-    with open(HERE / "MANIFEST.tsv", "w", encoding="utf-8") as out:
+    with open(out_dir / "MANIFEST.tsv", "w", encoding="utf-8") as out:
         out.write("repo\tcommit\tpath\tkind\ttrue_format\n")
         for row in rows:
             out.write("\t".join(row) + "\n")

@@ -1,9 +1,11 @@
 """Re-run the held-out evaluation at the current code and compare it with the recorded verdicts.
 
-    python bench/heldout/evaluate.py [TREE] [--materialize]
+    python bench/heldout/evaluate.py [TREE] [--materialize] [--set NAME]
 
-TREE defaults to /tmp/trainlint-heldout; with --materialize (or when TREE does not exist) it is
-rebuilt from MANIFEST.tsv and the git mirrors first (bench/heldout/materialize.py). Prints:
+TREE defaults to /tmp/trainlint-heldout (/tmp/trainlint-heldout-NAME for a set other than the
+first); with --materialize (or when TREE does not exist) it is rebuilt from the set's MANIFEST.tsv
+and the git mirrors first (bench/heldout/materialize.py). --set NAME reads the manifest and
+verdicts of bench/heldout/sets/NAME/ instead of bench/heldout/ (the first set). Prints:
 
 1. findings: distinct (repo, path, code, line, message) over `--gpu A100` and `--gpu V100`;
    judged: every error plus the seeded sample of 100 warnings (judge.py's selection); of those,
@@ -42,7 +44,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
 from judge import ADAPTER_FORMATS, distinct_findings, judged_keys  # noqa: E402
-from materialize import folder_name, materialize, read_manifest  # noqa: E402
+from materialize import FIRST, folder_name, materialize, read_manifest, set_dir  # noqa: E402
 
 DEFAULT_TREE = Path(tempfile.gettempdir()) / "trainlint-heldout"
 SUPPORTED = {"deepspeed", "hf", "accelerate", "peft", "axolotl", "llamafactory", "ludwig", "xtuner", "unsloth"}
@@ -127,15 +129,19 @@ def key_renames(tree: Path) -> list[tuple[str, str, str]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("tree", type=Path, nargs="?", default=DEFAULT_TREE)
+    parser.add_argument("tree", type=Path, nargs="?", default=None)
     parser.add_argument("--materialize", action="store_true")
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    parser.add_argument("--set", dest="set_name", default=FIRST, help="held-out set (default: first)")
     args = parser.parse_args(argv)
-    rows = read_manifest()
+    if args.tree is None:
+        args.tree = DEFAULT_TREE if args.set_name == FIRST else DEFAULT_TREE.with_name(f"{DEFAULT_TREE.name}-{args.set_name}")
+    directory = set_dir(args.set_name)
+    rows = read_manifest(directory / "MANIFEST.tsv")
     if args.materialize or not args.tree.exists():
         if materialize(args.tree, args.mirrors, rows):
             print("some files could not be materialized; results cover the rest", file=sys.stderr)
-    verdicts = read_verdicts()
+    verdicts = read_verdicts(directory / "verdicts.tsv")
     manifest = {(row["repo"], row["path"]): row for row in rows}
 
     found = distinct_findings(args.tree, rows)

@@ -1,6 +1,6 @@
 """Judge the findings of a held-out run and write bench/heldout/verdicts.tsv.
 
-    python bench/heldout/judge.py TREE [--write]
+    python bench/heldout/judge.py TREE [--write] [--set NAME]
 
 Runs `trainlint check TREE --gpu A100 --format json` and the same with `--gpu V100`, takes
 every distinct finding (repo, path, code, line, message), and judges every error and a seeded
@@ -13,6 +13,10 @@ A finding is "true" when it is true for the script that reads the file and the v
 uses (as far as the repository records them); "false" otherwise. On a file claimed by the wrong
 adapter, schema findings (SCH*) are false; hardware and numeric findings are judged on what the
 file says.
+
+With --set NAME (a set other than the first), the manifest and verdicts are those of
+bench/heldout/sets/NAME/, and the rules are that set's rules.py `judge` (same signature as judge
+below); the selection of findings to judge (every error, seeded sample of warnings) is the same.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1]))  # the checkout, for linter.project_args
 
-from materialize import folder_name, read_manifest  # noqa: E402
+from materialize import FIRST, folder_name, read_manifest, set_dir  # noqa: E402
 
 SEED = 15
 WARNING_SAMPLE = 100
@@ -217,6 +221,13 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
     return None
 
 
+def set_rules(name: str):
+    """The judge function of held-out set NAME (bench/heldout/sets/NAME/rules.py)."""
+    import runpy
+
+    return runpy.run_path(str(set_dir(name) / "rules.py"))["judge"]
+
+
 def run_check(tree: Path, gpu: str) -> list[dict]:
     done = subprocess.run([sys.executable, "-m", "linter", "check", str(tree), "--gpu", gpu, "--format", "json"],
                           capture_output=True, text=True, cwd=HERE.parents[1])
@@ -256,16 +267,19 @@ def judged_keys(found: dict[tuple, dict]) -> dict[tuple, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tree", type=Path)
-    parser.add_argument("--write", action="store_true", help="write bench/heldout/verdicts.tsv")
+    parser.add_argument("--write", action="store_true", help="write the set's verdicts.tsv")
+    parser.add_argument("--set", dest="set_name", default=FIRST, help="held-out set (default: first)")
     args = parser.parse_args(argv)
-    rows = read_manifest()
+    directory = set_dir(args.set_name)
+    rules = judge if args.set_name == FIRST else set_rules(args.set_name)
+    rows = read_manifest(directory / "MANIFEST.tsv")
     manifest = {(row["repo"], row["path"]): row for row in rows}
     found = distinct_findings(args.tree, rows)
     chosen = judged_keys(found)
     out, unjudged = [], []
     for key in sorted(chosen):
         finding = found[key]
-        verdict = judge(finding, manifest, args.tree)
+        verdict = rules(finding, manifest, args.tree)
         if verdict is None:
             unjudged.append(key)
             continue
@@ -279,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
           f"errors + {sum(v != 'error' for v in chosen.values())} sampled warnings): {false} false "
           f"({100 * false / max(len(out), 1):.1f}%), {len(unjudged)} unjudged", file=sys.stderr)
     if args.write:
-        with open(HERE / "verdicts.tsv", "w", encoding="utf-8", newline="") as handle:
+        with open(directory / "verdicts.tsv", "w", encoding="utf-8", newline="") as handle:
             writer = csv.DictWriter(handle, FIELDS, delimiter="\t", lineterminator="\n")
             writer.writeheader()
             writer.writerows(out)

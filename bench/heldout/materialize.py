@@ -1,6 +1,6 @@
 """Rebuild the held-out tree from bench/heldout/MANIFEST.tsv and the repositories' git mirrors.
 
-    python bench/heldout/materialize.py DEST [--mirrors DIR]
+    python bench/heldout/materialize.py DEST [--mirrors DIR] [--set NAME]
 
 Each repository lands in DEST/<owner>__<name>/ with its own layout (configs, the pins and the
 argument-dataclass files the checks read), made a git repository of its own (`git init`, no
@@ -8,6 +8,10 @@ commit) so that "the repository root" is where it is upstream. Files come byte f
 commit named in the manifest (`git show <commit>:<path>` on the bare mirror that
 `fetch github:owner/name` leaves under /work/.mirror/owner+name/repo). Missing mirrors are
 reported and skipped; an existing DEST/<owner>__<name>/ is replaced.
+
+Sets: the first held-out set (the default, `--set first`) lives in bench/heldout/ itself
+(MANIFEST.tsv, verdicts.tsv); another set NAME lives in bench/heldout/sets/NAME/ (MANIFEST.tsv,
+verdicts.tsv, selection.py with its SELECTION, rules.py with its verdict rules).
 """
 
 from __future__ import annotations
@@ -21,6 +25,13 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+FIRST = "first"
+
+
+def set_dir(name: str = FIRST) -> Path:
+    """Where a held-out set's MANIFEST.tsv and verdicts.tsv live: bench/heldout/ for the first set,
+    bench/heldout/sets/NAME/ for another."""
+    return HERE if name == FIRST else HERE / "sets" / name
 
 
 def read_manifest(path: Path = HERE / "MANIFEST.tsv") -> list[dict[str, str]]:
@@ -67,9 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dest", type=Path)
     parser.add_argument("--mirrors", type=Path, default=Path(os.environ.get("TRAINLINT_MIRRORS", "/work/.mirror")))
-    parser.add_argument("--manifest", type=Path, default=HERE / "MANIFEST.tsv")
+    parser.add_argument("--set", dest="set_name", default=FIRST, help="held-out set (default: first)")
+    parser.add_argument("--manifest", type=Path, default=None, help="default: the set's MANIFEST.tsv")
     args = parser.parse_args(argv)
-    rows = read_manifest(args.manifest)
+    rows = read_manifest(args.manifest or set_dir(args.set_name) / "MANIFEST.tsv")
     missing = materialize(args.dest, args.mirrors, rows)
     print(f"{len(rows) - missing} files under {args.dest} ({missing} missing)", file=sys.stderr)
     return 1 if missing else 0
