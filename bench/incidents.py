@@ -37,8 +37,9 @@ BATCHES = {
          "no: rules were then written for its misses"),
     "blind-2026-11-24": ("blind batch 1 (`blind-2026-11-24`, mined 2026-11-24 at c44dabc..)", "0 / 36",
                          "no: rules encoding each framework's own validation were written after it"),
-    "blind-2026-11-24b": ("blind batch 2 (`blind-2026-11-24b`, mined 2026-11-24 at 05c2963)", "2 / 28",
-                          "yes"),
+    "blind-2026-11-24b": ("blind batch 2 (`blind-2026-11-24b`, mined 2026-11-24 at 05c2963)",
+                          "2 / 28; still 2 / 28 at 166e6b5 with the eight rules written that session without "
+                          "seeing it", "no: rules were then written for its misses (second session of 2026-11-24)"),
 }
 
 ROOT = Path(__file__).resolve().parent.parent
