@@ -49,7 +49,9 @@ TRL's when it holds a key only TRL's SFTConfig / ModelConfig / ScriptArguments d
 (`TRL_KEYS`; `max_length` counts only beside a TrainingArguments key, as it is a common word)
 and one more key of the family; then TRL's bf16 default applies. Otherwise it is a plain
 TrainingArguments YAML (bf16 default False) when it holds two keys only TrainingArguments
-defines (`TRAINING_ARGUMENTS_KEYS`: `output_dir` or `learning_rate` alone say nothing).
+defines (`TRAINING_ARGUMENTS_KEYS`: `output_dir` or `learning_rate` alone say nothing). Either
+only where at least half its keys are fields of those classes or of the repository's own
+argument classes, and no value is a jsonargparse `class_path` block (hf_kinds.argument_file).
 
 Where a relative `deepspeed:` / `deepspeed_config_file:` path points depends on the directory
 the run is launched from, which no file records: the link tries the config's folder, then each

@@ -4,6 +4,7 @@ configs, each by keys only that kind has (see hf.py for the sources of each key 
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from ..document import Document, Mapping, Scalar
@@ -67,16 +68,52 @@ def classify(document: Document) -> tuple[str | None, int]:
             return "peft", 2
         booleans = {key for key in ("fp16", "bf16") if isinstance(written(document, key), bool)}
         marks = (keys & TRAINING_ARGUMENTS_KEYS) - _SHARED_WITH_DEEPSPEED | booleans | (keys & {"output_dir"})
-        if len(marks) >= 2:
+        if len(marks) >= 2 and argument_file(document, keys):
             return ("trl" if keys & TRL_KEYS else "trainer"), len(marks)
         return None, 0
     trainer_keys = keys & TRAINING_ARGUMENTS_KEYS
     trl_marks = keys & TRL_KEYS | (keys & {"max_length"} if trainer_keys else set())
     if trl_marks and len(keys & (TRL_KEYS | SHARED_KEYS | TRAINING_ARGUMENTS_KEYS)) >= 2:
-        return "trl", len(trl_marks)
-    if len(trainer_keys) >= 2:
+        return ("trl", len(trl_marks)) if argument_file(document, keys) else (None, 0)
+    if len(trainer_keys) >= 2 and argument_file(document, keys):
         return "trainer", 1
     return None, 0
+
+
+def argument_file(document: Document, keys: set[str]) -> bool:
+    """Is this a file for HfArgumentParser (TrlParser) at all? The parser maps each top-level key
+    onto a field of its dataclasses: HfArgumentParser.parse_dict / parse_yaml_file /
+    parse_json_file refuse a key no field takes (transformers/hf_argparser.py,
+    allow_extra_keys=False), and TrlParser.set_defaults_with_config hands such a key on as a
+    command-line string (trl/scripts/utils.py). So a file of these parsers may hold a few stale
+    or misspelt keys (SCH001 reports them), but at least half its keys are fields of
+    TrainingArguments, TRL's argument classes (the trl schema, written from both) or the
+    repository's own argument classes (project_args). A file whose keys are mostly unknown to
+    all of them, even if it shares a few names with ModelConfig (lora_r, lora_alpha,
+    lora_dropout), is read by another program's parser. Nor does a dataclass field of these
+    parsers take a `class_path` mapping: that is jsonargparse's syntax for a class argument
+    (`optimizer: {class_path: torch.optim.AdamW, init_args: ...}`)."""
+    root = document.root
+    for pair in root.pairs:
+        if isinstance(pair.value, Mapping) and pair.value.get("class_path") is not None:
+            return False
+    known = len(keys & _framework_fields())
+    if 2 * known >= len(keys):
+        return True
+    from ..project_args import project_fields  # only for a file the frameworks' fields do not settle
+
+    return 2 * len(keys & (_framework_fields() | project_fields(document.source.path))) >= len(keys)
+
+
+@lru_cache(maxsize=1)
+def _framework_fields() -> frozenset[str]:
+    """The top-level keys of the trl schema: TrainingArguments' fields (transformers 4.56.2 to
+    5.23.0), TRL's ScriptArguments, ModelConfig and trainer configs, and the launcher options
+    the trl CLI forwards (see schemas/trl.schema.json `description`)."""
+    from ..schema import load
+
+    schema = load("trl")
+    return frozenset(schema.root.get("properties", ())) if schema is not None else frozenset()
 
 
 def distributed_type_of(document: Document) -> str | None:

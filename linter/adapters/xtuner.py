@@ -132,6 +132,17 @@ class _Config:
         return _head(self.document.resolve(self.document.constants[name]))
 
 
+def _typed_packages(document: PythonDocument) -> set[str]:
+    """The packages named by the dotted `type='package.module.Name'` strings of dict(...) calls. A
+    config as mmengine dumps it (Config.dump, e.g. the copy `xtuner train` writes to its work_dir)
+    imports nothing: each `type` is the object's dotted path, which Registry.get imports
+    (mmengine/registry/registry.py get_object_from_string, mmengine >= 0.8.0, PR #1071); one
+    naming an xtuner object is as sure a sign as importing xtuner (mmdet's and mmengine's don't)."""
+    return {item.value.value.partition(".")[0] for call in document.calls("dict") for item in call.keywords
+            if item.arg == "type" and isinstance(item.value, ast.Constant) and isinstance(item.value.value, str)
+            and "." in item.value.value}
+
+
 def _head(node: ast.expr) -> ast.expr:
     """The part of a value a default points at: a call's function (`dict`), else the value."""
     return node.func if isinstance(node, ast.Call) else node
@@ -141,8 +152,9 @@ class XTunerAdapter(Adapter):
     name = "xtuner"
 
     def evidence(self, document) -> int:
-        return int(isinstance(document, PythonDocument) and "xtuner" in document.imports() and any(
-            name in document.constants for name in ("model", "optim_wrapper", "training_args")))
+        return int(isinstance(document, PythonDocument) and any(
+            name in document.constants for name in ("model", "optim_wrapper", "training_args"))
+            and ("xtuner" in document.imports() or "xtuner" in _typed_packages(document)))
 
     def sniffs(self, text: str) -> bool:
         return "xtuner" in text and bool(_SNIFF.search(text))

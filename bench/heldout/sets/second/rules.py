@@ -41,10 +41,32 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
                         "DPOConfig)); its ScriptArguments has no use_liger, and in the trl==0.13.0 the DPO notebook "
                         "installs, use_liger is a field of SFTConfig only (trl/trainer/sft_config.py), not of DPOConfig "
                         "or ModelConfig: TrlParser raises 'Some specified config arguments are not used'")
-    if code == "SCH001" and repo == "parlance-labs/ftcourse" and key == "eval_table_max_new_tokens":
-        return "false", ("eval_table_max_new_tokens is an Axolotl option (WandB prediction table, #521) in v0.4.0 "
-                         "(src/axolotl/utils/config.py, callbacks.py), gone by v0.5.0; the course ran hc.yml in May 2024 "
-                         "(04_prep_data.ipynb log 2024-05-16) and pins no axolotl")
+    # Axolotl renamed eval_table_max_new_tokens to eval_max_new_tokens on main on 2024-02-13 (5a5d47458, #1274,
+    # the examples too) and validates with pydantic since 2024-02-26 (cc3cebfa7, #1239: validate_config returns
+    # AxolotlInputConfig(**cfg).model_dump(), which drops keys the model lacks; it has no debug or data_seed).
+    # Mind-upload (2024-03-24) runs axolotl cloned from main (My-Simulacrum run.bash); ftcourse's run logs
+    # transformers 4.39.0.dev0 and peft 0.9.1.dev0 (04_prep_data.ipynb), i.e. an axolotl whose requirements pin
+    # transformers@ae49b218 (from 2024-02-21, #1313) installed after peft 0.9.0 (2024-02-28).
+    AXOLOTL_2024 = "in the axolotl of this run (main after 2024-02-21) "
+    if code == "SCH001" and repo in ("parlance-labs/ftcourse", "Elijah-Bodden/Mind-upload") \
+            and key == "eval_table_max_new_tokens":
+        return "true", ("renamed eval_max_new_tokens on axolotl main on 2024-02-13 (5a5d47458, #1274): " + AXOLOTL_2024
+                        + "nothing reads it and pydantic validation (#1239) drops it; the written 128 is also the default")
+    if code == "SCH001" and repo in ("parlance-labs/ftcourse", "Elijah-Bodden/Mind-upload") \
+            and key in ("debug", "data_seed"):
+        return "true", (f"`{key}` is no field of AxolotlInputConfig {AXOLOTL_2024}(pydantic validation since 2024-02-26, "
+                        "cc3cebfa7 #1239, drops it in validate_config's model_dump)"
+                        + ("; axolotl never read a data_seed (only seed)" if key == "data_seed"
+                           else "; the value is empty, so nothing is lost"))
+    if code == "SCH001" and repo == "OpenBMB/MiniCPM" and key == "kto_ftx":
+        return "true", ("LLaMA-Factory's FinetuningArguments had kto_ftx only from 2024-05-17 (66b5634eb) to 2024-05-26 "
+                        "(b0d996666: pref_ftx), in no release; MiniCPM added this file on 2024-06-27 and its README clones "
+                        "LLaMA-Factory's main, whose parser (hparams/parser.py _parse_args: parse_yaml_file, "
+                        "allow_extra_keys False) raises 'Some keys are not used by the HfArgumentParser'")
+    if code == "SCH001" and repo == "OpenBMB/MiniCPM" and key == "evaluation_strategy":
+        return "false", ("the file (2024-06-27) is run in a LLaMA-Factory checkout cloned from main (README); LLaMA-Factory "
+                         "then required transformers>=4.41.2, which accepts evaluation_strategy (deprecated in 4.41, PR "
+                         "#30190, removed in 4.46); the repository pins nothing, so it is judged at its date, as hc.yml is")
     if code == "SCH002" and repo == "parlance-labs/ftcourse" and "sharegpt" in message:
         return "false", ("datasets type sharegpt is valid in Axolotl before v0.5.0 (fd3b80716 'remove fastchat and "
                          "sharegpt', 2024-11-08; now schemas/validation.py deprecate_sharegpt_datasets raises); the "
@@ -98,6 +120,19 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
         return "true", (via + "TrainingArguments.__post_init__ (transformers training_args.py) raises '--tf32 requires Ampere "
                         "or a newer GPU arch' when is_torch_tf32_available() is False, which it is below compute "
                         "capability 8.0 (a V100 is 7.0)")
+    if code == "PRE002" and repo == "kongfoo-ai/internTA" and message.startswith("model dtype float16"):
+        return "true", ("a config as `xtuner train` dumped it: llm torch_dtype='torch.float16', which XTuner turns into "
+                        "torch.float16 (xtuner/model/utils.py set_obj_dtype, traverse_dict) before from_pretrained, on an "
+                        "A100 that has bf16; its DeepSpeed strategy (bf16 enabled) then casts the 16-bit parameters to "
+                        "bf16 (deepspeed/runtime/engine.py _configure_distributed_model), so the bf16 checkpoint is "
+                        "rounded through float16 for nothing")
+    if code == "NUM003" and "was trained in bfloat16" in message:
+        return "true", ("fp16 training of a checkpoint trained in bfloat16 on a V100 (no bf16 there): activations "
+                        "outside fp16's range give NaN or zero loss (QwenLM/Qwen3#670, hiyouga/LLaMA-Factory#4901)")
+    if code == "VER004" and repo == "princeton-nlp/SimPO":
+        return "false", ("the SFT recipe (dataset_mixer, dataset_splits) is read by alignment-handbook's scripts/run_sft.py, "
+                         "which passes SFTTrainer(..., packing=True) from 2023-11-08 (967eab4) to 2025-07-24 (19f0345): "
+                         "packed samples of equal length, so the per-micro-batch mean is the global one")
     if code == "PRE002":
         return "true", "the file trains in fp16 (mixed_precision: fp16 / fp16 enabled) on an A100 that has bf16"
     if code == "QNT001":

@@ -1,0 +1,151 @@
+"""Which files an adapter claims: a TrainingArguments/TRL file only where its keys are those
+argument classes' (or the repository's own), and XTuner configs as `xtuner train` dumps them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import trainlint
+from linter.engine import Options, Session
+
+# The shape of a YAML another program's jsonargparse CLI reads (a LightningCLI-style fine-tuning
+# script taking LoRA sizes as plain arguments): it shares lora_r / lora_alpha / lora_dropout with
+# TRL's ModelConfig and little else.
+JSONARGPARSE_LORA = """\
+checkpoint_dir: checkpoints/some-org/some-model
+out_dir: out/lora-run
+precision: bf16-true
+devices: 2
+lora_r: 8
+lora_alpha: 16
+lora_dropout: 0.05
+lora_query: true
+lora_value: true
+data:
+  class_path: mypackage.data.Instructions
+  init_args:
+    seed: 7
+train:
+  micro_batch_size: 2
+  epochs: 3
+optimizer:
+  class_path: torch.optim.AdamW
+  init_args:
+    lr: 0.0003
+"""
+
+
+def claimed(path: Path):
+    """(adapter, kind) of the config `path` is read as; None where no adapter claims it."""
+    config = Session(Options(detect=False)).load(path, True).config
+    return None if config is None else (config.framework, config.value("file.kind"))
+
+
+def check(path: Path, gpu: str = "A100") -> list[dict]:
+    return json.loads(trainlint("check", path, "--gpu", gpu, "--format", "json").out)
+
+
+# ---- TrainingArguments / TRL files -------------------------------------------------------------
+
+
+def test_a_jsonargparse_lora_yaml_is_not_a_trl_config(tmp_path):
+    path = tmp_path / "lora.yaml"
+    path.write_text(JSONARGPARSE_LORA)
+    assert claimed(path) is None
+    assert check(path) == []
+    # Without the class_path blocks too: 3 of its 11 keys are fields of the TRL/Trainer classes.
+    flat = tmp_path / "flat.yaml"
+    flat.write_text("\n".join(line for line in JSONARGPARSE_LORA.splitlines()[:9]) + "\n")
+    assert claimed(flat) is None
+
+
+def test_a_class_path_block_is_never_an_hf_argument(tmp_path):
+    path = tmp_path / "sft.yaml"
+    path.write_text("model_name_or_path: m\ndataset_name: d\nlora_r: 8\n"
+                    "optimizer:\n  class_path: torch.optim.AdamW\n")
+    assert claimed(path) is None
+
+
+def test_small_trl_yamls_are_still_claimed(tmp_path):
+    for text in ("model_name_or_path: m\ndataset_name: d\n",
+                 "model_name_or_path: m\nlora_r: 16\nlora_alpha: 32\n",
+                 "use_peft: true\nlora_r: 16\nlora_alpha: 32\nlora_dropout: 0.05\n",
+                 "output_dir: out\nper_device_train_batch_size: 4\nnum_train_epochs: 1\n"):
+        path = tmp_path / "config.yaml"
+        path.write_text(text)
+        assert claimed(path) is not None and claimed(path)[0] == "hf", text
+
+
+def test_a_trl_yaml_with_a_few_misspelt_keys_is_claimed_and_they_are_reported(tmp_path):
+    path = tmp_path / "sft.yaml"
+    path.write_text("model_name_or_path: m\ndataset_name: d\nlearning_rate: 2.0e-5\nnum_train_epoch: 1\n"
+                    "lora_r: 16\nlora_alhpa: 32\n")
+    assert claimed(path) == ("hf", "trl")
+    unknown = sorted(f["message"].split()[2] for f in check(path) if f["code"] == "SCH001")
+    assert unknown == ["lora_alhpa", "num_train_epoch"]
+
+
+def test_keys_of_the_repositorys_own_argument_classes_count(tmp_path):
+    (tmp_path / ".git").mkdir()
+    config = tmp_path / "recipe.yaml"
+    config.write_text("model_name_or_path: m\nlora_r: 16\nteacher_temperature: 2.0\nmix_ratio: 0.5\n"
+                      "curriculum: easy-first\nrollout_len: 64\n")
+    assert claimed(config) is None  # 2 of 6 keys are the frameworks' and no class of the checkout has the rest
+    # Another checkout, whose training script reads the keys into its own dataclass (the scan
+    # of a repository is cached, so it is a fresh one).
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / ".git").mkdir()
+    (sub / "train.py").write_text(
+        "from dataclasses import dataclass\nfrom transformers import HfArgumentParser, TrainingArguments\n\n"
+        "@dataclass\nclass DistillArguments:\n    teacher_temperature: float = 1.0\n    mix_ratio: float = 0.0\n"
+        "    curriculum: str = ''\n    rollout_len: int = 0\n\n"
+        "parser = HfArgumentParser((DistillArguments, TrainingArguments))\n")
+    other = sub / "recipe.yaml"
+    other.write_text(config.read_text())
+    assert claimed(other) == ("hf", "trl")
+
+
+# ---- XTuner configs as mmengine dumps them ----------------------------------------------------
+
+# What `xtuner train` writes to its work_dir (mmengine Config.dump): no imports, every `type` the
+# dotted path of the object, which mmengine's Registry.get imports.
+DUMPED_XTUNER = """\
+accumulative_counts = 4
+model = dict(
+    llm=dict(
+        pretrained_model_name_or_path='internlm/internlm2-chat-1_8b',
+        torch_dtype='torch.float16',
+        trust_remote_code=True,
+        type='transformers.AutoModelForCausalLM.from_pretrained'),
+    lora=dict(lora_alpha=16, r=64, task_type='CAUSAL_LM', type='peft.LoraConfig'),
+    type='xtuner.model.SupervisedFinetune')
+optim_wrapper = dict(
+    accumulative_counts=4,
+    dtype='float16',
+    optimizer=dict(lr=0.0002, type='torch.optim.AdamW'),
+    type='mmengine.optim.AmpOptimWrapper')
+train_dataloader = dict(batch_size=1, dataset=dict(type='xtuner.dataset.process_hf_dataset'))
+"""
+
+
+def test_a_dumped_xtuner_config_is_claimed_and_read(tmp_path):
+    path = tmp_path / "internlm2_chat_1_8b_lora_copy.py"
+    path.write_text(DUMPED_XTUNER)
+    assert claimed(path) == ("xtuner", "xtuner")
+    config = Session(Options(detect=False)).load(path, True).config
+    assert (config.value("model.load_dtype"), config.value("precision.fp16")) == ("float16", True)
+    assert [f["code"] for f in check(path)] == ["PRE002"]
+
+
+def test_dumped_mmengine_configs_of_other_projects_are_not_claimed(tmp_path):
+    detector = tmp_path / "faster_rcnn_copy.py"
+    detector.write_text(DUMPED_XTUNER.replace("xtuner.model.SupervisedFinetune", "mmdet.models.FasterRCNN")
+                        .replace("xtuner.dataset.process_hf_dataset", "mmdet.datasets.CocoDataset"))
+    assert claimed(detector) is None
+    registry_names = tmp_path / "registry_names.py"
+    registry_names.write_text("model = dict(type='FasterRCNN')\n"
+                              "optim_wrapper = dict(type='mmengine.optim.AmpOptimWrapper', dtype='float16')\n")
+    assert claimed(registry_names) is None
+    assert check(detector) == [] and check(registry_names) == []
