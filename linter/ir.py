@@ -67,19 +67,24 @@ class Link(Value):
 
     `candidates` are the paths the framework would try, in its order. A name for a config the
     framework ships (XTuner's `deepspeed_zero2`) has no file here: `builtin` holds its IR values
-    and `builtin_source` the upstream file they come from.
+    and `builtin_source` the upstream file they come from. `shipped` names the framework's own
+    file when a relative path is one the framework ships at that path in its checkout
+    (LLaMA-Factory's examples/deepspeed/ds_z3_config.json): run from that checkout, as the
+    framework documents, the path resolves there, not beside this config.
     """
 
-    __slots__ = ("kind", "text", "span", "candidates", "builtin", "builtin_source")
+    __slots__ = ("kind", "text", "span", "candidates", "builtin", "builtin_source", "shipped")
 
     def __init__(self, kind: str, text: str, span: Span, candidates: tuple[Path, ...] = (),
-                 builtin: dict[str, Any] | None = None, builtin_source: str | None = None):
+                 builtin: dict[str, Any] | None = None, builtin_source: str | None = None,
+                 shipped: str | None = None):
         self.kind = kind  # "deepspeed"
         self.text = text  # as written in the referencing file
         self.span = span
         self.candidates = candidates
         self.builtin = builtin
         self.builtin_source = builtin_source
+        self.shipped = shipped
 
 
 class Located:

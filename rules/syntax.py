@@ -65,10 +65,18 @@ class MissingLinkedFile(Rule):
 
     ## Fix safety
     No fix: only the author knows which file was meant. An absolute path is not checked: it
-    names a place on the machine (or container) that launches the run.
+    names a place on the machine (or container) that launches the run. Nor is a relative path
+    that names a file the framework ships at that path of its own checkout (LLaMA-Factory's
+    `examples/deepspeed/ds_z3_config.json`, Axolotl's `deepspeed_configs/zero2.json`) when the
+    config lies outside that checkout: the framework's documented usage runs from its checkout's
+    root (or, for Axolotl, a folder `axolotl fetch deepspeed_configs` filled), where it exists.
 
     ## References
     - transformers/training_args.py: `deepspeed` (a path to a JSON file, or a dict)
+    - LLaMA-Factory examples/README.md (`llamafactory-cli train examples/...` from the clone's
+      root) and examples/deepspeed/ (v0.9.4 to ff6d4d12e)
+    - axolotl utils/config/__init__.py normalize_config (os.path.exists(cfg.deepspeed)),
+      cli/utils/fetch.py (`axolotl fetch deepspeed_configs`), deepspeed_configs/ (v0.2.0 to 067b021c8)
     """
 
     code = "LNK001"
@@ -82,6 +90,12 @@ class MissingLinkedFile(Rule):
                 # container image): its absence here says nothing.
                 context.notes.append(f"{run.primary.path}: LNK001 skipped for {link.text}: an absolute path "
                                      "is resolved on the machine that launches the run")
+                continue
+            if link.shipped:
+                # The framework ships a file at that path in its own checkout, which its documented
+                # usage runs from: the config is meant to be launched there, not from here.
+                context.notes.append(f"{run.primary.path}: LNK001 skipped for {link.text}: it names "
+                                     f"{link.shipped}")
                 continue
             tried = ", ".join(str(path) for path in link.candidates) or "nowhere"
             yield self.finding(run.primary, link.span,

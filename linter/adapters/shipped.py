@@ -1,0 +1,57 @@
+"""Files a framework ships at fixed paths of its own checkout, which configs kept elsewhere name
+relative to that checkout's root (LLaMA-Factory's examples/deepspeed/*.json, Axolotl's
+deepspeed_configs/*.json)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+from ..source import folders_to_checkout
+
+
+class ShippedFiles:
+    """Files a framework ships at fixed relative paths of its checkout, which its documented
+    usage runs from (`llamafactory-cli train` in a LLaMA-Factory clone): a config kept elsewhere
+    (a model's repository whose README copies it into that clone) names them relative to that
+    root. `marker` is a folder only the framework's own checkout holds (its package source):
+    inside that checkout, the file is looked for where it is."""
+
+    def __init__(self, framework: str, marker: str, paths: Iterable[str], source: str):
+        self.framework, self.marker, self.paths, self.source = framework, marker, frozenset(paths), source
+
+    def names(self, config_path: Path, written_path: str) -> str | None:
+        """The framework file `written_path` names, where it is one of them and the config does
+        not lie in the framework's own checkout; else None."""
+        import posixpath
+
+        normal = posixpath.normpath(written_path.replace("\\", "/"))
+        if normal not in self.paths:
+            return None
+        if any((folder / self.marker).is_dir() for folder in folders_to_checkout(config_path.resolve().parent)):
+            return None
+        return f"{self.framework} {normal} ({self.source})"
+
+
+# hiyouga/LLaMA-Factory examples/deepspeed/ (tree at v0.9.4, v0.9.5 and ff6d4d12e, the corpus
+# commit; examples/README.md runs `llamafactory-cli train examples/...yaml` from the clone's root,
+# and the example YAMLs since v0.7.1 write `deepspeed: examples/deepspeed/ds_z3_config.json`).
+LLAMAFACTORY_DEEPSPEED = ShippedFiles(
+    "LLaMA-Factory", "src/llamafactory",
+    (f"examples/deepspeed/{name}.json" for name in (
+        "ds_z0_config", "ds_z2_config", "ds_z2_offload_config", "ds_z2_autotp_config", "ds_z3_config",
+        "ds_z3_offload_config", "ds_z3_fp8_config")),
+    "shipped in its checkout, which its documented usage runs from")
+
+# axolotl-ai-cloud/axolotl deepspeed_configs/ (union over the trees of v0.2.0 to v0.18.0 and
+# 067b021c8): normalize_config opens `deepspeed:` relative to the working directory
+# (utils/config/__init__.py, os.path.exists); the package ships none of them (pyproject
+# package-data), so `axolotl fetch deepspeed_configs` (cli/main.py, cli/utils/fetch.py) puts them in
+# ./deepspeed_configs, as in a clone's root, which the examples (`deepspeed:
+# deepspeed_configs/zero1.json`) are run from.
+AXOLOTL_DEEPSPEED = ShippedFiles(
+    "Axolotl", "src/axolotl",
+    (f"deepspeed_configs/{name}.json" for name in (
+        "zero1", "zero1_torch_compile", "zero2", "zero2_torch_compile", "zero3", "zero3_bf16",
+        "zero3_bf16_cpuoffload_all", "zero3_bf16_cpuoffload_params")),
+    "shipped in its checkout and by `axolotl fetch deepspeed_configs`")
