@@ -62,24 +62,39 @@ class Field(Value):
         return self.origin.span
 
 
+class Elsewhere(Value):
+    """Why a linked path, as written, is resolved where the linter does not see; `since`
+    (package, first release) where that holds only from a release on."""
+
+    __slots__ = ("reason", "since")
+
+    def __init__(self, reason: str, since: tuple[str, str] | None = None):
+        self.reason, self.since = reason, since
+
+
 class Link(Value):
     """A file a config references (its DeepSpeed JSON), as the framework would resolve it.
 
     `candidates` are the paths the framework would try, in its order. A name for a config the
     framework ships (XTuner's `deepspeed_zero2`) has no file here: `builtin` holds its IR values
-    and `builtin_source` the upstream file they come from.
+    and `builtin_source` the upstream file they come from. `elsewhere` says why the path, as
+    written, is resolved somewhere the linter does not see: a file the framework ships at that
+    path of its own checkout (LLaMA-Factory's examples/deepspeed/ds_z3_config.json), which its
+    documented usage runs from; a launch command that passes another file in its place.
     """
 
-    __slots__ = ("kind", "text", "span", "candidates", "builtin", "builtin_source")
+    __slots__ = ("kind", "text", "span", "candidates", "builtin", "builtin_source", "elsewhere")
 
     def __init__(self, kind: str, text: str, span: Span, candidates: tuple[Path, ...] = (),
-                 builtin: dict[str, Any] | None = None, builtin_source: str | None = None):
+                 builtin: dict[str, Any] | None = None, builtin_source: str | None = None,
+                 elsewhere: Elsewhere | None = None):
         self.kind = kind  # "deepspeed"
         self.text = text  # as written in the referencing file
         self.span = span
         self.candidates = candidates
         self.builtin = builtin
         self.builtin_source = builtin_source
+        self.elsewhere = elsewhere
 
 
 class Located:

@@ -62,3 +62,31 @@ def sharding_launchers(root: Path) -> list[Path]:
 def mentioning(root: Path, name: str) -> list[Path]:
     """Files of the checkout whose text names `name` (a file name a config may link)."""
     return [path for path, text in _texts(root) if name in text]
+
+
+_SCRIPT_SUFFIXES = (".sh", ".slurm", ".bash", ".sbatch")
+_ACCELERATE_LAUNCH = re.compile(r"accelerate\s+launch\b[^\n]*(?:\\\n[^\n]*)*?--config[_-]file", re.M)
+
+
+@lru_cache(maxsize=64)
+def launch_scripts(folder: Path, name: str) -> tuple[tuple[Path, str], ...]:
+    """(path, text) of the shell and SLURM scripts in `folder` (not below it) that run
+    `accelerate launch --config_file` and name `name`, the file they pass (directly or through a
+    variable); bounded like the checkout's texts."""
+    found = []
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return ()
+    for path in entries[:MAX_FILES]:
+        if not path.name.endswith(_SCRIPT_SUFFIXES):
+            continue
+        try:
+            if not path.is_file() or path.stat().st_size > MAX_BYTES:
+                continue
+            text = path.read_text("utf-8", errors="replace")
+        except OSError:
+            continue
+        if name in text and _ACCELERATE_LAUNCH.search(text):
+            found.append((path, text))
+    return tuple(found)

@@ -58,6 +58,11 @@ class Schema:
         # The releases the schema was written from ({package: version}): what it says of an older
         # release's keys and values is not known (x-trainlint written-from).
         self.written_from = written_from or {}
+        # Keys and values a released version read and a later one removed (x-trainlint removed-keys:
+        # {key: {package, removed (first release without it), source, instead}}; removed-values:
+        # {key path, "[]" for any list item: [{pattern, package, removed, source, instead}]}).
+        self.removed_keys: dict = {}
+        self.removed_values: dict = {}
         self.refs: dict = {}
         # (id of a patternProperties object, key) -> the subschemas whose pattern the key matches:
         # the same keys recur in every file (Axolotl's plugin-key patterns test each top-level key).
@@ -357,8 +362,11 @@ def load(name: str) -> Schema | None:
             root = json.loads(path.read_text("utf-8"))
             options = root.get("x-trainlint", {})
             # A cut (ludwig-llm) speaks as the schema it was cut from.
-            return Schema(options.get("name", path.name.split(".")[0]), root, options.get("numeric-strings") == "coerced",
-                          options.get("unknown-keys") == "dropped-silently", options.get("renamed-keys"),
-                          options.get("unknown-keys", ""), options.get("renamed-values"),
-                          options.get("written-from"))
+            schema = Schema(options.get("name", path.name.split(".")[0]), root, options.get("numeric-strings") == "coerced",
+                            options.get("unknown-keys") == "dropped-silently", options.get("renamed-keys"),
+                            options.get("unknown-keys", ""), options.get("renamed-values"),
+                            options.get("written-from"))
+            schema.removed_keys = options.get("removed-keys", {})
+            schema.removed_values = options.get("removed-values", {})
+            return schema
     return None

@@ -82,6 +82,40 @@ def _renamed_value(schema, tree, error) -> dict | None:
     return schema.renamed_values.get(error.path[0], {}).get(value) if isinstance(value, str) else None
 
 
+def _removed_value(schema, tree, error) -> tuple[object, dict] | None:
+    """(value, entry) when the error is on a value a released version accepted and a later one
+    removed (x-trainlint removed-values, keyed by the path with `[]` for any list item)."""
+    if not schema.removed_values or error.kind == "unknown-key" or not error.path:
+        return None
+    where = "".join("[]" if isinstance(step, int) else f".{step}" for step in error.path).lstrip(".")
+    entries = schema.removed_values.get(where)
+    if not entries:
+        return None
+    value = tree.value
+    for step in error.path:
+        try:
+            value = value[step]
+        except (KeyError, IndexError, TypeError):
+            return None
+    if not isinstance(value, str):
+        return None
+    import re
+
+    return next(((value, entry) for entry in entries if re.search(entry["pattern"], value)), None)
+
+
+def _still_read(context, config, code: str, package: str, removed: str, what: str) -> bool:
+    """Does the version in use still read `what`, or is that version unknown? Then a finding
+    would be a guess about which release reads the file: silent, noted for --verbose."""
+    if context.version_before(package, removed, config, code) is not None:
+        return True
+    if config.version(package) is None:
+        context.notes.append(f"{config.path}: {code}: {what} was removed in {package} {removed}; "
+                             f"valid before (no {package} version pinned)")
+        return True
+    return False
+
+
 def _accepts(schema, tree, path: tuple, value) -> bool:
     """Would the schema accept `value` at `path`? (A fix that trades one invalid value for
     another is no fix: accelerate's SageMaker config accepts no "NO" at all.)"""
@@ -128,7 +162,11 @@ class UnknownKey(Rule):
     file's repository) are known. Where those classes read the file, the script that reads it
     decides, so other unknown keys are reported as info, with that reason. A renamed key is
     reported only where the version in use no longer accepts it; with no version known it is
-    not reported (an older release accepts it).
+    not reported (an older release accepts it). Likewise a key a released version read and a
+    later one removed (the schema's `removed-keys`, built from the framework's history: Axolotl's
+    `eval_table_max_new_tokens`, read by v0.4.0 and gone in v0.5.0): reported, naming the release
+    that removed it, only where the pinned version is that release or newer; with no version
+    known, only noted for --verbose ("valid before").
 
     ## References
     - schemas/*.schema.json (each names the upstream files and version it was written from)
@@ -159,6 +197,11 @@ class UnknownKey(Rule):
                 if finding is not None:
                     yield finding
                 continue
+            removed = schema.removed_keys.get(key) if len(error.path) == 1 else None
+            if removed is not None:
+                if not _still_read(context, config, self.code, removed["package"], removed["removed"], key):
+                    yield self._removed(config, span, key, removed, siblings)
+                continue
             if _older_than_schema(config, schema, context, self.code):
                 continue
             import difflib  # only where a key is unknown
@@ -176,6 +219,16 @@ class UnknownKey(Rule):
                          "reads it decides")
             yield self.finding(config, span, f"unknown key {_dotted(error.path)!s} for {schema.name}{hint}",
                                severity=severity)
+
+    def _removed(self, config, span, key, removed, siblings):
+        """A key a released version read, which the version in use no longer does."""
+        package = removed["package"]
+        version, origin = config.version(package)
+        instead = f"; use {removed['instead']}" if removed.get("instead") else ""
+        refused = bool(removed.get("raises")) and bool(siblings.get(key))
+        return self.finding(config, span, f"{key} was removed in {package} {removed['removed']}{instead}; "
+                                          f"{package} {version} ({origin}) {'refuses' if refused else 'ignores'} it",
+                            severity=ERROR if refused else WARNING)
 
     def _renamed(self, config, span, key, renamed, siblings, context):
         """A documented rename: reported where the version in use no longer accepts the key."""
@@ -215,8 +268,16 @@ class InvalidValue(Rule):
     ## Fix safety
     No fix: only the author knows the intended value.
 
+    A value a released version accepted and a later one removed (the schema's `removed-values`:
+    Axolotl's dataset `type: sharegpt`, valid before v0.5.0) is reported only where the pinned
+    version is the removing release or newer, naming it; with no version known, it is only
+    noted for --verbose.
+
     ## References
-    - schemas/*.schema.json (each names the upstream files and version it was written from)
+    - schemas/*.schema.json (each names the upstream files and version it was written from;
+      `x-trainlint` removed-keys / removed-values give the commit and release of each removal)
+    - axolotl PR #2021 (fd3b80716, "remove fastchat and sharegpt", v0.5.0), PR #1274
+      (5a5d47458, eval_table_max_new_tokens -> eval_max_new_tokens, v0.5.0)
     """
 
     code = "SCH002"
@@ -233,6 +294,16 @@ class InvalidValue(Rule):
             span = located.value_span if located else None
             where = _dotted(error.path) or "the file"
             if _older_than_schema(config, schema, context, self.code):
+                continue
+            gone = _removed_value(schema, tree, error)
+            if gone is not None:
+                value, entry = gone
+                package = entry["package"]
+                if not _still_read(context, config, self.code, package, entry["removed"], f"{where}: {value!r}"):
+                    version, origin = config.version(package)
+                    instead = f"; use {entry['instead']}" if entry.get("instead") else ""
+                    yield self.finding(config, span, f"{where}: {value!r} was removed in {package} {entry['removed']}"
+                                                     f"{instead}; {package} {version} ({origin}) refuses it")
                 continue
             renamed = _renamed_value(schema, tree, error)
             if renamed is not None:

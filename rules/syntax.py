@@ -65,10 +65,24 @@ class MissingLinkedFile(Rule):
 
     ## Fix safety
     No fix: only the author knows which file was meant. An absolute path is not checked: it
-    names a place on the machine (or container) that launches the run.
+    names a place on the machine (or container) that launches the run. Nor is a relative path
+    that names a file the framework ships at that path of its own checkout (LLaMA-Factory's
+    `examples/deepspeed/ds_z3_config.json`, Axolotl's `deepspeed_configs/zero2.json`) when the
+    config lies outside that checkout: the framework's documented usage runs from its checkout's
+    root (or, for Axolotl, a folder `axolotl fetch deepspeed_configs` filled), where it exists.
+    Nor is an accelerate config's `deepspeed_config_file` when every launch script beside it
+    that names the config passes `--deepspeed_config_file`, which accelerate >= 1.5.0 keeps over
+    the file's value; with an older accelerate pinned, the file's path is opened and reported.
 
     ## References
     - transformers/training_args.py: `deepspeed` (a path to a JSON file, or a dict)
+    - LLaMA-Factory examples/README.md (`llamafactory-cli train examples/...` from the clone's
+      root) and examples/deepspeed/ (v0.9.4 to ff6d4d12e)
+    - axolotl utils/config/__init__.py normalize_config (os.path.exists(cfg.deepspeed)),
+      cli/utils/fetch.py (`axolotl fetch deepspeed_configs`), deepspeed_configs/ (v0.2.0 to 067b021c8)
+    - accelerate commands/launch.py _validate_launch_command: deepspeed_config entries are set
+      only where `key not in args.nondefault` since PR #3409 (c7b36255, v1.5.0); before, they
+      overwrote the command line
     """
 
     code = "LNK001"
@@ -83,6 +97,19 @@ class MissingLinkedFile(Rule):
                 context.notes.append(f"{run.primary.path}: LNK001 skipped for {link.text}: an absolute path "
                                      "is resolved on the machine that launches the run")
                 continue
+            older = None
+            if link.elsewhere is not None:
+                # A file the framework ships at that path of its own checkout (which its documented
+                # usage runs from), or a launch command that passes another file in its place (from
+                # a release on: before it, the written path is opened).
+                since = link.elsewhere.since
+                older = since and context.version_before(since[0], since[1], run.primary, self.code)
+                if not older:
+                    context.notes.append(f"{run.primary.path}: LNK001 skipped for {link.text}: "
+                                         f"{link.elsewhere.reason}")
+                    continue
             tried = ", ".join(str(path) for path in link.candidates) or "nowhere"
+            why = f"; {link.elsewhere.reason}, but {link.elsewhere.since[0]} {older[0]} ({older[1]}) opens this path" \
+                if older else ""
             yield self.finding(run.primary, link.span,
-                               f"linked {link.kind} config {link.text!r} does not exist (looked for {tried})")
+                               f"linked {link.kind} config {link.text!r} does not exist (looked for {tried}){why}")

@@ -373,3 +373,31 @@ def test_hf_family_corpus_lints(corpus, gpu):
     # schema findings are reviewed one by one in tests/corpus_schema_verdicts.tsv
     assert {code for code, _ in errors if not code.startswith("SCH")} <= allowed, errors
     assert any(f["framework"] == "hf" for f in findings)
+
+
+def test_deepspeed_config_file_replaced_on_the_launch_command_is_checked_by_accelerate_release(tmp_path, monkeypatch):
+    """accelerate >= 1.5.0 (PR #3409) keeps `--deepspeed_config_file` over the config's entry;
+    older releases set the config's entry over it, so the written path is opened."""
+    from linter import repository, versions
+
+    monkeypatch.setattr(versions, "installed", lambda package: None)
+    (tmp_path / ".git").mkdir()
+    config = tmp_path / "accelerate_config.yaml"
+    config.write_text("compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\n"
+                      "deepspeed_config:\n  deepspeed_config_file: ./xxxx/ds_config.json\nnum_processes: 8\n")
+    script = tmp_path / "train.slurm"
+    script.write_text("CFG=accelerate_config.yaml\nsrun accelerate launch \\\n  --config_file $CFG \\\n"
+                      "  --deepspeed_config_file $DS train.py\n")
+
+    def lnk001(pin):
+        if pin:
+            (tmp_path / "requirements.txt").write_text(pin + "\n")
+        result = trainlint("check", config, "--select", "LNK001", "--no-detect", "--format", "json")
+        return [f for f in json.loads(result.out) if f["code"] == "LNK001"]
+
+    assert lnk001(None) == []  # which accelerate runs is unknown
+    assert lnk001("accelerate==1.5.0") == []
+    assert "accelerate 1.4.0" in lnk001("accelerate==1.4.0")[0]["message"]
+    script.write_text("srun accelerate launch --config_file accelerate_config.yaml train.py\n")
+    repository.launch_scripts.cache_clear()  # read once per process, like the checkout's texts
+    assert len(lnk001("accelerate==1.5.0")) == 1  # the launch command does not replace the path

@@ -218,3 +218,21 @@ def test_corpus_training_configs_are_claimed(corpus):
         if "model_name_or_path:" in text and "\nstage:" in text:
             loaded = session.load(path, explicit=True)
             assert loaded.config is not None and loaded.config.framework == "llamafactory", path
+
+
+def test_a_deepspeed_file_llamafactory_ships_is_not_missing_outside_its_checkout(tmp_path):
+    """MiniCPM's LLaMA-Factory YAMLs are copied into a LLaMA-Factory clone and run from its root,
+    where examples/deepspeed/ds_z3_config.json ships; inside a clone that lacks it, it is missing."""
+    text = "model_name_or_path: m\nstage: sft\nfinetuning_type: lora\ndeepspeed: examples/deepspeed/ds_z3_config.json\n"
+    elsewhere = tmp_path / "model_repo" / "finetune"
+    elsewhere.mkdir(parents=True)
+    (elsewhere.parent / ".git").mkdir()
+    (elsewhere / "sft.yaml").write_text(text)
+    assert "LNK001" not in codes(trainlint("check", elsewhere / "sft.yaml", "--no-detect", "--format", "json"))
+    clone = tmp_path / "LLaMA-Factory"
+    (clone / "src" / "llamafactory").mkdir(parents=True)
+    (clone / ".git").mkdir()
+    (clone / "sft.yaml").write_text(text)
+    assert "LNK001" in codes(trainlint("check", clone / "sft.yaml", "--no-detect", "--format", "json"))
+    (elsewhere / "typo.yaml").write_text(text.replace("ds_z3_config", "ds_z3"))
+    assert "LNK001" in codes(trainlint("check", elsewhere / "typo.yaml", "--no-detect", "--format", "json"))

@@ -380,3 +380,40 @@ def test_ludwig_llm_files_validate_against_the_cut_schema_with_the_same_findings
     found = sorted((f["code"], f["line"], f["message"]) for f in json.loads(result.out))
     assert [code for code, _, _ in found] == ["SCH001", "SCH002"]
     assert all("(ludwig schema)" in message or "ludwig" in message for _, _, message in found)
+
+
+def test_removed_axolotl_keys_and_values_are_reported_only_at_or_after_the_removing_release(tmp_path, monkeypatch):
+    """Keys and values a released Axolotl read (x-trainlint removed-keys / removed-values, from
+    its history): a pin before the removal reads them, no pin is unknown, a later pin does not."""
+    from linter import versions
+
+    monkeypatch.setattr(versions, "installed", lambda package: None)  # versions come from the pins written here
+    text = ("base_model: m\nmicro_batch_size: 2\neval_table_max_new_tokens: 64\nunsloth_lora_mlp: true\n"
+            "datasets:\n  - path: d.jsonl\n    type: sharegpt.load_role\n")
+
+    def project(name: str, pin: str | None):
+        folder = tmp_path / name
+        folder.mkdir()
+        if pin:
+            (folder / "requirements.txt").write_text(pin + "\n")
+        (folder / "axolotl.yaml").write_text(text)
+        return folder / "axolotl.yaml"
+
+    assert check(project("unpinned", None)) == []
+    assert check(project("old", "axolotl==0.4.0")) == []  # all three read by 0.4.0
+    middle = {(f["code"], f["line"]): f for f in check(project("middle", "axolotl==0.12.0"))}
+    assert set(middle) == {("SCH001", 3), ("SCH002", 7)}  # the unsloth_* fields are read until 0.17.0
+    assert "removed in axolotl 0.5.0; use eval_max_new_tokens" in middle["SCH001", 3]["message"]
+    assert middle["SCH001", 3]["severity"] == "warning"  # dropped by model_dump, not refused
+    assert "'sharegpt.load_role' was removed in axolotl 0.5.0" in middle["SCH002", 7]["message"]
+    new = {(f["code"], f["line"]): f for f in check(project("new", "axolotl==0.17.0"))}
+    assert new["SCH001", 4]["severity"] == "error"  # check_deprecated_unsloth_fields raises for true
+
+
+def test_accelerate_takes_null_counts_that_the_launch_command_fills(tmp_path):
+    path = tmp_path / "accelerate_config.yaml"
+    path.write_text("compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nmachine_rank: null\n"
+                    "num_machines: null\nnum_processes: null\nmixed_precision: bf16\n")
+    assert check(path) == []
+    path.write_text("compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_machines: two\n")
+    assert [f["code"] for f in check(path)] == ["SCH002"]

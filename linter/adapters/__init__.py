@@ -341,18 +341,19 @@ def comma_list(value: Any) -> Any:
     return [item.strip() for item in value.split(",")] if isinstance(value, str) else value
 
 
-def deepspeed_link(config: ConfigIR, document: Document, node: Node | None) -> None:
+def deepspeed_link(config: ConfigIR, document: Document, node: Node | None, elsewhere: Any = None) -> None:
     """Link the DeepSpeed file a `deepspeed:` value names. An inline JSON string, a `${VAR}`
     placeholder or a mapping (the DeepSpeed config itself) links nothing. The frameworks open the
     path relative to the launch directory, which the linter cannot know: see
-    working_directory_candidates."""
+    working_directory_candidates. `elsewhere.names(config path, path)`: see adapters/shipped.py."""
     if not isinstance(node, Scalar) or not isinstance(node.value, str) or templated(node):
         return
     path = node.value.strip()
     if not path or path.startswith("{"):
         return
     config.links.append(Link("deepspeed", node.value, span_of(document, node.start, node.end),
-                             working_directory_candidates(config.path, path)))
+                             working_directory_candidates(config.path, path),
+                             elsewhere=elsewhere and elsewhere.names(config.path, path)))
 
 
 def strategy(value: Any) -> Any:

@@ -29,9 +29,8 @@ commit 067b021c8b87a9e5e380b9173c704cf7340e30f5, the commit the shared corpus co
   relative to the working directory; axolotl's package ships no DeepSpeed JSON (pyproject
   package-data: yaml and jinja only) — `axolotl fetch deepspeed_configs` downloads them into
   ./deepspeed_configs (cli/utils/fetch.py). The working directory is not in the file, so a link
-  tries the config's folder, then each folder above it.
-Values written as `${VAR}` (launcher templates, e.g. axolotl's .runpod config) are unknown here
-and recorded as absent.
+  tries the config's folder, then each folder above it; those names are known (adapters/shipped.py).
+Values written as `${VAR}` (launcher templates, e.g. axolotl's .runpod config) are absent here.
 """
 
 from __future__ import annotations
@@ -47,6 +46,7 @@ from ..versions import older_than
 from . import (Adapter, Binding, Reader, as_bool_or_auto, as_float, deepspeed_link, new_config, set_path, strategy,
                templated, written)
 from .axolotl_checks import record_checked, record_lora_config
+from .shipped import AXOLOTL_DEEPSPEED
 from .fsdp_facts import own_classes, wrap_classes
 
 _CONFIG = "axolotl/utils/schemas/config.py"
@@ -233,7 +233,7 @@ class AxolotlAdapter(Adapter):
             if read.take("parallel.fsdp_version", *path) is not None:
                 break
         record_checked(read)  # the settings Axolotl's own validation checks together
-        deepspeed_link(config, document, read.node("deepspeed"))
+        deepspeed_link(config, document, read.node("deepspeed"), AXOLOTL_DEEPSPEED)
         return config
 
     # ---- reading -----------------------------------------------------------------------------

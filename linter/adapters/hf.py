@@ -77,6 +77,7 @@ from . import (_MISSING as _NO_DEFAULT, CHECKPOINT_BINDINGS, Adapter, Binding, R
                new_config, set_path, span_of, templated, written)
 from .fsdp_facts import accelerate_wrap_classes, trainer_fsdp_version, trainer_wrap_classes
 from .peft_facts import PEFT_BINDINGS as _PEFT_BINDINGS, record_peft_facts
+from .shipped import ACCELERATE_DEEPSPEED_FILE
 from .trainer_arguments import TRAINER_ARGUMENT_BINDINGS
 from .hf_kinds import (ACCELERATE_FSDP_BINDINGS, TRL_TRAINER_BINDINGS, classify, distributed_type_of, fsdp_sharding,
                        record_project_arguments, record_repository_launchers, record_target_shorthand,
@@ -329,7 +330,7 @@ class HFAdapter(Adapter):
             return
         config_file = document.find("deepspeed_config", "deepspeed_config_file")
         if written(document, "deepspeed_config", "deepspeed_config_file") not in (None, "", "none"):
-            deepspeed_link(config, document, config_file)
+            deepspeed_link(config, document, config_file, ACCELERATE_DEEPSPEED_FILE)
             return  # the JSON holds the ZeRO settings; accelerate refuses them in the YAML too
         zero_stage, *others = _ACCELERATE_DEEPSPEED_BINDINGS
         read.take(zero_stage.key, *zero_stage.paths[0], default=zero_stage.default, default_source=zero_stage.source,

@@ -49,6 +49,7 @@ from ..ir import ConfigIR, Field, KeyTree, Origin
 from ..versions import older_than
 from . import (CHECKPOINT_BINDINGS, Adapter, Binding, Reader, as_float, comma_list, deepspeed_link, new_config,
                set_path, written)
+from .shipped import LLAMAFACTORY_DEEPSPEED
 from .trainer_arguments import TRAINER_ARGUMENT_BINDINGS
 from ..lazy_pattern import LazyPattern
 
@@ -260,7 +261,7 @@ class LlamaFactoryAdapter(Adapter):
             if isinstance(size, int) and not isinstance(size, bool) and size > 1:
                 read.take("parallel.unmodeled", key, convert=lambda _: "Megatron model parallelism")
                 break
-        deepspeed_link(config, document, read.node("deepspeed"))
+        deepspeed_link(config, document, read.node("deepspeed"), LLAMAFACTORY_DEEPSPEED)
         return config
 
     # ---- reading -----------------------------------------------------------------------------
