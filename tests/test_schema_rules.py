@@ -417,3 +417,27 @@ def test_accelerate_takes_null_counts_that_the_launch_command_fills(tmp_path):
     assert check(path) == []
     path.write_text("compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_machines: two\n")
     assert [f["code"] for f in check(path)] == ["SCH002"]
+
+
+def test_llamafactory_evaluation_strategy_is_judged_by_the_transformers_that_reads_it(tmp_path, monkeypatch):
+    """LLaMA-Factory hands TrainingArguments keys to transformers: `evaluation_strategy` was read
+    until transformers 4.46.0, so an unpinned file is not told it is unknown (second held-out set:
+    OpenBMB/MiniCPM's LLaMA-Factory examples)."""
+    from linter import versions
+
+    monkeypatch.setattr(versions, "installed", lambda package: None)
+    text = ("model_name_or_path: Qwen/Qwen2.5-0.5B\nstage: sft\ndo_train: true\nfinetuning_type: lora\n"
+            "dataset: alpaca_en_demo\ntemplate: qwen\noutput_dir: out\nevaluation_strategy: steps\n")
+
+    def project(name: str, pin: str | None):
+        folder = tmp_path / name
+        folder.mkdir()
+        if pin:
+            (folder / "requirements.txt").write_text(pin + "\n")
+        (folder / "train.yaml").write_text(text)
+        return folder / "train.yaml"
+
+    assert check(project("unpinned", None)) == []
+    assert check(project("old", "transformers==4.45.2")) == []
+    [finding] = check(project("new", "transformers==4.46.0"))
+    assert "evaluation_strategy was renamed eval_strategy in transformers 4.41.0 and removed in 4.46.0" in finding["message"]
