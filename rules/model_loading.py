@@ -196,7 +196,7 @@ class QuantizedDeviceMapUnderDdp(Rule):
                 continue
             yield self.finding(
                 config, config.span("model.device_map"),
-                f"model_init_kwargs device_map {config.value('model.device_map')} for a {bits}-bit model in a "
+                f"model_init_kwargs device_map {config.value('model.device_map')} for {'an' if bits == 8 else 'a'} {bits}-bit model in a "
                 f"{world}-process launch on TRL {trl[0]} ({trl[1]}): each process spreads its copy over the GPUs (or "
                 "onto GPU 0), and accelerate refuses to prepare a quantized model placed on several devices or on "
                 "another process's GPU; remove device_map so each process loads the model on its own GPU",

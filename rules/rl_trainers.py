@@ -299,3 +299,4 @@ class PrecomputeRefUnderDeepspeed(Rule):
                 f"trainer refuses or crashes at launch (fixed in TRL {_PRECOMPUTE_FIXED}); upgrade TRL or set "
                 "precompute_ref_log_probs false",
             )
+
