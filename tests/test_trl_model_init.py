@@ -168,3 +168,9 @@ def test_trn012_eval_batch_silent(tmp_path, text, pin, world):
 
 def test_trn012_eval_batch_needs_the_world_size(tmp_path):
     assert _codes(_write(tmp_path, GRPO_EVAL, "0.19.0", "grpo.yaml"), "TRN012") == []
+
+
+def test_a_dtype_fix_edits_model_init_kwargs(tmp_path):
+    path = _write(tmp_path, "fp16: true\n" + QUANTIZED.replace("  device_map: auto\n", ""), None)
+    result = trainlint("check", path, "--no-detect", "--gpu", "V100", "--select", "PRE001", "--diff", "--unsafe-fixes")
+    assert "-  torch_dtype: bfloat16\n+  torch_dtype: float16" in result.out, result.out

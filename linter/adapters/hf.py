@@ -73,7 +73,7 @@ from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from ..versions import older_than
 from . import (_MISSING as _NO_DEFAULT, CHECKPOINT_BINDINGS, Adapter, Binding, Reader, as_float, comma_list, deepspeed_link,
                new_config, set_path, span_of, templated, written)
-from .model_init import record_model_init_kwargs
+from .model_init import model_init_path, record_model_init_kwargs
 from .fsdp_facts import accelerate_wrap_classes, trainer_fsdp_version, trainer_wrap_classes
 from .peft_facts import PEFT_BINDINGS as _PEFT_BINDINGS, record_peft_facts
 from .trainer_arguments import TRAINER_ARGUMENT_BINDINGS
@@ -366,7 +366,8 @@ class HFAdapter(Adapter):
         if key in ("model.load_dtype", "quantization.compute_dtype"):
             # TRL computes 4-bit layers in the model dtype: both live in one key. A plain
             # TrainingArguments file has no model dtype to add.
-            path = self.binding(config, "model.load_dtype").path_in(document)
+            path = (model_init_path(document, key)
+                    or self.binding(config, "model.load_dtype").path_in(document))
             if kind != "trl" and document.find(*path) is None:
                 raise RenderError("TrainingArguments has no model dtype; set it where the script loads the model")
             return [set_path(document, path, value)]

@@ -57,3 +57,16 @@ def record_model_init_kwargs(read) -> None:
     if config.value("quantization.bits") == 4:
         read.take("quantization.quant_type", *quantization, "bnb_4bit_quant_type")
         read.take("quantization.compute_dtype", *quantization, "bnb_4bit_compute_dtype", convert=canonical_dtype)
+
+
+def model_init_path(document, key: str) -> tuple[str, ...] | None:
+    """Where a fix writes `key` when this module read it from `model_init_kwargs` (ModelConfig's
+    own keys absent): the dtype, or a written bitsandbytes config's compute dtype."""
+    if not isinstance(document.find(_KWARGS), Mapping) or document.find("load_in_4bit") is not None:
+        return None
+    if key == "model.load_dtype" and document.find("dtype") is None and document.find("torch_dtype") is None:
+        name = "dtype" if document.find(_KWARGS, "dtype") is not None else "torch_dtype"
+        return (_KWARGS, name) if document.find(_KWARGS, name) is not None else None
+    if key == "quantization.compute_dtype" and isinstance(document.find(_KWARGS, "quantization_config"), Mapping):
+        return (_KWARGS, "quantization_config", "bnb_4bit_compute_dtype")
+    return None
