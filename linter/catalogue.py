@@ -66,6 +66,8 @@ _KEYS = (
     ("model.name", "str", "the base model: a hub id or a local path"),
     ("model.load_dtype", "dtype", "the dtype the model weights are loaded in (torch_dtype)"),
     ("model.default_dtype", "dtype", "the dtype the framework loads weights in when the config names none"),
+    ("model.device_map", "str", "the device_map from_pretrained receives, as written (a device, auto / balanced / "
+                                "balanced_low_0 / sequential, or `map` for an explicit module-to-device mapping)"),
     ("model.unsloth", "bool", "Unsloth's patched model and kernels load and train the model (LLaMA-Factory use_unsloth)"),
     # Mixed precision
     ("precision.fp16", "bool|auto", "fp16 mixed precision (AMP) on"),
@@ -191,6 +193,7 @@ _KEYS = (
     ("batch.micro", "int|auto", "per-GPU micro batch"),
     ("batch.grad_accum", "int|auto", "gradient accumulation steps"),
     ("batch.global", "int|auto", "global batch (DeepSpeed train_batch_size)"),
+    ("batch.eval_micro", "int", "per-GPU evaluation batch (per_device_eval_batch_size)"),
     ("batch.world_size", "int", "GPUs in the job, where a launcher config says (accelerate num_processes)"),
     # Sequence, attention, memory savers
     ("sequence.max_length", "int", "longest training sequence in tokens"),
@@ -204,6 +207,8 @@ _KEYS = (
     ("memory.checkpointing_reentrant", "bool", "gradient_checkpointing_kwargs.use_reentrant as written"),
     ("memory.fsdp_activation_checkpointing", "bool", "FSDP's own activation checkpointing (TrainingArguments "
                                                      "fsdp_config activation_checkpointing), written value only"),
+    ("training.liger_loss", "bool", "the RL trainer's own fused liger loss is asked for by its separate switch "
+                                    "(use_liger_loss), as written"),
     ("memory.fused_cross_entropy", "bool", "liger / cut-cross-entropy: the logits are never materialised"),
     ("memory.chunked_loss", "int", "cross entropy computed in this many chunks"),
     ("memory.activation_offload", "bool", "saved activations moved to CPU RAM or disk"),
@@ -244,6 +249,8 @@ _KEYS = (
     ("optimizer.target_modules", "list|str", "the modules a low-rank optimizer (GaLore, APOLLO) projects "
                                              "(optim_target_modules)"),
     ("generation.per_prompt", "int", "completions generated per prompt (TRL GRPO num_generations)"),
+    ("generation.per_prompt_eval", "int", "completions generated per prompt at evaluation, where it differs "
+                                          "(TRL GRPO num_generations_eval)"),
     ("generation.batch_size", "int", "completions generated per generation round (TRL GRPO generation_batch_size)"),
     ("generation.steps", "int", "optimizer steps per generation round (TRL GRPO steps_per_generation)"),
     ("generation.predict_with_generate", "bool", "evaluation and prediction decode with generate() "

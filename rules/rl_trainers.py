@@ -17,6 +17,10 @@ from .facts import HF_TRAINER_FILES, positive_int
 # gradient_accumulation_steps).
 _GRPO_COMPLETION_BATCHES = "0.15.0"
 _GRPO_ACCUMULATED = "0.17.0"
+# The evaluation batch (per_device_eval_batch_size x processes) must hold whole groups too where
+# eval_strategy is not "no": the [first, before) TRL releases that check it (TRN012's references).
+_GRPO_EVAL_CHECKED = (("0.15.0", "0.20.0"), ("0.22.0", None))
+_GRPO_EVAL_GENERATIONS = "0.27.0"  # num_generations_eval, where set, replaces num_generations
 
 
 @register
@@ -29,14 +33,20 @@ class GrpoBatchNotDivisible(Rule):
     `gradient_accumulation_steps` from TRL 0.17. Needs the world size (`--world-size`);
     silent without it, on TRL before 0.15, and where `generation_batch_size` or
     `steps_per_generation` is written. With the TRL version unknown it fires only where
-    both formulas fail.
+    both formulas fail. Where the config evaluates during training (`eval_strategy` steps
+    or epoch), it also flags an evaluation batch (`per_device_eval_batch_size` x GPUs) that
+    `num_generations` (`num_generations_eval` from TRL 0.27) does not divide, on the TRL
+    releases that refuse it: 0.15 to 0.19 and from 0.22 (silent when the TRL version is
+    unknown).
 
     ## Why is this bad?
     GRPO scores each completion against the others generated for the same prompt, so a
     generation round must hold whole groups of `num_generations`. GRPOTrainer (GRPOConfig
     from TRL 0.18) refuses the config at launch: "The global train batch size ... must be
     evenly divisible by the number of generations per prompt" (huggingface/trl#2858,
-    #3061; open-r1#249).
+    #3061; open-r1#249). Evaluation generates whole groups too: "The global eval batch
+    size (1 x 1) must be evenly divisible by the number of generations per prompt (8)"
+    (huggingface/trl#3566).
 
     ## Example
     `grpo.yaml`, on 2 GPUs:
@@ -59,7 +69,11 @@ class GrpoBatchNotDivisible(Rule):
     ## References
     - trl/trainer/grpo_trainer.py (TRL 0.15-0.17): GRPOTrainer.__init__ possible_values check
     - trl/trainer/grpo_config.py (TRL >= 0.18): GRPOConfig.__post_init__ generation_batch_size
-    - huggingface/trl#2776, #2858, #3061; huggingface/open-r1#249
+    - the evaluation batch: grpo_trainer.py GRPOTrainer.__init__ (0.15.0-0.17), grpo_config.py
+      __post_init__ (0.18-0.19); dropped in 0.20.0 (508d551db, #3725); back in 0.22.0 (dfb96af81,
+      #3889: `do_eval and eval_strategy != "no"`, and TrainingArguments.__post_init__ turns do_eval
+      on with an eval_strategy); num_generations_eval from 0.27.0
+    - huggingface/trl#2776, #2858, #3061, #3566; huggingface/open-r1#249
     """
 
     code = "TRN012"
@@ -73,6 +87,7 @@ class GrpoBatchNotDivisible(Rule):
         for config in run.configs:
             if config.value("file.kind") not in HF_TRAINER_FILES or config.value("training.trainer") != "grpo":
                 continue
+            yield from self._evaluation(config, world)
             generations, micro = config.value("generation.per_prompt"), config.value("batch.micro")
             accumulation = config.value("batch.grad_accum")
             if not (positive_int(generations) and generations >= 2 and positive_int(micro) and positive_int(accumulation)):
@@ -104,6 +119,30 @@ class GrpoBatchNotDivisible(Rule):
                 f"({how}) on {on}: GRPO refuses the config at launch; make the batch a multiple of "
                 f"num_generations",
             )
+
+    def _evaluation(self, config, world):
+        """The evaluation batch, which the TRL releases in `_GRPO_EVAL_CHECKED` refuse where it
+        cannot hold whole groups (silent when the TRL version is unknown)."""
+        if config.value("checkpoint.eval_strategy") not in ("steps", "epoch"):
+            return
+        trl = config.version("trl")
+        if trl is None or not any(older_than(trl[0], first) is False and (last is None or older_than(trl[0], last))
+                                  for first, last in _GRPO_EVAL_CHECKED):
+            return
+        generations, name = config.value("generation.per_prompt"), "num_generations"
+        if (positive_int(config.value("generation.per_prompt_eval"))
+                and older_than(trl[0], _GRPO_EVAL_GENERATIONS) is False):
+            generations, name = config.value("generation.per_prompt_eval"), "num_generations_eval"
+        micro = config.value("batch.eval_micro")
+        if not (positive_int(generations) and generations >= 2 and positive_int(micro)) or micro * world % generations == 0:
+            return
+        size = micro * world
+        yield self.finding(
+            config, config.span("batch.eval_micro"),
+            f"{name} {generations} does not divide the evaluation batch of {size} completion{'s' if size != 1 else ''} "
+            f"(per_device_eval_batch_size {micro} x {world} GPU{'s' if world != 1 else ''}) on TRL {trl[0]} ({trl[1]}): with evaluation on, "
+            f"GRPO refuses the config at launch; make per_device_eval_batch_size x GPUs a multiple of {name}",
+        )
 
 
 # trl/trainer/kto_trainer.py: KTOTrainer refuses a per-device batch of 1 when the loss estimates
@@ -260,3 +299,4 @@ class PrecomputeRefUnderDeepspeed(Rule):
                 f"trainer refuses or crashes at launch (fixed in TRL {_PRECOMPUTE_FIXED}); upgrade TRL or set "
                 "precompute_ref_log_probs false",
             )
+

@@ -75,6 +75,7 @@ from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from ..versions import older_than
 from . import (_MISSING as _NO_DEFAULT, CHECKPOINT_BINDINGS, Adapter, Binding, Reader, as_float, comma_list, deepspeed_link,
                new_config, set_path, span_of, templated, written)
+from .model_init import model_init_path, record_model_init_kwargs
 from .fsdp_facts import accelerate_wrap_classes, trainer_fsdp_version, trainer_wrap_classes
 from .peft_facts import PEFT_BINDINGS as _PEFT_BINDINGS, record_peft_facts
 from .shipped import ACCELERATE_DEEPSPEED_FILE
@@ -124,6 +125,7 @@ _TRAINER_BINDINGS = (
     Binding("attention.implementation", "attn_implementation"),
     Binding("batch.micro", "per_device_train_batch_size", default=8, source=_TRAINING_ARGS),
     Binding("batch.grad_accum", "gradient_accumulation_steps", default=1, source=_TRAINING_ARGS),
+    Binding("batch.eval_micro", "per_device_eval_batch_size", default=8, source=_TRAINING_ARGS),
     Binding("optimizer.grad_clip", "max_grad_norm", convert=as_float, default=1.0, source=_TRAINING_ARGS),
     Binding("optimizer.weight_decay", "weight_decay", convert=as_float, default=0.0, source=_TRAINING_ARGS),
     Binding("optimizer.eps", "adam_epsilon", convert=as_float, default=1e-8, source=_TRAINING_ARGS),
@@ -253,6 +255,7 @@ class HFAdapter(Adapter):
         read.take("memory.activation_offload", "activation_offloading")
         trainer_fsdp_version(read, config.value("parallel.fsdp") is True)
         if is_trl:
+            record_model_init_kwargs(read)
             self._trl_model(read, config.get("model.load_dtype"))
         # An inline mapping or JSON string is the DeepSpeed config itself: no file to link.
         deepspeed_link(config, document, document.find("deepspeed"))
@@ -366,7 +369,8 @@ class HFAdapter(Adapter):
         if key in ("model.load_dtype", "quantization.compute_dtype"):
             # TRL computes 4-bit layers in the model dtype: both live in one key. A plain
             # TrainingArguments file has no model dtype to add.
-            path = self.binding(config, "model.load_dtype").path_in(document)
+            path = (model_init_path(document, key)
+                    or self.binding(config, "model.load_dtype").path_in(document))
             if kind != "trl" and document.find(*path) is None:
                 raise RenderError("TrainingArguments has no model dtype; set it where the script loads the model")
             return [set_path(document, path, value)]

@@ -166,10 +166,14 @@ TRL_TRAINER_BINDINGS = (
     Binding("training.loss_type", "loss_type"),
     Binding("training.precompute_ref", "precompute_ref_log_probs"),
     Binding("generation.per_prompt", "num_generations"),
+    Binding("generation.per_prompt_eval", "num_generations_eval"),  # GRPOConfig, TRL >= 0.26
     Binding("generation.batch_size", "generation_batch_size"),
     Binding("generation.steps", "steps_per_generation"),
     Binding("generation.ds3_gather", "ds3_gather_for_generation"),
     Binding("generation.use_vllm", "use_vllm"),
+    # GRPOConfig.use_liger_loss (TRL 0.17.0, PR #3184; a deprecated alias of use_liger_kernel from
+    # 0.25.0, removed in 0.28.0): the fused liger GRPO loss.
+    Binding("training.liger_loss", "use_liger_loss"),
     # SFTConfig (trl/trainer/sft_config.py): assistant_only_loss (TRL >= 0.19, PR #3586) and
     # chat_template_path (sft_trainer.py: a .jinja file read as the template, else
     # clone_chat_template from that tokenizer). Written values only. Recipe scripts' `chat_template`

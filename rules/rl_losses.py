@@ -1,0 +1,106 @@
+"""The fused losses of TRL's reinforcement-learning trainers against the adapters a config puts on
+the layers those losses read directly."""
+
+from __future__ import annotations
+
+from linter.registry import ERROR, Rule, register
+from linter.versions import older_than
+
+# trl/trainer/grpo_trainer.py compute_liger_loss: the fused liger GRPO loss multiplies the hidden
+# states by `unwrapped_model.lm_head.weight`, a LoRA-wrapped head's frozen base weight. PEFT models
+# take the liger loss from 0.18.0 (aaf39604b, #3355; 0.17.0 refused them); 1.7.0 (3318cf88e, #5977)
+# refuses an adapter on lm_head. The switch: use_liger_loss (0.17.0, #3184), use_liger_kernel from
+# 0.25.0 (use_liger_loss, where written, overrides it until its removal in 0.28.0).
+_LIGER_PEFT = "0.18.0"
+_LIGER_KERNEL_SWITCH = "0.25.0"
+_LIGER_LOSS_REMOVED = "0.28.0"
+_LIGER_HEAD_REFUSED = "1.7.0"
+
+
+def _liger_loss_on(config, version: str) -> bool:
+    loss, kernel = config.value("training.liger_loss"), config.value("memory.fused_cross_entropy")
+    if older_than(version, _LIGER_KERNEL_SWITCH):
+        return loss is True
+    if older_than(version, _LIGER_LOSS_REMOVED):
+        return loss is True if loss is not None else kernel is True
+    return kernel is True
+
+
+def _targets_head(targets) -> bool:
+    return isinstance(targets, list) and any(name == "lm_head" or name.endswith(".lm_head") for name in targets)
+
+
+@register
+class LigerLossWithHeadAdapter(Rule):
+    """TRN051 liger-loss-with-lm-head-adapter
+
+    ## What it does
+    Flags a `trl grpo` config that turns on the fused liger GRPO loss (`use_liger_loss`,
+    `use_liger_kernel` from TRL 0.25) and puts a LoRA adapter on `lm_head`
+    (`lora_target_modules`), on TRL 0.18 or later (a pin near the file or the installed
+    package; silent when unknown).
+
+    ## Why is this bad?
+    The fused loss multiplies the hidden states by `lm_head.weight` itself, never calling
+    the head module. On a LoRA-wrapped head that is the frozen base weight: the adapter's
+    matrices sit in separate submodules the loss never sees, get no gradient, and the run
+    trains as if `lm_head` were frozen while the config says it is adapted; the saved
+    adapter holds the untouched initial head matrices (huggingface/trl#4612). TRL 0.18 to
+    1.6 train on silently; TRL 1.7 refuses the config at launch: "`use_liger_kernel=True` is
+    incompatible with applying a PEFT adapter to `lm_head`" (#5977).
+
+    ## Example
+    `grpo.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct
+        dataset_name: trl-lib/tldr
+        num_generations: 8
+        use_liger_loss: true
+        use_peft: true
+        lora_target_modules: [q_proj, v_proj, lm_head]
+    `requirements.txt`:
+        trl==0.19.0
+    Use instead, in `grpo.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct
+        dataset_name: trl-lib/tldr
+        num_generations: 8
+        use_liger_loss: true
+        use_peft: true
+        lora_target_modules: [q_proj, v_proj]
+
+    ## Fix safety
+    No fix: dropping the head adapter or the fused loss (its memory saving) is the author's
+    choice.
+
+    ## References
+    - trl/trainer/grpo_trainer.py GRPOTrainer.compute_liger_loss (lin_weight =
+      unwrapped_model.lm_head.weight); __init__ (0.17.0 refused PEFT models with the liger
+      loss; 0.18.0, commit aaf39604b, #3355, allows them; 1.7.0, commit 3318cf88e, #5977,
+      refuses a tuner layer on the output embeddings)
+    - trl/trainer/grpo_config.py use_liger_loss (0.17.0, #3184; deprecated for
+      use_liger_kernel in 0.25.0, removed in 0.28.0)
+    - huggingface/trl#4612, #5977
+    """
+
+    code = "TRN051"
+    name = "liger-loss-with-lm-head-adapter"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            if config.value("file.kind") != "trl" or config.value("training.trainer") != "grpo":
+                continue
+            if config.value("adapter.kind") != "lora" or not _targets_head(config.value("adapter.target_modules")):
+                continue
+            trl = config.version("trl")
+            if trl is None or older_than(trl[0], _LIGER_PEFT) is not False or not _liger_loss_on(config, trl[0]):
+                continue
+            if older_than(trl[0], _LIGER_HEAD_REFUSED):
+                what = ("the fused loss reads the head's frozen base weight, so the lm_head adapter never gets a "
+                        "gradient and the head trains as if frozen")
+            else:
+                what = "GRPOTrainer refuses the config at launch (the fused loss would bypass the head adapter)"
+            yield self.finding(
+                config, config.span("adapter.target_modules"),
+                f"lm_head in the LoRA targets with the fused liger GRPO loss on TRL {trl[0]} ({trl[1]}): {what}; "
+                "drop lm_head from the targets or turn the liger loss off",
+            )
