@@ -204,6 +204,9 @@ _KEYS = (
     ("memory.checkpointing_reentrant", "bool", "gradient_checkpointing_kwargs.use_reentrant as written"),
     ("memory.fsdp_activation_checkpointing", "bool", "FSDP's own activation checkpointing (TrainingArguments "
                                                      "fsdp_config activation_checkpointing), written value only"),
+    ("memory.deepspeed_activation_checkpointing", "list", "the memory options a DeepSpeed activation_checkpointing "
+                                                          "block turns on (partition_activations, cpu_checkpointing, "
+                                                          "contiguous_memory_optimization)"),
     ("memory.fused_cross_entropy", "bool", "liger / cut-cross-entropy: the logits are never materialised"),
     ("memory.chunked_loss", "int", "cross entropy computed in this many chunks"),
     ("memory.activation_offload", "bool", "saved activations moved to CPU RAM or disk"),
