@@ -177,6 +177,27 @@ def test_axolotl_string_target_is_a_regex(project):
     assert codes(project("axolotl.yaml", text, "peft==0.13.2"), "PEF006") == []
 
 
+# PEF007: modules_to_save under ZeRO-3 before PEFT gathers the partitions it copies (0.9.0)
+_TRL_SAVED = ("model_name_or_path: meta-llama/Llama-2-7b-hf\ndataset_name: trl-lib/Capybara\noutput_dir: out\n"
+              "use_peft: true\nlora_modules_to_save: [embed_tokens, lm_head]\ndeepspeed: ds.json\n")
+
+
+@pytest.mark.parametrize("stage, pin, fires", [(3, "peft==0.8.2", True), (3, "peft==0.9.0", False),
+                                               (2, "peft==0.7.1", False), (3, None, False)])
+def test_modules_to_save_under_zero3(project, stage, pin, fires):
+    (project("ds.json", '{"zero_optimization": {"stage": %d}}' % stage)).parent
+    path = project("sft.yaml", _TRL_SAVED, pin)
+    assert ("PEF007" in codes(path, "PEF007")) is fires
+
+
+@pytest.mark.parametrize("pins, fires", [("axolotl==0.5.0\npeft==0.8.2", True), ("axolotl==0.4.0\npeft==0.7.0", False),
+                                         ("peft==0.7.0", False)])
+def test_axolotl_modules_to_save_under_zero3_needs_zero_init(project, pins, fires):
+    project("ds.json", '{"zero_optimization": {"stage": 3}}')
+    text = _AXOLOTL + "lora_modules_to_save: [embed_tokens, lm_head]\ndeepspeed: ds.json\n"
+    assert ("PEF007" in codes(project("axolotl.yaml", text, pins), "PEF007")) is fires
+
+
 # ---- Unsloth -----------------------------------------------------------------------------------
 
 _LOAD = 'from unsloth import FastLanguageModel\nmodel, tokenizer = FastLanguageModel.from_pretrained("unsloth/llama-3-8b", {})\n'
