@@ -126,6 +126,8 @@ _KEYS = (
                                             "(left-truncated) before generation"),
     ("generation.max_completion_length", "int", "TRL GRPO max_completion_length as written: the most tokens "
                                                 "generated per completion"),
+    ("save.merged_16bit", "bool", "a merged-model save call the script runs after training writes 16-bit weights "
+                                  "(save_method \"merged_16bit\", written or by default)"),
     ("save.merged_method", "str", "save_method of a merged-model save call the script runs after training "
                                   "(Unsloth save_pretrained_merged / push_to_hub_merged), as written"),
     # Optimizer and schedule

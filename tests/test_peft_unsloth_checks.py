@@ -293,3 +293,33 @@ def test_loftq_unpinned_only_where_every_release_fails(project, loader, model, f
             f"model, tokenizer = {loader}.from_pretrained({model!r}, max_seq_length=2048)\n"
             f"model = {loader}.get_peft_model(model, r=16, init_lora_weights='loftq')\n")
     assert ("TRN032" in codes(project("train.py", text), "TRN032")) is fires
+
+
+# TRN038: a 16-bit merge of a LoRA trained on a 4-bit checkpoint with no 16-bit twin
+_FOUR_BIT_LORA = ('from unsloth import FastLanguageModel\n'
+                  'model, tokenizer = FastLanguageModel.from_pretrained("{}", max_seq_length=2048)\n'
+                  'model = FastLanguageModel.get_peft_model(model, r=16)\n')
+
+
+@pytest.mark.parametrize("base, save, pin, fires", [
+    ("my-org/llama-3-8b-bnb-4bit", 'save_method="merged_16bit"', "unsloth==2025.10.1", True),
+    ("/models/unsloth/tinyllama-bnb-4bit", 'save_method="merged_16bit"', "unsloth_zoo==2025.9.1", True),
+    ("my-org/llama-3-8b-bnb-4bit", "", "unsloth==2025.10.1", True),  # merged_16bit is the default
+    ("unsloth/llama-3-8b-bnb-4bit", 'save_method="merged_16bit"', "unsloth==2025.10.1", False),  # mapped twin
+    ("my-org/llama-3-8b", 'save_method="merged_16bit"', "unsloth==2025.10.1", False),
+    ("my-org/llama-3-8b-bnb-4bit", 'save_method="lora"', "unsloth==2025.10.1", False),
+    ("my-org/llama-3-8b-bnb-4bit", 'save_method="merged_16bit"', "unsloth==2025.9.1", False),  # zoo not known
+    ("my-org/llama-3-8b-bnb-4bit", 'save_method="merged_16bit"', "unsloth_zoo==2025.8.9", False),
+    ("my-org/llama-3-8b-bnb-4bit", 'save_method="merged_16bit"', None, False),
+])
+def test_merged_16bit_on_4bit_base(project, base, save, pin, fires):
+    call = f'model.save_pretrained_merged("out", tokenizer{", " + save if save else ""})\n'
+    path = project("train.py", _FOUR_BIT_LORA.format(base) + call, pin)
+    assert ("TRN038" in codes(path, "TRN038")) is fires
+
+
+def test_merged_16bit_needs_an_adapter(project):
+    text = ('from unsloth import FastLanguageModel\n'
+            'model, tokenizer = FastLanguageModel.from_pretrained("my-org/llama-3-8b-bnb-4bit", max_seq_length=2048)\n'
+            'model.save_pretrained_merged("out", tokenizer, save_method="merged_16bit")\n')
+    assert codes(project("train.py", text, "unsloth==2025.10.1"), "TRN038") == []
