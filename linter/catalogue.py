@@ -128,6 +128,8 @@ _KEYS = (
                                             "(left-truncated) before generation"),
     ("generation.max_completion_length", "int", "TRL GRPO max_completion_length as written: the most tokens "
                                                 "generated per completion"),
+    ("save.merged_16bit", "bool", "a merged-model save call the script runs after training writes 16-bit weights "
+                                  "(save_method \"merged_16bit\", written or by default)"),
     ("save.merged_method", "str", "save_method of a merged-model save call the script runs after training "
                                   "(Unsloth save_pretrained_merged / push_to_hub_merged), as written"),
     # Optimizer and schedule
@@ -209,6 +211,9 @@ _KEYS = (
                                                      "fsdp_config activation_checkpointing), written value only"),
     ("training.liger_loss", "bool", "the RL trainer's own fused liger loss is asked for by its separate switch "
                                     "(use_liger_loss), as written"),
+    ("memory.deepspeed_activation_checkpointing", "list", "the memory options a DeepSpeed activation_checkpointing "
+                                                          "block turns on (partition_activations, cpu_checkpointing, "
+                                                          "contiguous_memory_optimization)"),
     ("memory.fused_cross_entropy", "bool", "liger / cut-cross-entropy: the logits are never materialised"),
     ("memory.chunked_loss", "int", "cross entropy computed in this many chunks"),
     ("memory.activation_offload", "bool", "saved activations moved to CPU RAM or disk"),

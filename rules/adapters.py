@@ -71,3 +71,97 @@ class DoraQuantizedPeftVersion(Rule):
                 f"support DoRA only from {_DORA_QUANTIZED} (\"{layer} does not support DoRA yet\" after the model "
                 "loads); upgrade PEFT or turn DoRA off",
             )
+
+
+# peft/utils/other.py ModulesToSaveWrapper.update deep-copies the wrapped module; from a1c472f08
+# (#1450, first in v0.9.0; v0.8.2 lacks it) it gathers ZeRO-3 partitioned parameters first.
+_MODULES_TO_SAVE_GATHERED = "0.9.0"
+# Trainers that parse their TrainingArguments (which set the ZeRO-3 config transformers reads)
+# before the model loads, so from_pretrained builds it under deepspeed.zero.Init. Axolotl does so
+# only from v0.5.0 (utils/trainer.py setup_deepspeed_env builds HfTrainerDeepSpeedConfig in
+# prepare_optim_env, 94ba93259 #1785 and 2f8037fee #1850); before, it loaded the model first.
+_ZERO_INIT_BEFORE_LOAD = ("trl", "trainer", "llamafactory")
+_AXOLOTL_ZERO_INIT = "0.5.0"
+
+
+@register
+class ModulesToSaveZero3PeftVersion(Rule):
+    """PEF007 modules-to-save-zero3-peft-version
+
+    ## What it does
+    Flags an adapter's `modules_to_save` (TRL `lora_modules_to_save`, Axolotl
+    `lora_modules_to_save`, LLaMA-Factory `additional_target`) in a run whose linked DeepSpeed
+    config uses ZeRO stage 3, where the PEFT in use is older than 0.9.0 (a pin near the file or
+    the installed package; silent when unknown). Axolotl runs are flagged only from Axolotl
+    0.5.0, the first release that loads the model under the ZeRO-3 config.
+
+    ## Why is this bad?
+    When the Trainer's ZeRO-3 config is set before the model loads, transformers builds the
+    model under `deepspeed.zero.Init`: every parameter is an empty partition. PEFT's
+    `ModulesToSaveWrapper` deep-copies the module to train (`embed_tokens`, `lm_head`, a
+    classifier), and before 0.9.0 it copies the empty partitions without gathering them; the
+    copy is not registered with DeepSpeed, and the first forward fails with
+    `AssertionError: param.ds_status == ZeroParamStatus.AVAILABLE` (huggingface/transformers#28468),
+    after the model has loaded on every GPU.
+
+    ## Example
+    `sft.yaml`:
+        model_name_or_path: meta-llama/Llama-2-7b-hf
+        dataset_name: trl-lib/Capybara
+        use_peft: true
+        lora_modules_to_save: [embed_tokens, lm_head]
+        deepspeed: ds_z3.json
+    `ds_z3.json`:
+        {"zero_optimization": {"stage": 3}}
+    `requirements.txt`:
+        peft==0.7.1
+    Use instead PEFT 0.9.0 or later, in `requirements.txt`:
+        peft==0.9.0
+
+    ## Fix safety
+    No fix: the pin is the author's; ZeRO-2, or no modules_to_save, are the other choices.
+
+    ## References
+    - peft src/peft/utils/other.py ModulesToSaveWrapper.update: a1c472f08 (#1450, "Support
+      `modules_to_save` config option when using DeepSpeed ZeRO-3 with ZeRO init enabled",
+      2024-02-09), first in v0.9.0 (`git tag --contains`: not in v0.8.2)
+    - transformers modeling_utils.py from_pretrained (deepspeed.zero.Init when
+      is_deepspeed_zero3_enabled); axolotl src/axolotl/utils/trainer.py setup_deepspeed_env
+      (v0.5.0: HfTrainerDeepSpeedConfig before the model loads)
+    - huggingface/transformers#28468 (pacman100: modules_to_save not compatible with DeepSpeed);
+      QwenLM/Qwen-VL#103
+    """
+
+    code = "PEF007"
+    name = "modules-to-save-zero3-peft-version"
+    severity = ERROR
+
+    def check(self, run, context):
+        saved = [config for config in run.configs
+                 if config.value("adapter.kind") is not None and config.value("adapter.modules_to_save")]
+        if not saved:
+            return
+        zero3 = next((config for config in run.linked if config.value("file.kind") == "deepspeed"
+                      and config.value("parallel.zero_stage") == 3), None)
+        if zero3 is None:
+            return
+        for config in saved:
+            kind = config.value("file.kind")
+            if kind == "axolotl":
+                axolotl = config.version("axolotl")
+                if axolotl is None or context.version_before("axolotl", _AXOLOTL_ZERO_INIT, config, self.code):
+                    continue  # older Axolotl loads the model before the ZeRO-3 config is set
+            elif kind not in _ZERO_INIT_BEFORE_LOAD:
+                continue
+            old = context.version_before("peft", _MODULES_TO_SAVE_GATHERED, config, self.code)
+            if old is None:
+                continue
+            field = config.get("adapter.modules_to_save")
+            names = ", ".join(str(name) for name in field.value)
+            yield self.finding(
+                config, field.span,
+                f"{field.origin.written_as or 'modules_to_save'} ({names}) under ZeRO-3 ({zero3.path.name}) with PEFT {old[0]} ({old[1]}): the model "
+                "loads under deepspeed.zero.Init and PEFT copies the saved modules' empty ZeRO-3 partitions, so the "
+                "first forward fails (\"param.ds_status == ZeroParamStatus.AVAILABLE\"); PEFT gathers them from "
+                f"{_MODULES_TO_SAVE_GATHERED} (#1450): upgrade PEFT, or use ZeRO-2",
+            )

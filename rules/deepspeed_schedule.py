@@ -1,4 +1,5 @@
-"""A DeepSpeed scheduler block that replaces the schedule the trainer config names."""
+"""DeepSpeed blocks that a Hugging Face Trainer run does not read as written: a scheduler block that
+replaces the schedule the trainer config names, an activation_checkpointing block nothing uses."""
 
 from __future__ import annotations
 
@@ -86,3 +87,77 @@ class DeepSpeedSchedulerOverridesTrainer(Rule):
                 f"lr_scheduler_type {written.value} is not used: the DeepSpeed config ({config.path.name}) has a "
                 f"scheduler block ({scheduler.value}), which replaces the trainer's schedule; drop the scheduler "
                 "block to get the trainer's, or make the two agree")
+
+
+@register
+class DeepSpeedActivationCheckpointingUnused(Rule):
+    """DS024 deepspeed-activation-checkpointing-unused
+
+    ## What it does
+    Flags an `activation_checkpointing` block that turns on `partition_activations`,
+    `cpu_checkpointing` or `contiguous_memory_optimization` in a DeepSpeed config linked from a
+    Hugging Face Trainer run (TrainingArguments / TRL, LLaMA-Factory, Axolotl), and says whether
+    the trainer's own `gradient_checkpointing` is on.
+
+    ## Why is this bad?
+    The block configures `deepspeed.checkpointing`, which acts only inside model code that calls
+    `deepspeed.checkpointing.checkpoint` (Megatron-style models) after
+    `deepspeed.checkpointing.configure`; the DeepSpeed engine never calls either, and neither
+    transformers models nor these trainers do. Under the Trainer, activations are recomputed
+    only through `gradient_checkpointing` (torch.utils.checkpoint), and they are never
+    partitioned or moved to CPU by this block. The config reads as if activations were
+    checkpointed and offloaded while, with gradient_checkpointing off, every activation stays on
+    the GPU: activation memory is unchanged and the run can run out of memory
+    (deepspeedai/DeepSpeed#5704).
+
+    ## Example
+    `sft.yaml`:
+        model_name_or_path: meta-llama/Llama-2-7b-hf
+        dataset_name: trl-lib/Capybara
+        gradient_checkpointing: false
+        deepspeed: ds.json
+    `ds.json`:
+        {"zero_optimization": {"stage": 3}, "activation_checkpointing": {"partition_activations": true, "cpu_checkpointing": true}}
+    Use instead, in `ds.json` (and `gradient_checkpointing: true` to recompute activations):
+        {"zero_optimization": {"stage": 3}}
+
+    ## Fix safety
+    No fix: removing the block changes nothing at run time, but whether to turn
+    gradient_checkpointing on (slower steps, less memory) is the author's choice.
+
+    ## References
+    - deepspeed/runtime/activation_checkpointing/checkpointing.py (`configure`,
+      `_configure_using_config_file`: the only reader of the block; engine.py never calls it,
+      checked at DeepSpeed edaa72212) and activation_checkpointing/config.py (the keys)
+    - transformers 4.46.3 and 5.23.0 wheels: no call of deepspeed.checkpointing; the DeepSpeed
+      doc page says the Trainer does not support DeepSpeed's activation checkpointing API
+      (use gradient_checkpointing); axolotl (067b021c8) and LLaMA-Factory (ff6d4d12e) never
+      call it either (`git log -S deepspeed.checkpointing`: no commit)
+    - deepspeedai/DeepSpeed#5704 (tjruwase: activation checkpointing requires changes in the
+      training code), #5550; huggingface/accelerate#2160, #2792; huggingface/transformers#32409
+    """
+
+    code = "DS024"
+    name = "deepspeed-activation-checkpointing-unused"
+    severity = WARNING
+
+    def check(self, run, context):
+        trainer = training_config(run)
+        if trainer is None or trainer.value("arguments.project_parser") is True:
+            return  # the repository's own script may call deepspeed.checkpointing itself
+        for config in run.linked:
+            if config.value("file.kind") != "deepspeed":
+                continue
+            options = config.get("memory.deepspeed_activation_checkpointing")
+            if options is None or not options.value:
+                continue
+            checkpointing = trainer.value("memory.gradient_checkpointing")
+            state = {True: "is on, and recomputes activations without this block",
+                     False: "is off, so every activation stays on the GPU",
+                     None: "is not known here"}[checkpointing if isinstance(checkpointing, bool) else None]
+            yield self.finding(
+                config, options.span,
+                f"activation_checkpointing ({', '.join(options.value)}) is never used: the Trainer's models do not "
+                f"call deepspeed.checkpointing, so no activation is partitioned or moved to CPU; only "
+                f"gradient_checkpointing recomputes activations, and in {trainer.path.name} it {state}; drop the block"
+                + ("" if checkpointing is True else " and turn gradient_checkpointing on to save activation memory"))

@@ -76,8 +76,11 @@ class ConfigRefused(Rule):
       (AxolotlInputConfig), utils/schemas/peft.py (LoraConfig.validate_qlora); before v0.5.0
       utils/config.py validate_config. Read at commit 067b021c8; each row names its validator,
       the first release with the check and the commit/PR that added it (`git log -S`), e.g.
-      check_early_stopping: #537 (e30f1e3cf, v0.3.0); check_evals: #944 (v0.4.0), #1682 (v0.5.1).
-    - axolotl-ai-cloud/axolotl#833 (early stopping with eval_steps 1.0), #28, #73
+      check_early_stopping: #537 (e30f1e3cf, v0.3.0); check_evals: #944 (v0.4.0), #1682 (v0.5.1);
+      `eval_steps` with `val_set_size: 0` refused even beside `test_datasets` in v0.4.0 (#633,
+      383f88d7a) until 8c2e05ade (#1245, first in v0.5.0) exempted test_datasets.
+    - axolotl-ai-cloud/axolotl#833 (early stopping with eval_steps 1.0), #1286 (test_datasets
+      with early stopping), #28, #73
     """
 
     code = "TRN025"
@@ -106,5 +109,6 @@ class ConfigRefused(Rule):
                 yield self.finding(
                     config, config.span(*reversed(row.keys)),  # the last setting the check tests
                     f"{validator} {pinned[0]} ({pinned[1]}) refuses this config at launch: \"{row.message}\" "
-                    f"({_where(row, pinned[0])}; from {row.since}{dropped}, {row.commit})",
+                    f"({_where(row, pinned[0])}; from {row.since}{dropped}, {row.commit})"
+                    + (f"; {row.note}" if row.note else ""),
                 )

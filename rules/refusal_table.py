@@ -122,12 +122,13 @@ class Refusal:
     release `until` where the check was later dropped, refuses the file at launch with `message`,
     raised in `where`."""
 
-    __slots__ = ("conditions", "message", "where", "since", "commit", "until", "package")
+    __slots__ = ("conditions", "message", "where", "since", "commit", "until", "package", "note")
 
     def __init__(self, conditions: tuple[Condition, ...], message: str, where: str, since: str, commit: str,
-                 until: str | None = None, package: str = "axolotl"):
+                 until: str | None = None, package: str = "axolotl", note: str = ""):
         self.conditions, self.message, self.where = conditions, message, where
         self.since, self.commit, self.until, self.package = since, commit, until, package
+        self.note = note  # what the message leaves out (shown after it)
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -305,6 +306,13 @@ REFUSALS = (
             "torch_compile_options is set but torch_compile is not enabled. Set torch_compile: true (or torch_compile: "
             "auto) to use these flags.", f"{_C} check_torch_compile_options_requires_compile", "0.18.0", "f3e434f74"),
     # -- dropped since: refused only by the releases between `since` and `until` -------------------
+    # v0.4.0's form had no test_datasets exemption (utils/config.py validate_config, #633); 8c2e05ade
+    # (#1245, first in v0.5.0) added `and not cfg.test_datasets`. early_stopping_patience needs
+    # eval_steps, so on 0.4.0 a test_datasets run with early stopping stops here (axolotl#1286).
+    Refusal((Eq("eval.val_set_size", 0), Set("checkpoint.eval_steps"), Set("eval.test_datasets")),
+            "eval_steps and evaluation_strategy are not supported with val_set_size == 0",
+            "utils/config.py validate_config (v0.4.0)", "0.4.0", "383f88d7a (#633)", until="0.5.0",
+            note="test_datasets does not exempt the eval set from this check before 0.5.0"),
     Refusal((Set("sequence.packing"), Set("attention.xformers_flag")),
             "sample_packing not compatible with xformers_attention. Use flash_attention",
             f"{_V} check_sample_packing_w_xformers (v0.9.0)", "0.3.0", "2bb0b7897 (#285)", until="0.9.1"),

@@ -52,7 +52,7 @@ CASES = [
      {"save_strategy": "best", "metric_for_best_model": "eval_loss"}),
     ("eval_strategy and eval_steps mismatch", {**_EVAL, "eval_strategy": "epoch", "eval_steps": 50},
      {**_EVAL, "eval_strategy": "steps", "eval_steps": 50}),
-    ("val_set_size == 0", {"val_set_size": 0, "eval_steps": 50},
+    ("eval_steps and eval_strategy are not supported", {"val_set_size": 0, "eval_steps": 50},
      {"val_set_size": 0, "eval_steps": 50, "test_datasets": _TEST_SETS}),
     ("eval_steps and evals_per_epoch", {**_EVAL, "evals_per_epoch": 4, "eval_steps": 50},
      {**_EVAL, "evals_per_epoch": 4}),
@@ -126,6 +126,9 @@ DROPPED = [
     ("for when kto is enabled", {"rl": "kto", "remove_unused_columns": False, "gradient_checkpointing": True},
      {"rl": "kto", "remove_unused_columns": False, "gradient_checkpointing": True,
       "gradient_checkpointing_kwargs": {"use_reentrant": True}}, "0.7.1"),
+    # v0.4.0's form: test_datasets did not exempt the eval set yet (axolotl#1286)
+    ("evaluation_strategy are not supported", {"val_set_size": 0, "eval_steps": 50, "test_datasets": _TEST_SETS},
+     {"val_set_size": 0, "test_datasets": _TEST_SETS}, "0.4.0"),
 ]
 # The release before each row's first release (git tag --sort=creatordate).
 _BEFORE = {"0.2.1": "0.2.0", "0.3.0": "0.2.1", "0.4.0": "0.3.0", "0.5.0": "0.4.0", "0.5.1": "0.5.0",
@@ -233,3 +236,10 @@ def test_plugins_that_change_the_config_leave_it_unchecked(tmp_path):
 
 def test_placeholders_leave_it_unchecked(tmp_path):
     assert _messages(_config(tmp_path, {"adapter": "qlora", "load_in_4bit": "${LOAD_4BIT}"})) == []
+
+
+def test_test_datasets_incident_caught():
+    """axolotl#1286: on 0.4.0 the eval_steps check did not exempt test_datasets (the load_best_model_at_end
+    drop the thread met is reachable only from unreleased commits between #1245 and #1291)."""
+    found = _messages(FIXTURES / "incidents" / "axolotl-test-datasets-drops-load-best" / "config.yml")
+    assert len(found) == 1 and "test_datasets does not exempt" in found[0] and "axolotl 0.4.0" in found[0]

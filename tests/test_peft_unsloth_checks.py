@@ -177,6 +177,27 @@ def test_axolotl_string_target_is_a_regex(project):
     assert codes(project("axolotl.yaml", text, "peft==0.13.2"), "PEF006") == []
 
 
+# PEF007: modules_to_save under ZeRO-3 before PEFT gathers the partitions it copies (0.9.0)
+_TRL_SAVED = ("model_name_or_path: meta-llama/Llama-2-7b-hf\ndataset_name: trl-lib/Capybara\noutput_dir: out\n"
+              "use_peft: true\nlora_modules_to_save: [embed_tokens, lm_head]\ndeepspeed: ds.json\n")
+
+
+@pytest.mark.parametrize("stage, pin, fires", [(3, "peft==0.8.2", True), (3, "peft==0.9.0", False),
+                                               (2, "peft==0.7.1", False), (3, None, False)])
+def test_modules_to_save_under_zero3(project, stage, pin, fires):
+    (project("ds.json", '{"zero_optimization": {"stage": %d}}' % stage)).parent
+    path = project("sft.yaml", _TRL_SAVED, pin)
+    assert ("PEF007" in codes(path, "PEF007")) is fires
+
+
+@pytest.mark.parametrize("pins, fires", [("axolotl==0.5.0\npeft==0.8.2", True), ("axolotl==0.4.0\npeft==0.7.0", False),
+                                         ("peft==0.7.0", False)])
+def test_axolotl_modules_to_save_under_zero3_needs_zero_init(project, pins, fires):
+    project("ds.json", '{"zero_optimization": {"stage": 3}}')
+    text = _AXOLOTL + "lora_modules_to_save: [embed_tokens, lm_head]\ndeepspeed: ds.json\n"
+    assert ("PEF007" in codes(project("axolotl.yaml", text, pins), "PEF007")) is fires
+
+
 # ---- Unsloth -----------------------------------------------------------------------------------
 
 _LOAD = 'from unsloth import FastLanguageModel\nmodel, tokenizer = FastLanguageModel.from_pretrained("unsloth/llama-3-8b", {})\n'
@@ -272,3 +293,33 @@ def test_loftq_unpinned_only_where_every_release_fails(project, loader, model, f
             f"model, tokenizer = {loader}.from_pretrained({model!r}, max_seq_length=2048)\n"
             f"model = {loader}.get_peft_model(model, r=16, init_lora_weights='loftq')\n")
     assert ("TRN032" in codes(project("train.py", text), "TRN032")) is fires
+
+
+# TRN038: a 16-bit merge of a LoRA trained on a 4-bit checkpoint with no 16-bit twin
+_FOUR_BIT_LORA = ('from unsloth import FastLanguageModel\n'
+                  'model, tokenizer = FastLanguageModel.from_pretrained("{}", max_seq_length=2048)\n'
+                  'model = FastLanguageModel.get_peft_model(model, r=16)\n')
+
+
+@pytest.mark.parametrize("base, save, pin, fires", [
+    ("my-org/llama-3-8b-bnb-4bit", 'save_method="merged_16bit"', "unsloth==2025.10.1", True),
+    ("/models/unsloth/tinyllama-bnb-4bit", 'save_method="merged_16bit"', "unsloth_zoo==2025.9.1", True),
+    ("my-org/llama-3-8b-bnb-4bit", "", "unsloth==2025.10.1", True),  # merged_16bit is the default
+    ("unsloth/llama-3-8b-bnb-4bit", 'save_method="merged_16bit"', "unsloth==2025.10.1", False),  # mapped twin
+    ("my-org/llama-3-8b", 'save_method="merged_16bit"', "unsloth==2025.10.1", False),
+    ("my-org/llama-3-8b-bnb-4bit", 'save_method="lora"', "unsloth==2025.10.1", False),
+    ("my-org/llama-3-8b-bnb-4bit", 'save_method="merged_16bit"', "unsloth==2025.9.1", False),  # zoo not known
+    ("my-org/llama-3-8b-bnb-4bit", 'save_method="merged_16bit"', "unsloth_zoo==2025.8.9", False),
+    ("my-org/llama-3-8b-bnb-4bit", 'save_method="merged_16bit"', None, False),
+])
+def test_merged_16bit_on_4bit_base(project, base, save, pin, fires):
+    call = f'model.save_pretrained_merged("out", tokenizer{", " + save if save else ""})\n'
+    path = project("train.py", _FOUR_BIT_LORA.format(base) + call, pin)
+    assert ("TRN038" in codes(path, "TRN038")) is fires
+
+
+def test_merged_16bit_needs_an_adapter(project):
+    text = ('from unsloth import FastLanguageModel\n'
+            'model, tokenizer = FastLanguageModel.from_pretrained("my-org/llama-3-8b-bnb-4bit", max_seq_length=2048)\n'
+            'model.save_pretrained_merged("out", tokenizer, save_method="merged_16bit")\n')
+    assert codes(project("train.py", text, "unsloth==2025.10.1"), "TRN038") == []

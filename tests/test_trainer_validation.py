@@ -138,6 +138,27 @@ def test_deepspeed_scheduler_silent_without_a_written_schedule_or_block(tmp_path
                   select="DS023") == []
 
 
+# DS024: a DeepSpeed activation_checkpointing block under the HF Trainer is never used
+_DS_ACTIVATIONS = {"ds.json": '{"zero_optimization": {"stage": 3}, '
+                              '"activation_checkpointing": {"partition_activations": true, "cpu_checkpointing": true}}'}
+
+
+@pytest.mark.parametrize("checkpointing, said", [("true", "it is on"), ("false", "it is off")])
+def test_deepspeed_activation_checkpointing_block_is_inert(tmp_path, checkpointing, said):
+    text = _TRAINER + f"gradient_checkpointing: {checkpointing}\ndeepspeed: ds.json\n"
+    assert _codes(tmp_path, text, files=_DS_ACTIVATIONS, select="DS024") == ["DS024"]
+    result = trainlint("check", str(tmp_path / "args.yaml"), "--select", "DS024", "--no-detect")
+    assert said in result.out
+
+
+def test_deepspeed_activation_checkpointing_silent_when_off_or_without_a_trainer(tmp_path):
+    off = {"ds.json": '{"zero_optimization": {"stage": 3}, "activation_checkpointing": {"partition_activations": false}}'}
+    assert _codes(tmp_path, _TRAINER + "deepspeed: ds.json\n", files=off, select="DS024") == []
+    (tmp_path / "ds.json").write_text(_DS_ACTIVATIONS["ds.json"])
+    result = trainlint("check", str(tmp_path / "ds.json"), "--select", "DS024", "--no-detect", "--format", "json")
+    assert json.loads(result.out) == []  # a DeepSpeed file alone: its script may call deepspeed.checkpointing
+
+
 # PRE006: LoRA on float16 weights with fp16 AMP before PEFT 0.12.0
 _LORA_FP16 = ("model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/Capybara\ntorch_dtype: float16\n"
               "fp16: true\nuse_peft: true\n")

@@ -47,6 +47,18 @@ def _offloaded(block) -> bool:
     return bool(block)
 
 
+# deepspeed/runtime/activation_checkpointing/config.py: the block's memory switches (each default
+# False); number_checkpoints, synchronize_checkpoint_boundary and profile save no memory.
+_ACTIVATION_OPTIONS = ("partition_activations", "cpu_checkpointing", "contiguous_memory_optimization")
+
+
+def _activation_options(block: Any) -> Any:
+    """The memory switches an activation_checkpointing block turns on (true as written)."""
+    if not isinstance(block, dict):
+        return None
+    return [name for name in _ACTIVATION_OPTIONS if block.get(name) is True]
+
+
 def _betas(value: Any) -> Any:
     return value if isinstance(value, (list, str)) else None
 
@@ -119,6 +131,8 @@ class DeepSpeedAdapter(Adapter):
         Binding("scheduler.warmup_max_lr", "scheduler.params.warmup_max_lr", convert=as_bool_or_auto),
         Binding("scheduler.total_steps", "scheduler.params.total_num_steps", convert=as_bool_or_auto),
         Binding("optimizer.betas", "optimizer.params.betas", convert=_betas),
+        # Read only by deepspeed.checkpointing.configure, which the engine never calls.
+        Binding("memory.deepspeed_activation_checkpointing", "activation_checkpointing", convert=_activation_options),
     )
 
     def evidence(self, document: Document) -> int:

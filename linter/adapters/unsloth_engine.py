@@ -40,6 +40,13 @@ _PATCHED = ("unsloth/models/loader.py (FastLanguageModel.from_pretrained: llama 
             "mistral -> FastMistralModel, in every release)")
 _SAVE_CALLS = ("save_pretrained_merged", "push_to_hub_merged")
 _REFUSED_SAVE = "merged_4bit"
+_SIXTEEN_BIT = "merged_16bit"
+_SIXTEEN_BIT_DEFAULT = "unsloth/save.py unsloth_generic_save_pretrained_merged (save_method=\"merged_16bit\")"
+
+
+def _opaque(call: ast.Call) -> bool:
+    """Arguments the reader cannot see (*args, **kwargs) may carry a save_method."""
+    return any(isinstance(item, ast.Starred) for item in call.args) or any(item.arg is None for item in call.keywords)
 
 
 def dead_lines(document: PythonDocument) -> list[tuple[int, int]]:
@@ -127,3 +134,12 @@ def record_engine_and_saving(document: PythonDocument, config: ConfigIR, loader:
         if isinstance(method, str):
             record("save.merged_method", _save_method(call))
             break
+    # A 16-bit merge, written or by default (unsloth/save.py unsloth_generic_save_pretrained_merged
+    # and unsloth_generic_push_to_hub_merged: save_method="merged_16bit").
+    sixteen = next((_save_method(call) for call, method in methods if method == _SIXTEEN_BIT), None)
+    if sixteen is not None:
+        record("save.merged_16bit", sixteen, lambda _: True)
+    else:
+        bare = next((call for call in live if _save_method(call) is None and not _opaque(call)), None)
+        if bare is not None:
+            default("save.merged_16bit", True, bare.func, _SIXTEEN_BIT_DEFAULT)
