@@ -342,6 +342,8 @@ _KEYS = (
     ("adapter.kernels", "bool", "fused LoRA kernels (MLP, QKV or O projection) are on"),
     ("adapter.fuse_mlp", "bool", "the MLP modules are replaced by fused ones"),
     ("adapter.target_parameters", "bool", "the adapter targets parameters (not modules) by name"),
+    ("adapter.peft_default_targets", "bool", "a LoRA adapter reaches PEFT with target_modules None (and no "
+     "target_parameters): PEFT takes the model_type's default targets from its table or refuses"),
     ("adapter.dropout", "num", "LoRA dropout"),
     ("optimizer.lr_groups", "bool", "parameter groups with their own learning rates are written"),
     ("optimizer.loraplus", "bool", "LoRA+ (a larger learning rate for the B matrices) is on"),

@@ -74,7 +74,7 @@ from ..versions import older_than
 from . import (_MISSING as _NO_DEFAULT, CHECKPOINT_BINDINGS, Adapter, Binding, Reader, as_float, comma_list, deepspeed_link,
                new_config, set_path, span_of, templated, written)
 from .fsdp_facts import accelerate_wrap_classes, trainer_fsdp_version, trainer_wrap_classes
-from .peft_facts import PEFT_BINDINGS as _PEFT_BINDINGS, record_peft_facts
+from .peft_facts import PEFT_BINDINGS as _PEFT_BINDINGS, null_or_absent, record_peft_facts
 from .trainer_arguments import TRAINER_ARGUMENT_BINDINGS
 from .hf_kinds import (ACCELERATE_FSDP_BINDINGS, TRL_TRAINER_BINDINGS, classify, distributed_type_of, fsdp_sharding,
                        record_project_arguments, record_repository_launchers, record_target_shorthand,
@@ -293,6 +293,9 @@ class HFAdapter(Adapter):
             # trl/trainer/utils.py get_peft_config: LoraConfig(target_modules=lora_target_modules); a
             # YAML string reaches it unchanged (a one-item list only from TRL 0.8.2, e4b20ecb #1488).
             record_target_shorthand(read, "lora_target_modules")
+            # ModelConfig.lora_target_modules / lora_target_parameters default None (9a71e67be, v0.7.11)
+            if null_or_absent(read, "lora_target_modules") and null_or_absent(read, "lora_target_parameters"):
+                read.set("adapter.peft_default_targets", True, "use_peft")
 
     def _accelerate(self, read: Reader) -> None:
         config, document = read.config, read.document
