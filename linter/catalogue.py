@@ -348,6 +348,8 @@ _KEYS = (
     ("optimizer.lr_groups", "bool", "parameter groups with their own learning rates are written"),
     ("optimizer.loraplus", "bool", "LoRA+ (a larger learning rate for the B matrices) is on"),
     ("quantization.gptq", "bool", "the base model is a GPTQ-quantized checkpoint"),
+    ("quantization.bnb_on_load", "bool", "the quantization request reaches transformers' from_pretrained as a "
+     "BitsAndBytesConfig whatever quantization_config the checkpoint was saved with"),
     ("quantization.model_config", "bool", "a quantization config class other than bitsandbytes is named"),
     ("model.trust_remote_code", "bool", "the model's own code from the hub is run"),
     ("model.revision", "bool", "a revision (branch, tag or commit) of the base model is named"),
@@ -358,7 +360,7 @@ _KEYS = (
     ("attention.xformers_flag", "bool", "the legacy boolean xformers attention flag is on"),
     # Model family, features and prompt, where the framework declares them in the config (Ludwig)
     ("model.kind", "str", "the framework's model family, as written or defaulted: ecd, llm, gbm (Ludwig model_type)"),
-    ("model.multimodal", "bool", "the base model is loaded as a vision-language model (Ludwig is_multimodal)"),
+    ("model.multimodal", "bool", "the base model is loaded as a vision-language model (Ludwig, Axolotl is_multimodal)"),
     ("data.input_types", "list", "the type of each input feature, in order (text, category, image, ...)"),
     ("data.output_types", "list", "the type of each output feature, in order"),
     ("data.output_column", "str", "the data column of the first output feature (its column, else its name)"),

@@ -273,6 +273,8 @@ class HFAdapter(Adapter):
         if bits is not None:
             flag = "load_in_4bit" if bits == 4 else "load_in_8bit"
             config.set("quantization.bits", Field(bits, Origin(read.key_span(flag), written_as=flag)))
+            # trl get_quantization_config -> BitsAndBytesConfig, passed to from_pretrained by the trl scripts
+            config.set("quantization.bnb_on_load", Field(True, Origin(read.key_span(flag), written_as=flag)))
         if bits == 4:
             # get_quantization_config computes in the model dtype. "auto" reaches
             # BitsAndBytesConfig as a string it cannot resolve: left absent.

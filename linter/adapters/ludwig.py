@@ -122,6 +122,11 @@ class LudwigAdapter(Adapter):
             read_llm(read, document)
             read.bind(_ADAPTER_BINDINGS)
             _record_default_targets(read, config)
+            if isinstance(read.node("quantization"), Mapping) and config.value("quantization.backend") in (
+                    None, "bitsandbytes"):
+                # llm_utils.py load_pretrained_from_config (models/llm.py before): quantization_config =
+                # quantization.to_bitsandbytes() for from_pretrained, the checkpoint's own config unread.
+                read.set("quantization.bnb_on_load", True, "quantization")
         return config
 
     def render_value(self, document: Document, config: ConfigIR, key: str, value) -> list[Edit]:
