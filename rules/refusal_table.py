@@ -120,6 +120,23 @@ class NotMultiple(Condition):
         return numbers and base != 0 and value % base != 0
 
 
+class FromRelease(Condition):
+    """Conditions a check added in a later release than the check itself: they hold for a pinned
+    release older than `bound` (or an unknown one, which TRN025 never judges)."""
+
+    def __init__(self, bound: str, *conditions: Condition):
+        self.bound, self.conditions = bound, conditions
+        self.keys = tuple(key for condition in conditions for key in condition.keys)
+
+    def holds(self, config) -> bool:
+        from linter.versions import older_than
+
+        pinned = config.version("axolotl")
+        if pinned is None or older_than(pinned[0], self.bound) is not False:
+            return True
+        return all(condition.holds(config) for condition in self.conditions)
+
+
 class SavedQuantized(Condition):
     """The checkpoint `model.name` names was saved quantized (config.json `quantization_config`, or
     a -GPTQ / -AWQ / -bnb-4bit upload name: linter/models.py prequantized); unknown does not hold."""
@@ -337,18 +354,16 @@ REFUSALS = (
     Refusal((Set("adapter.kernels"), Set("adapter.dora")),
             "lora_mlp_kernel, lora_qkv_kernel, and lora_o_kernel are not compatible with DoRA at the moment.",
             f"{_V} check_lora_kernels_dora (v0.15.0)", "0.12.0", "e758343ca (#2992)", until="0.16.0"),
-    # utils/models.py check_model_config, run at launch by utils/config.py normalize_config (load_model_config),
-    # right after the validation: any saved quantization_config without `gptq: true` (a581e9f8f #913), from
-    # 7830fe04b (#1767, v0.5.0) unless load_in_4bit (or a multimodal model, whose text_config is read);
-    # removed by e0420b352 (#2511, v0.9.0).
-    Refusal((Unset("quantization.gptq"), SavedQuantized()),
+    # utils/models.py check_model_config, run at launch by normalize_config (utils/config.py; utils/config/
+    # __init__.py from v0.5.0) through load_model_config, right after the validation: any saved
+    # quantization_config without `gptq: true` (a581e9f8f #913, v0.4.0); from 7830fe04b (#1767, v0.5.0) not with
+    # load_in_4bit, nor for a multimodal model (its text_config is read); removed by e0420b352 (#2511, v0.9.0).
+    Refusal((Unset("quantization.gptq"), FromRelease("0.5.0", NotIn("quantization.bits", 4), Unset("model.multimodal")),
+             SavedQuantized()),
             "model_config.quantization_config is set but `gptq` flag is not. Please use the `gptq` flag to train "
-            "quantized model or point to a non-quantized model.", "utils/models.py check_model_config (v0.4.0; from v0.5.0 load_in_4bit is exempt)",
-            "0.4.0", "a581e9f8f (#913)", until="0.5.0", outside_validation=True),
-    Refusal((Unset("quantization.gptq"), SavedQuantized(), NotIn("quantization.bits", 4), Unset("model.multimodal")),
-            "model_config.quantization_config is set but `gptq` flag is not. Please use the `gptq` flag to train "
-            "quantized model or point to a non-quantized model.", "utils/models.py check_model_config (v0.8.1)",
-            "0.5.0", "7830fe04b (#1767)", until="0.9.0", outside_validation=True),
+            "quantized model or point to a non-quantized model.",
+            "utils/models.py check_model_config (v0.8.1; load_in_4bit exempt from v0.5.0)", "0.4.0",
+            "a581e9f8f (#913)", until="0.9.0", outside_validation=True),
     Refusal((Eq("training.trainer", "kto"), Set("memory.gradient_checkpointing"),
              Unset("memory.checkpointing_reentrant")),
             "Set `gradient_checkpointing_kwargs: {use_reentrant: true}` for when kto is enabled",

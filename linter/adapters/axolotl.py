@@ -111,7 +111,6 @@ _LORA_BINDINGS = (
 )
 _TRAINING_BINDINGS = (
     Binding("model.name", "base_model"),
-    Binding("model.multimodal", "is_multimodal"),  # utils/models.py check_model_config reads text_config then
     Binding("precision.tf32", "tf32", convert=as_bool_or_auto, default="auto", source=_CONFIG),
     Binding("precision.fp8", "fp8"),
     Binding("batch.micro", "micro_batch_size"),

@@ -69,5 +69,7 @@ def record_peft_facts(read) -> None:
     # peft >= 0.17.0, is the other way to name what the adapter wraps).
     if config.value("adapter.kind") == "lora" and null_or_absent(read, "target_modules") \
             and null_or_absent(read, "target_parameters"):
-        read.set("adapter.peft_default_targets", True, *(("target_modules",) if read.node("target_modules")
-                                                          is not None else ()))
+        if read.node("target_modules") is not None:
+            read.set("adapter.peft_default_targets", True, "target_modules")
+        else:
+            config.set("adapter.peft_default_targets", Field(True, Origin(config.file_span)))
