@@ -26,7 +26,9 @@ _GPTQ_FIRST = "4.32.0"  # transformers' GPTQ integration (GPTQConfig)
 _REFUSED_AGAIN = ("4.36.0", "4.38.0")  # "already quantized with ... You can't quantize it again"
 _CLASS_CHECK = "4.56.0"  # "The model is quantized with ... but you are passing a ... config"
 _FIRST_FAILING = {"gptq": _GPTQ_FIRST, "awq": "4.36.0"}
-_CLASSES = {"gptq": "GPTQConfig", "awq": "AwqConfig"}
+# quant_method -> its transformers config class (utils/quantization_config.py, AUTO_QUANTIZATION_CONFIG_MAPPING)
+_CLASSES = {"gptq": "GPTQConfig", "awq": "AwqConfig", "fp8": "FineGrainedFP8Config", "fbgemm_fp8": "FbgemmFp8Config",
+            "compressed-tensors": "CompressedTensorsConfig", "mxfp4": "Mxfp4Config"}
 
 
 def _failure(method: str, version: str) -> str | None:
@@ -36,8 +38,10 @@ def _failure(method: str, version: str) -> str | None:
     if older_than(version, first) is not False:
         return None
     if older_than(version, _CLASS_CHECK) is False:
-        return (f"ValueError \"The model is quantized with {_CLASSES.get(method, 'its config class')} but you are "
-                "passing a BitsAndBytesConfig config\"")
+        named = _CLASSES.get(method)
+        if named is None:
+            return f"a ValueError (the {method} config class is not a BitsAndBytesConfig)"
+        return f"ValueError \"The model is quantized with {named} but you are passing a BitsAndBytesConfig config\""
     if older_than(version, _REFUSED_AGAIN[0]) is False and older_than(version, _REFUSED_AGAIN[1]) is True:
         return f"ValueError \"The model is already quantized with {method}. You can't quantize it again with bitsandbytes\""
     return "AttributeError \"'BitsAndBytesConfig' object has no attribute 'get_loading_attributes'\""
