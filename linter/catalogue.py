@@ -354,10 +354,14 @@ _KEYS = (
     ("adapter.kernels", "bool", "fused LoRA kernels (MLP, QKV or O projection) are on"),
     ("adapter.fuse_mlp", "bool", "the MLP modules are replaced by fused ones"),
     ("adapter.target_parameters", "bool", "the adapter targets parameters (not modules) by name"),
+    ("adapter.peft_default_targets", "bool", "a LoRA adapter reaches PEFT with target_modules None (and no "
+     "target_parameters): PEFT takes the model_type's default targets from its table or refuses"),
     ("adapter.dropout", "num", "LoRA dropout"),
     ("optimizer.lr_groups", "bool", "parameter groups with their own learning rates are written"),
     ("optimizer.loraplus", "bool", "LoRA+ (a larger learning rate for the B matrices) is on"),
     ("quantization.gptq", "bool", "the base model is a GPTQ-quantized checkpoint"),
+    ("quantization.bnb_on_load", "bool", "the quantization request reaches transformers' from_pretrained as a "
+     "BitsAndBytesConfig whatever quantization_config the checkpoint was saved with"),
     ("quantization.model_config", "bool", "a quantization config class other than bitsandbytes is named"),
     ("model.trust_remote_code", "bool", "the model's own code from the hub is run"),
     ("model.revision", "bool", "a revision (branch, tag or commit) of the base model is named"),
@@ -368,7 +372,7 @@ _KEYS = (
     ("attention.xformers_flag", "bool", "the legacy boolean xformers attention flag is on"),
     # Model family, features and prompt, where the framework declares them in the config (Ludwig)
     ("model.kind", "str", "the framework's model family, as written or defaulted: ecd, llm, gbm (Ludwig model_type)"),
-    ("model.multimodal", "bool", "the base model is loaded as a vision-language model (Ludwig is_multimodal)"),
+    ("model.multimodal", "bool", "the base model is loaded as a vision-language model (Ludwig, Axolotl is_multimodal)"),
     ("data.input_types", "list", "the type of each input feature, in order (text, category, image, ...)"),
     ("data.output_types", "list", "the type of each output feature, in order"),
     ("data.output_column", "str", "the data column of the first output feature (its column, else its name)"),

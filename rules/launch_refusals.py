@@ -12,6 +12,8 @@ from .refusal_table import EARLIER_PLACES, REFUSALS
 def _where(row, pinned: str) -> str:
     """Where the check lives in the pinned release: the row's place (current layout), or the
     one function the package checked its config in before its schema."""
+    if row.outside_validation:
+        return row.where
     for bound, place in EARLIER_PLACES.get(row.package, ()):
         if older_than(pinned, bound):
             return place
@@ -32,7 +34,9 @@ class ConfigRefused(Rule):
     `load_in_4bit`, `sample_packing` with `rl`, `kto` without `remove_unused_columns: false`,
     `pretraining_dataset` or `streaming` without `max_steps`, `deepspeed` with `fsdp`,
     `activation_offloading` without `gradient_checkpointing`, `test_datasets` with a non-zero
-    `val_set_size`. A row fires only where the Axolotl version pinned next to the config
+    `val_set_size`, and (v0.4.0-v0.8.1, checked at launch by check_model_config) a base model
+    saved already quantized without `gptq: true` — any one before v0.5.0, one without
+    `load_in_4bit` until v0.9.0. A row fires only where the Axolotl version pinned next to the config
     (requirements, pyproject or lock file) has the check; with no pin it stays silent.
 
     ## Why is this bad?
@@ -79,8 +83,11 @@ class ConfigRefused(Rule):
       check_early_stopping: #537 (e30f1e3cf, v0.3.0); check_evals: #944 (v0.4.0), #1682 (v0.5.1);
       `eval_steps` with `val_set_size: 0` refused even beside `test_datasets` in v0.4.0 (#633,
       383f88d7a) until 8c2e05ade (#1245, first in v0.5.0) exempted test_datasets.
+    - axolotl utils/models.py check_model_config ("model_config.quantization_config is set but `gptq`
+      flag is not"): a581e9f8f (#913, v0.4.0), load_in_4bit exempt from 7830fe04b (#1767, v0.5.0),
+      removed by e0420b352 (#2511, v0.9.0); run by utils/config.py normalize_config at launch
     - axolotl-ai-cloud/axolotl#833 (early stopping with eval_steps 1.0), #1286 (test_datasets
-      with early stopping), #28, #73
+      with early stopping), #28, #73, #1513
     """
 
     code = "TRN025"

@@ -8,7 +8,10 @@ in axolotl-ai-cloud/axolotl at 067b021c8 (v0.18.0+) and its first release found 
 `git log -S '<message>'` and `git tag --contains`; each is present in every release since, except
 the last rows, checks Axolotl dropped later (read at their last release, bounded by `until`).
 
-Left out: checks that need the dataset, the model's files, installed packages, the GPU's
+The one check read from the model's files is utils/models.py check_model_config (v0.4.0-v0.8.1),
+which normalize_config runs at launch right after the validation: the SavedQuantized condition
+asks linter/models.py whether the checkpoint was saved quantized (its config.json, or its name).
+Left out: other checks that need the dataset, the model's files, installed packages, the GPU's
 capabilities, the GPU count or the environment (check_rl_config_gradient_checkpointing's n_gpu);
 context parallelism with packing (which message is raised first depends on the attention
 backend); v0.4.0-v0.5.0's ZeRO-3 + flash_attention check on the DeepSpeed JSON's bf16/fp16
@@ -117,18 +120,53 @@ class NotMultiple(Condition):
         return numbers and base != 0 and value % base != 0
 
 
+class FromRelease(Condition):
+    """Conditions a check added in a later release than the check itself: they hold for a pinned
+    release older than `bound` (or an unknown one, which TRN025 never judges)."""
+
+    def __init__(self, bound: str, *conditions: Condition):
+        self.bound, self.conditions = bound, conditions
+        self.keys = tuple(key for condition in conditions for key in condition.keys)
+
+    def holds(self, config) -> bool:
+        from linter.versions import older_than
+
+        pinned = config.version("axolotl")
+        if pinned is None or older_than(pinned[0], self.bound) is not False:
+            return True
+        return all(condition.holds(config) for condition in self.conditions)
+
+
+class SavedQuantized(Condition):
+    """The checkpoint `model.name` names was saved quantized (config.json `quantization_config`, or
+    a -GPTQ / -AWQ / -bnb-4bit upload name: linter/models.py prequantized); unknown does not hold."""
+
+    keys = ("model.name",)
+
+    def holds(self, config) -> bool:
+        name = config.value("model.name")
+        if not isinstance(name, str) or not name:
+            return False
+        from linter.models import prequantized
+
+        return prequantized(name, config.path.parent) is not None
+
+
 class Refusal:
     """A row: when every condition holds, `package` from release `since` (commit, PR), and before
     release `until` where the check was later dropped, refuses the file at launch with `message`,
     raised in `where`."""
 
-    __slots__ = ("conditions", "message", "where", "since", "commit", "until", "package", "note")
+    __slots__ = ("conditions", "message", "where", "since", "commit", "until", "package", "note",
+                 "outside_validation")
 
     def __init__(self, conditions: tuple[Condition, ...], message: str, where: str, since: str, commit: str,
-                 until: str | None = None, package: str = "axolotl", note: str = ""):
+                 until: str | None = None, package: str = "axolotl", note: str = "", outside_validation: bool = False):
         self.conditions, self.message, self.where = conditions, message, where
         self.since, self.commit, self.until, self.package = since, commit, until, package
         self.note = note  # what the message leaves out (shown after it)
+        # A check raised at launch outside the config validation (its `where` holds in every release)
+        self.outside_validation = outside_validation
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -325,6 +363,16 @@ REFUSALS = (
     Refusal((Set("adapter.kernels"), Set("adapter.dora")),
             "lora_mlp_kernel, lora_qkv_kernel, and lora_o_kernel are not compatible with DoRA at the moment.",
             f"{_V} check_lora_kernels_dora (v0.15.0)", "0.12.0", "e758343ca (#2992)", until="0.16.0"),
+    # utils/models.py check_model_config, run at launch by normalize_config (utils/config.py; utils/config/
+    # __init__.py from v0.5.0) through load_model_config, right after the validation: any saved
+    # quantization_config without `gptq: true` (a581e9f8f #913, v0.4.0); from 7830fe04b (#1767, v0.5.0) not with
+    # load_in_4bit, nor for a multimodal model (its text_config is read); removed by e0420b352 (#2511, v0.9.0).
+    Refusal((Unset("quantization.gptq"), FromRelease("0.5.0", NotIn("quantization.bits", 4), Unset("model.multimodal")),
+             SavedQuantized()),
+            "model_config.quantization_config is set but `gptq` flag is not. Please use the `gptq` flag to train "
+            "quantized model or point to a non-quantized model.",
+            "utils/models.py check_model_config (v0.8.1; load_in_4bit exempt from v0.5.0)", "0.4.0",
+            "a581e9f8f (#913)", until="0.9.0", outside_validation=True),
     Refusal((Eq("training.trainer", "kto"), Set("memory.gradient_checkpointing"),
              Unset("memory.checkpointing_reentrant")),
             "Set `gradient_checkpointing_kwargs: {use_reentrant: true}` for when kto is enabled",

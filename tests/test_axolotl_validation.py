@@ -129,6 +129,8 @@ DROPPED = [
     # v0.4.0's form: test_datasets did not exempt the eval set yet (axolotl#1286)
     ("evaluation_strategy are not supported", {"val_set_size": 0, "eval_steps": 50, "test_datasets": _TEST_SETS},
      {"val_set_size": 0, "test_datasets": _TEST_SETS}, "0.4.0"),
+    ("is set but `gptq` flag is not", {"base_model": "TheBloke/Llama-2-7B-GPTQ"},
+     {"base_model": "TheBloke/Llama-2-7B-GPTQ", "gptq": True}, "0.8.1"),
 ]
 # The release before each row's first release (git tag --sort=creatordate).
 _BEFORE = {"0.2.1": "0.2.0", "0.3.0": "0.2.1", "0.4.0": "0.3.0", "0.5.0": "0.4.0", "0.5.1": "0.5.0",
@@ -243,3 +245,22 @@ def test_test_datasets_incident_caught():
     drop the thread met is reachable only from unreleased commits between #1245 and #1291)."""
     found = _messages(FIXTURES / "incidents" / "axolotl-test-datasets-drops-load-best" / "config.yml")
     assert len(found) == 1 and "test_datasets does not exempt" in found[0] and "axolotl 0.4.0" in found[0]
+
+
+def test_prequantized_base_refused_without_gptq_flag(tmp_path, monkeypatch):
+    """check_model_config (v0.4.0-v0.8.1): any saved quantization_config without `gptq: true`; from
+    v0.5.0 a load_in_4bit config is exempt (a pre-quantized bitsandbytes upload then loads)."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    bnb = {"base_model": "unsloth/tinyllama-bnb-4bit", "load_in_4bit": True, "adapter": "qlora"}
+    cases = (("a", bnb, "0.4.0", True), ("b", bnb, "0.5.0", False), ("c", {**bnb, "load_in_4bit": False}, "0.6.0", True),
+             ("d", {"base_model": "TheBloke/Llama-2-7B-GPTQ", "load_in_8bit": True}, "0.8.1", True),
+             ("e", {"base_model": "NousResearch/Llama-2-7b-hf"}, "0.4.0", False))
+    for name, settings, pin, fires in cases:
+        (tmp_path / name).mkdir()
+        found = _messages(_config(tmp_path / name, settings, pin=pin))
+        assert any("is set but `gptq` flag is not" in message for message in found) is fires, (name, found)
+
+
+def test_prequantized_incident_caught():
+    found = _messages(FIXTURES / "incidents" / "axolotl-prequantized-bnb-base-refused" / "config.yml")
+    assert len(found) == 1 and "check_model_config" in found[0] and "axolotl 0.4.0" in found[0]

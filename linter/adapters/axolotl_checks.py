@@ -86,6 +86,7 @@ CHECKED_BINDINGS = (
     Binding("optimizer.lr_groups", "lr_groups", convert=bool),
     Binding("optimizer.loraplus", "loraplus_lr_ratio", convert=bool),
     Binding("quantization.gptq", "gptq", convert=bool),
+    Binding("model.multimodal", "is_multimodal"),  # utils/models.py check_model_config reads its text_config
     Binding("quantization.model_config", "model_quantization_config", convert=bool),
     Binding("model.trust_remote_code", "trust_remote_code", convert=bool),
     Binding("model.revision", "revision_of_model", convert=bool),

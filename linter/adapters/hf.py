@@ -77,7 +77,7 @@ from . import (_MISSING as _NO_DEFAULT, CHECKPOINT_BINDINGS, Adapter, Binding, R
                new_config, set_path, span_of, templated, written)
 from .model_init import model_init_path, record_model_init_kwargs
 from .fsdp_facts import accelerate_wrap_classes, trainer_fsdp_version, trainer_wrap_classes
-from .peft_facts import PEFT_BINDINGS as _PEFT_BINDINGS, record_peft_facts
+from .peft_facts import PEFT_BINDINGS as _PEFT_BINDINGS, null_or_absent, record_peft_facts
 from .shipped import ACCELERATE_DEEPSPEED_FILE
 from .trainer_arguments import TRAINER_ARGUMENT_BINDINGS
 from .hf_kinds import (ACCELERATE_FSDP_BINDINGS, TRL_TRAINER_BINDINGS, classify, distributed_type_of, fsdp_sharding,
@@ -279,6 +279,8 @@ class HFAdapter(Adapter):
         if bits is not None:
             flag = "load_in_4bit" if bits == 4 else "load_in_8bit"
             config.set("quantization.bits", Field(bits, Origin(read.key_span(flag), written_as=flag)))
+            # trl get_quantization_config -> BitsAndBytesConfig, passed to from_pretrained by the trl scripts
+            config.set("quantization.bnb_on_load", Field(True, Origin(read.key_span(flag), written_as=flag)))
         if bits == 4:
             # get_quantization_config computes in the model dtype. "auto" reaches
             # BitsAndBytesConfig as a string it cannot resolve: left absent.
@@ -299,6 +301,9 @@ class HFAdapter(Adapter):
             # trl/trainer/utils.py get_peft_config: LoraConfig(target_modules=lora_target_modules); a
             # YAML string reaches it unchanged (a one-item list only from TRL 0.8.2, e4b20ecb #1488).
             record_target_shorthand(read, "lora_target_modules")
+            # ModelConfig.lora_target_modules / lora_target_parameters default None (9a71e67be, v0.7.11)
+            if null_or_absent(read, "lora_target_modules") and null_or_absent(read, "lora_target_parameters"):
+                read.set("adapter.peft_default_targets", True, "use_peft")
 
     def _accelerate(self, read: Reader) -> None:
         config, document = read.config, read.document

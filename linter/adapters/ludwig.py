@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ..document import Document, Mapping
+from ..document import Document, Mapping, Scalar
 from ..fixes import Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from . import Adapter, Binding, Reader, new_config
@@ -42,6 +42,32 @@ _ADAPTER_BINDINGS = (
     Binding("adapter.alpha", "adapter.alpha"),
     Binding("adapter.target_modules", "adapter.target_modules", convert=list),
 )
+
+
+# ludwig/schema/model_types/utils.py set_llm_parameters: base models whose LoRA target_modules Ludwig
+# fills itself when none are written (_set_mixtral_target_modules from 74a71e944 #3852, v0.10.0;
+# _set_phi2_target_modules with llm_utils.py _PHI_MODELS; _set_phi3_target_modules; _set_gemma_target_modules;
+# read at v0.10.0-v0.17.8, the union of every release's names).
+_LUDWIG_FILLS_TARGETS = frozenset({
+    "mistralai/Mixtral-8x7B-v0.1", "mistralai/Mixtral-8x7B-Instruct-v0.1",
+    "susnato/phi-1_dev", "susnato/phi-1_5_dev", "susnato/phi-2", "microsoft/phi-1", "microsoft/phi-1_5", "microsoft/phi-2",
+    "microsoft/Phi-3-mini-4k-instruct", "microsoft/Phi-3-mini-128k-instruct",
+    "google/gemma-2b", "google/gemma-2b-it", "google/gemma-7b", "google/gemma-7b-it",
+})
+
+
+def _record_default_targets(read: Reader, config: ConfigIR) -> None:
+    """A `lora` adapter with no target_modules: ludwig/schema/llms/peft.py LoraConfig.to_config passes
+    target_modules=None to peft's LoraConfig (v0.9+; v0.8 passes none at all) unless Ludwig fills them
+    for the base model (above); pretrained adapter weights bring their own saved config."""
+    if config.value("adapter.kind") != "lora" or config.value("adapter.pretrained_weights"):
+        return
+    node = read.node("adapter", "target_modules") if isinstance(read.node("adapter"), Mapping) else None
+    if node is not None and not (isinstance(node, Scalar) and node.value is None):
+        return
+    if config.value("model.name") in _LUDWIG_FILLS_TARGETS or not isinstance(config.value("model.name"), str):
+        return
+    read.set("adapter.peft_default_targets", True, "adapter")
 
 
 class LudwigAdapter(Adapter):
@@ -95,6 +121,12 @@ class LudwigAdapter(Adapter):
         if is_llm:
             read_llm(read, document)
             read.bind(_ADAPTER_BINDINGS)
+            _record_default_targets(read, config)
+            if isinstance(read.node("quantization"), Mapping) and config.value("quantization.backend") in (
+                    None, "bitsandbytes"):
+                # llm_utils.py load_pretrained_from_config (models/llm.py before): quantization_config =
+                # quantization.to_bitsandbytes() for from_pretrained, the checkpoint's own config unread.
+                read.set("quantization.bnb_on_load", True, "quantization")
         return config
 
     def render_value(self, document: Document, config: ConfigIR, key: str, value) -> list[Edit]:

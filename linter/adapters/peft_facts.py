@@ -4,6 +4,7 @@ at 5d602fdbf, after v0.20.0). PEFT writes the file with save_pretrained; it is n
 
 from __future__ import annotations
 
+from ..document import Scalar
 from ..ir import Field, Origin
 from . import Binding, comma_list
 from .hf_kinds import written
@@ -45,6 +46,12 @@ PEFT_BINDINGS = (
 )
 
 
+def null_or_absent(read, *path: str) -> bool:
+    """The key is absent or written null (None reaches the framework)."""
+    node = read.node(*path)
+    return node is None or (isinstance(node, Scalar) and node.value is None)
+
+
 def record_peft_facts(read) -> None:
     """What PEFT's config class receives beyond the bindings: a target_modules string (LoraConfig
     keeps it a str: a regular expression, or "all-linear") and every top-level key
@@ -57,3 +64,12 @@ def record_peft_facts(read) -> None:
         if isinstance(tokens, dict):  # layer name -> token ids (a list means the input embedding)
             read.take("adapter.trainable_token_layers", "trainable_token_indices", convert=lambda value: sorted(value))
         config.set("adapter.config_keys", Field(sorted(map(str, config.key_tree.value)), Origin(config.file_span)))
+    # peft/tuners/lora/config.py LoraConfig: target_modules defaults to None; LoraModel then takes the
+    # model_type's defaults from TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING (target_parameters,
+    # peft >= 0.17.0, is the other way to name what the adapter wraps).
+    if config.value("adapter.kind") == "lora" and null_or_absent(read, "target_modules") \
+            and null_or_absent(read, "target_parameters"):
+        if read.node("target_modules") is not None:
+            read.set("adapter.peft_default_targets", True, "target_modules")
+        else:
+            config.set("adapter.peft_default_targets", Field(True, Origin(config.file_span)))
