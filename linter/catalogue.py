@@ -203,8 +203,7 @@ _KEYS = (
     ("sequence.padding_free", "bool", "batches flattened without padding (TRL padding_free)"),
     ("sequence.packing_strategy", "str", "TRL's packing strategy (bfd, ffd, wrapped)"),
     ("attention.implementation", "str", "eager, sdpa, flash_attention_2, ..."),
-    ("attention.varlen", "bool", "XTuner use_varlen_attn: attention dispatched to varlen FlashAttention over "
-                                 "packed samples"),
+    ("attention.varlen", "bool", "XTuner use_varlen_attn: varlen FlashAttention over packed samples"),
     ("memory.gradient_checkpointing", "bool", "activations recomputed in the backward pass"),
     ("memory.checkpointing_reentrant", "bool", "gradient_checkpointing_kwargs.use_reentrant as written"),
     ("memory.fsdp_activation_checkpointing", "bool", "FSDP's own activation checkpointing (TrainingArguments "
@@ -229,8 +228,7 @@ _KEYS = (
     ("checkpoint.eval_strategy", "str", "when the model is evaluated (no, steps, epoch), as written"),
     # TrainingArguments fields whose combinations the trainer refuses at launch (written values, or
     # TrainingArguments' defaults where the binding states one)
-    ("scheduler.type", "str", "the learning-rate schedule as written (TrainingArguments lr_scheduler_type, "
-                              "DeepSpeed scheduler.type)"),
+    ("scheduler.type", "str", "the learning-rate schedule as written (lr_scheduler_type, DeepSpeed scheduler.type)"),
     ("scheduler.warmup_ratio", "num", "share of the training steps spent warming up (warmup_ratio)"),
     ("checkpoint.save_steps", "num", "steps between checkpoints (save_steps; below 1 a share of the training steps)"),
     ("checkpoint.eval_steps", "num", "steps between evaluations (eval_steps; below 1 a share of the training steps)"),
@@ -249,8 +247,7 @@ _KEYS = (
     ("memory.empty_cache_steps", "num", "steps between torch.cuda.empty_cache() calls (torch_empty_cache_steps)"),
     ("parallel.fsdp_options", "bool|str|list", "the trainer's FSDP options as written (full_shard, shard_grad_op, "
                                                "offload, auto_wrap, ...)"),
-    ("batch.auto_find", "bool", "the trainer retries with half the micro batch after an out-of-memory error "
-                                "(auto_find_batch_size)"),
+    ("batch.auto_find", "bool", "auto_find_batch_size: the micro batch is halved after an out-of-memory error"),
     ("optimizer.target_modules", "list|str", "the modules a low-rank optimizer (GaLore, APOLLO) projects "
                                              "(optim_target_modules)"),
     ("generation.per_prompt", "int", "completions generated per prompt (TRL GRPO num_generations)"),
