@@ -52,9 +52,9 @@ def nothing_installed(monkeypatch):
     from linter import versions
 
     monkeypatch.setattr(versions, "installed", lambda package: None)
-    versions._pins_in.cache_clear()
+    versions.forget()
     yield
-    versions._pins_in.cache_clear()
+    versions.forget()
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ def project(tmp_path):
         (tmp_path / name).write_text(text)
         if pin is not None:
             (tmp_path / "requirements.txt").write_text(pin + "\n")
-        versions._pins_in.cache_clear()
+        versions.forget()
         return tmp_path / name
 
     return project

@@ -57,7 +57,7 @@ def test_torch_dtype_is_known_under_trl_0_18_pinned_in_setup_py_and_renamed_unde
     (repo / "setup.py").write_text("from setuptools import setup\nsetup(install_requires=['trl==0.18.0'])\n")
     assert [f for f in findings(recipe, "--select", "SCH") if "torch_dtype" in f["message"]] == []
     (repo / "setup.py").write_text("from setuptools import setup\nsetup(install_requires=['trl==0.27.1'])\n")
-    versions._pins_in.cache_clear()
+    versions.forget()
     [finding] = [f for f in findings(recipe, "--select", "SCH") if "torch_dtype" in f["message"]]
     assert "renamed dtype in trl 0.23.0 and removed in 0.27.0" in finding["message"]
     assert "pinned" in finding["message"] or "setup.py" in finding["message"]

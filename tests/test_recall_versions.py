@@ -35,7 +35,7 @@ def write(tmp_path):
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(data)
-        versions._pins_in.cache_clear()
+        versions.forget()
         return path
 
     return write
