@@ -12,7 +12,8 @@ from .facts import world_size
 class _Facts:
     """What a row's condition reads: the config's IR values, and the run's DeepSpeed and GPUs."""
 
-    __slots__ = ("config", "deepspeed", "zero3", "zero3_offload", "world", "val_size", "not_lora", "full")
+    __slots__ = ("config", "deepspeed", "zero3", "zero3_offload", "world", "val_size", "not_lora", "full",
+                 "_checkpoint")
 
     def __init__(self, config, run, context):
         self.config = config
@@ -28,9 +29,37 @@ class _Facts:
         kind = config.value("adapter.kind")  # None: every weight of the trained slice trains (full, freeze)
         self.not_lora = kind != "lora"
         self.full = kind is None and config.get("adapter.trainable_layers") is None
+        self._checkpoint: tuple | None = None
 
     def get(self, key: str):
         return self.config.value(key)
+
+    def prequantized(self) -> str | None:
+        """The quantization method of a model_name_or_path saved already quantized (its
+        config.json's quantization_config, or a -GPTQ/-AWQ/-bnb-4bit upload: linter.models), one
+        that transformers keeps quantized on load, so the loaded model has `quantization_method`
+        (transformers quantizers/base.py preprocess_model). FP8 and MXFP4 are left out: recent
+        releases dequantize them (model_utils/quantization.py configure_quantization), which
+        drops the attribute again (remove_quantization_config)."""
+        if self._checkpoint is None:
+            from linter.models import prequantized
+
+            name = self.config.value("model.name")
+            found = prequantized(name, self.config.path.parent) if isinstance(name, str) else None
+            method = found[0].lower() if found is not None else None
+            self._checkpoint = (method, found[1]) if method in _KEPT_QUANTIZED else (None, None)
+        return self._checkpoint[0]
+
+    def saved_quantized(self) -> str:
+        """Says which checkpoint is saved quantized and where that is read (after prequantized())."""
+        if self.prequantized() is None:
+            return ""
+        return f"{self.get('model.name')} is saved {self._checkpoint[0]}-quantized ({self._checkpoint[1]})"
+
+
+# Pre-quantized methods LLaMA-Factory loads as PTQ-quantized models (configure_quantization's
+# GPTQ / AWQ / AQLM branches; a saved bitsandbytes quantization_config is passed through).
+_KEPT_QUANTIZED = frozenset({"gptq", "awq", "aqlm", "bitsandbytes"})
 
 
 def _zero3(config, run) -> bool | None:
@@ -76,7 +105,11 @@ class ParserRefuses(Rule):
     streaming, `val_size` beside `eval_dataset`, evaluation without an evaluation set, RM/PPO
     with `load_best_model_at_end`, a Freeze/Full PPO policy with a LoRA reward model,
     `pure_bf16` under ZeRO-3, a new adapter on a quantized model, quantizing an export that
-    still merges an adapter, LoRA-only options without LoRA, and the rest.
+    still merges an adapter, LoRA-only options without LoRA, and the rest. The checks LLaMA-Factory
+    makes on the loaded model (merging adapters at export, PiSSA, several adapters) also count a
+    `model_name_or_path` saved already quantized (GPTQ, AWQ, AQLM, bitsandbytes: its config.json's
+    `quantization_config`, or a -GPTQ/-AWQ/-bnb-4bit upload), as the loaded model's
+    `quantization_method` does.
 
     Checks that later releases dropped (`predict_with_generate` while training, `pure_bf16`
     with bf16/fp16 before 0.8.3, a missing `template` before 0.9.2, ...) fire only on a pinned
@@ -126,11 +159,13 @@ class ParserRefuses(Rule):
     - hiyouga/LLaMA-Factory (HEAD ff6d4d12): src/llamafactory/hparams/parser.py
       (get_train_args, get_infer_args, _verify_model_args), hparams/data_args.py,
       hparams/finetuning_args.py, hparams/model_args.py (ProcessorArguments, ExportArguments),
-      train/tuner.py (export_model); each row names
+      train/tuner.py (export_model), model/adapter.py (init_adapter); each row names
       the commit and first release of its message (`git log -S`), e.g. streaming `max_steps`
       43e83548b (0.1.4), `val_size` with `eval_dataset` 502555b65 (0.8.3), the evaluation set
-      b0d49e137 (0.9.4), `pure_bf16` with ZeRO-3 bf99223a8 (0.8.3)
-    - hiyouga/LLaMA-Factory#6581, #9175, #2176, #744, #3476, #1626, #5030, #2235, #4175
+      b0d49e137 (0.9.4), `pure_bf16` with ZeRO-3 bf99223a8 (0.8.3); which rows fire without a
+      pin: bench/llamafactory_key_history.md (each row's keys' first release against its check's)
+    - hiyouga/LLaMA-Factory#6581, #9175, #2176, #744, #3476, #1626, #5030, #2235, #4175,
+      #5171 (merging into a GPTQ base), #4923 (PiSSA on an AWQ base)
     """
 
     code = "TRN021"
@@ -169,4 +204,5 @@ class ParserRefuses(Rule):
                     when = f"the launch refuses it (\"{row.message}\", {row.where}, since {row.since}, {row.commit})"
                 else:
                     when = f"{package} {release[0]} ({release[1]}) does not check it yet ({row.since} refuses it)"
-                yield self.finding(config, _where(config, row.anchor), f"{when}: {row.damage}")
+                damage = row.damage(facts) if callable(row.damage) else row.damage
+                yield self.finding(config, _where(config, row.anchor), f"{when}: {damage}")

@@ -34,7 +34,7 @@ class Row:
     __slots__ = ("message", "where", "since", "commit", "always", "anchor", "command", "applies", "damage", "until")
 
     def __init__(self, message: str, where: str, since: str, commit: str, anchor: str | tuple[str, ...],
-                 applies: Callable, damage: str, *, always: bool = False, command: str = ANY,
+                 applies: Callable, damage: str | Callable, *, always: bool = False, command: str = ANY,
                  until: str | None = None):
         # until: the first release without the check (a limitation lifted later; never `always`).
         self.message, self.where, self.since, self.commit, self.until = message, where, since, commit, until
@@ -79,6 +79,17 @@ def _quantized(facts) -> bool:
     return facts.get("quantization.bits") is not None
 
 
+def _because(facts) -> str:
+    """Names the saved-quantized checkpoint where quantization_bit does not explain the finding."""
+    return "" if _quantized(facts) else f"{facts.saved_quantized()}; "
+
+
+def _loaded_quantized(facts) -> bool:
+    """The loaded model has `quantization_method` (what the checks after loading read): quantized on
+    the fly (quantization_bit), or saved already quantized (model_name_or_path's quantization_config)."""
+    return _quantized(facts) or facts.prequantized() is not None
+
+
 def _fraction(facts) -> bool:
     return 1e-6 < facts.val_size < 1
 
@@ -96,10 +107,13 @@ def _other_loggers(facts) -> bool:
 
 ROWS = (
     # ---- hparams/parser.py get_train_args ------------------------------------------------------
+    # always: 0.0.9 (stage's first tag) asserted `stage == "sft" or not predict_with_generate` ("... cannot
+    # be set as True at PT, RM and PPO stages."), reworded in 0.1.6 (bench/llamafactory_key_history.md).
     Row("`predict_with_generate` cannot be set as True except SFT.", _PARSER, "0.1.6", "ca719a869",
         "generation.predict_with_generate",
         lambda f: _non_sft(f) and _true(f, "generation.predict_with_generate"),
-        "only the SFT trainer generates", command=TRAIN),
+        "only the SFT trainer generates (every release refuses it, 0.0.9 to 0.1.5 in other words)", always=True,
+        command=TRAIN),
     Row("`neat_packing` cannot be set as True except SFT.", _PARSER, "0.8.3", "5acaa476d", "data.neat_packing",
         lambda f: _non_sft(f) and _true(f, "data.neat_packing"),
         "neat packing is an SFT collator (every release with the key has the check)", always=True, command=TRAIN),
@@ -116,17 +130,21 @@ ROWS = (
         "checkpoint.load_best",
         lambda f: f.get("training.stage") in ("rm", "ppo") and _true(f, "checkpoint.load_best"),
         "drop load_best_model_at_end (the maintainer's answer in #1626)", command=TRAIN),
+    # always: PPO without do_train is refused from 0.0.9 (loader.py "PPO stage cannot be performed at
+    # evaluation."), 0.1.6 ("PPO and DPO stage(s) can only be performed at training."), 0.2.1 (this check).
     Row("PPO training does not support evaluation, use the SFT stage to evaluate models.", _PARSER, "0.2.1",
         "52326870e", "training.stage",
         lambda f: f.get("training.stage") == "ppo" and not _true(f, "training.enabled"),
-        "the PPO workflow only trains", command=TRAIN),
+        "the PPO workflow only trains (every release refuses it, before 0.2.1 in other words)", always=True,
+        command=TRAIN),
     Row("PPO training is incompatible with S^2-Attn.", _PARSER, "0.2.0", "e387a5047", "attention.shift_short",
         lambda f: f.get("training.stage") == "ppo" and _true(f, "attention.shift_short"),
         "drop shift_attn (every release with the key has the check)", always=True, command=TRAIN),
     Row("Unsloth does not support lora reward model.", _PARSER, "0.5.0", "d358d955e", "model.unsloth",
         lambda f: f.get("training.stage") == "ppo" and f.get("training.reward_model_type") == "lora"
         and _true(f, "model.unsloth"),
-        "load the reward model in full (reward_model_type: full) or drop use_unsloth", command=TRAIN),
+        "load the reward model in full (reward_model_type: full) or drop use_unsloth (every release with "
+        "use_unsloth has the check: both 0.5.0)", always=True, command=TRAIN),
     Row("PPO only accepts wandb, tensorboard, or trackio logger.", _PARSER, "0.6.1", "9408366a3",
         "logging.report_to", lambda f: f.get("training.stage") == "ppo" and _other_loggers(f),
         "PPO logs through TRL's tracker, which takes wandb, tensorboard or trackio", command=TRAIN),
@@ -171,11 +189,14 @@ ROWS = (
         lambda f: f.get("optimizer.memory_efficient") == "BAdam" and f.get("optimizer.badam_mode") == "ratio"
         and (f.world or 0) > 1,
         "use badam_mode: layer with ZeRO-3, or one GPU", command=TRAIN),
+    # always: use_badam came in 0.6.3 with "Layer-wise BAdam does not yet support distributed training"
+    # (191971865, any distributed run, this case included); 0.8.3 narrowed it to runs without ZeRO-3.
     Row("Layer-wise BAdam only supports DeepSpeed ZeRO-3 training.", _PARSER, "0.8.3", "9fd7a410b",
         "optimizer.memory_efficient",
         lambda f: f.get("optimizer.memory_efficient") == "BAdam" and f.get("optimizer.badam_mode") == "layer"
         and (f.world or 0) > 1 and f.zero3 is False,
-        "use a ZeRO-3 DeepSpeed config, or one GPU", command=TRAIN),
+        "use a ZeRO-3 DeepSpeed config, or one GPU (every release with use_badam refuses it: 0.6.3 to 0.8.2 "
+        "refused layer-wise BAdam in any distributed run)", always=True, command=TRAIN),
     Row("FP8 training is not compatible with quantization. Please disable one of them.", _PARSER, "0.9.4",
         "1c44b60e3", "precision.fp8", lambda f: _true(f, "precision.fp8") and _quantized(f),
         "drop fp8 or quantization_bit (every release with the key has the check)", always=True, command=TRAIN),
@@ -189,6 +210,14 @@ ROWS = (
     Row("Please use scripts/pissa_init.py to initialize PiSSA for a quantized model.", _VERIFY, "0.8.2", "ca67b7a56",
         "adapter.pissa_init", lambda f: _quantized(f) and _true(f, "adapter.pissa_init"),
         "PiSSA's SVD needs full-precision weights (every release with the key has the check)", always=True),
+    # The same after loading (model/adapter.py init_adapter, is_trainable and model.quantization_method): a
+    # pre-quantized model_name_or_path. always: pissa_init and the check both came in 0.8.2.
+    Row("Cannot initialize PiSSA adapter on quantized models.", "model/adapter.py init_adapter", "0.8.2", "60d9896a7",
+        ("adapter.pissa_init", "model.name"),
+        lambda f: _true(f, "adapter.pissa_init") and not _quantized(f) and f.prequantized() is not None,
+        lambda f: (f"{_because(f)}PiSSA's SVD needs the full-precision weights, refused after the model loads "
+                   "(every release with pissa_init has the check); start from the unquantized checkpoint"),
+        always=True, command=TRAIN),
     Row("Cannot resize embedding layers of a quantized model.", _VERIFY, "0.7.0", "83404c4fa", "model.resize_vocab",
         lambda f: _quantized(f) and _true(f, "model.resize_vocab"),
         "quantized embeddings cannot be resized"),
@@ -198,6 +227,14 @@ ROWS = (
     Row("Quantized model only accepts a single adapter. Merge them first.", _VERIFY, "0.4.0", "f902b0d42",
         "adapter.paths", lambda f: _quantized(f) and len(f.get("adapter.paths") or ()) > 1,
         "adapters cannot be merged into quantized weights (every release with the key has the check)", always=True),
+    # The same after loading (model/adapter.py, LoRA setup, model.quantization_method): a pre-quantized
+    # model_name_or_path. always: adapter_name_or_path and the assertion both came in 0.4.0 (f902b0d42).
+    Row("Quantized model only accepts a single adapter.", "model/adapter.py init_adapter", "0.4.0", "f902b0d42",
+        "adapter.paths",
+        lambda f: not _quantized(f) and not f.not_lora and len(f.get("adapter.paths") or ()) > 1
+        and f.prequantized() is not None,
+        lambda f: (f"{_because(f)}adapters cannot be merged into quantized weights, refused after the model "
+                   "loads (every release with the key has the check)"), always=True),
     # ---- hparams/model_args.py ProcessorArguments.__post_init__ (every command) ------------------
     Row("`image_max_pixels` cannot be smaller than `image_min_pixels`.", _MULTIMODAL, "0.9.3", "93e6184cb",
         ("media.image_max_pixels", "media.image_min_pixels"), lambda f: _smaller(f, "image"),
@@ -210,15 +247,21 @@ ROWS = (
         lambda f: _vllm(f) and _non_sft(f),
         "vLLM serves causal LM heads, not value heads (every release with infer_backend has the check)", always=True,
         command=INFER),
+    # always: infer_backend came in 0.6.0 (056d2d956) with "vLLM engine does not support quantization."
+    # (quantization_bit), reworded in 0.7.0.
     Row("vLLM engine does not support bnb quantization (GPTQ and AWQ are supported).", _INFER, "0.7.0", "7bfbcb1fe",
-        "quantization.bits", lambda f: _vllm(f) and _quantized(f), "serve a GPTQ or AWQ export instead",
+        "quantization.bits", lambda f: _vllm(f) and _quantized(f),
+        "serve a GPTQ or AWQ export instead (every release with infer_backend has the check)", always=True,
         command=INFER),
     Row("vLLM engine does not support RoPE scaling.", _INFER, "0.6.0", "056d2d956", "model.rope_scaling",
         lambda f: _vllm(f) and f.get("model.rope_scaling") is not None,
         "drop rope_scaling or serve with huggingface (every release with infer_backend has the check)", always=True,
         command=INFER),
+    # always: 0.6.0 to 0.6.3 refused any adapter under vLLM ("vLLM engine does not support LoRA adapters.
+    # Merge them first."), several included.
     Row("vLLM only accepts a single adapter. Merge them first.", _INFER, "0.7.0", "7bfbcb1fe", "adapter.paths",
-        lambda f: _vllm(f) and len(f.get("adapter.paths") or ()) > 1, "merge the adapters first", command=INFER),
+        lambda f: _vllm(f) and len(f.get("adapter.paths") or ()) > 1,
+        "merge the adapters first (every release with infer_backend refuses it)", always=True, command=INFER),
     # ---- hparams/data_args.py DataArguments.__post_init__ --------------------------------------
     Row("Cannot specify `val_size` if `dataset` is None.", _DATA, "0.8.3", "502555b65", "data.val_size",
         lambda f: f.get("data.train_sets") is None and f.val_size > 1e-6,
@@ -242,7 +285,8 @@ ROWS = (
         "a streamed dataset has no length to take a share of (every release with val_size has the check)", always=True),
     Row("`max_samples` is incompatible with `streaming`.", _DATA, "0.1.4", "dd3f3e974", "data.max_samples",
         lambda f: _true(f, "data.streaming") and f.get("data.max_samples") is not None,
-        "a streamed dataset cannot be truncated by index (every release with streaming has the check)", always=True),
+        "a streamed dataset cannot be truncated by index (0.1.4 to 0.1.8 warned and dropped max_samples, a "
+        "ValueError from 0.2.0)", always=True),
     Row("`mask_history` is incompatible with `train_on_prompt`.", _DATA, "0.9.0", "5af32ce70", "data.mask_history",
         lambda f: _true(f, "data.mask_history") and _true(f, "data.train_on_prompt"),
         "one masks the earlier turns, the other trains on every prompt"),
@@ -255,7 +299,8 @@ ROWS = (
         lambda f: f.get("training.stage") == "ppo" and f.get("training.reward_model_type") == "lora"
         and f.not_lora,
         "a LoRA reward model is an adapter on the policy's own base model, which a freeze or full policy does "
-        "not have (older wording since 670ee3934: \"Freeze/Full PPO training needs `reward_model_type=full`.\"); "
+        "not have (refused in every release: PPO was LoRA-only up to 0.2.2, then \"Lora reward model only supports "
+        "lora training.\", 670ee3934's \"Freeze/Full PPO training needs `reward_model_type=full`.\"); "
         "set reward_model_type: full", always=True),
     Row("`reward_model_type` cannot be oft for Freeze/Full PPO training.", _FINETUNING, "0.9.4", "003a2acb1",
         ("training.reward_model_type", "adapter.kind"),
@@ -303,9 +348,15 @@ ROWS = (
         lambda f: f.get("export.quantization_bit") is not None and f.get("adapter.paths") is not None,
         "export the merged model first, then quantize that export (every release with the key has the check)", always=True,
         command=EXPORT),
-    Row("Cannot merge adapters to a quantized model.", _EXPORT, "0.4.0", "393e4b0f5", "adapter.paths",
-        lambda f: _quantized(f) and f.get("adapter.paths") is not None,
-        "merge into the unquantized model: drop quantization_bit", command=EXPORT),
+    # export_model reads the loaded model's quantization_method: quantization_bit or a pre-quantized
+    # (GPTQ/AWQ/...) model_name_or_path. always: export_dir came in 0.4.0 with this message as a warning,
+    # after which 0.4.0 saved the unmerged PeftModel (its adapter only) instead of a merged model; a
+    # ValueError from 0.5.0 (6fa6d4532).
+    Row("Cannot merge adapters to a quantized model.", _EXPORT, "0.5.0", "393e4b0f5, 6fa6d4532",
+        ("quantization.bits", "model.name"), lambda f: _loaded_quantized(f) and f.get("adapter.paths") is not None,
+        lambda f: (f"{_because(f)}merge into the unquantized model (drop quantization_bit, or start from the "
+                   "unquantized checkpoint); 0.4.0 only warned and exported the adapter unmerged"),
+        always=True, command=EXPORT),
 )
 
 # Checks that later releases dropped (a limitation lifted): they fire only on a pinned release in

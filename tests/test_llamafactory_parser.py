@@ -21,6 +21,7 @@ _PPO = {"stage": "ppo", "do_train": True, "finetuning_type": "lora", "dataset": 
         "reward_model": "saves/rm"}
 _EXPORT = {"finetuning_type": "lora", "export_dir": "models/out"}
 _CHAT = {"finetuning_type": "lora", "infer_backend": "vllm"}  # llamafactory-cli chat / api
+_GPTQ, _AWQ = "Qwen/Qwen2-72B-Instruct-GPTQ-Int4", "Qwen/Qwen1.5-32B-Chat-AWQ"  # saved quantized (linter.models)
 _NEW = "0.9.4"  # every check at HEAD ff6d4d12 is in 0.9.4
 
 
@@ -100,6 +101,10 @@ CASES = [
      {"create_new_adapter": False}, {}),
     ("Quantized model only accepts a single adapter. Merge them first.",
      {**_SFT, "quantization_bit": 4, "adapter_name_or_path": "a,b"}, {"adapter_name_or_path": "a"}, {}),
+    ("Quantized model only accepts a single adapter.", {**_SFT, "model_name_or_path": _GPTQ, "adapter_name_or_path": "a,b"},
+     {"adapter_name_or_path": "a"}, {}),
+    ("Cannot initialize PiSSA adapter on quantized models.",
+     {**_SFT, "model_name_or_path": _AWQ, "pissa_init": True}, {"model_name_or_path": "Qwen/Qwen1.5-32B-Chat"}, {}),
     ("`image_max_pixels` cannot be smaller than `image_min_pixels`.",
      {**_SFT, "image_max_pixels": 1024, "image_min_pixels": 4096}, {"image_max_pixels": 589824}, {}),
     ("`video_max_pixels` cannot be smaller than `video_min_pixels`.", {**_SFT, "video_min_pixels": 262144},
@@ -158,6 +163,8 @@ CASES = [
      {"adapter_name_or_path": None}, {}),
     ("Cannot merge adapters to a quantized model.", {**_EXPORT, "adapter_name_or_path": "a", "quantization_bit": 4},
      {"quantization_bit": None}, {}),
+    ("Cannot merge adapters to a quantized model.", {**_EXPORT, "adapter_name_or_path": "a", "model_name_or_path": _GPTQ},
+     {"adapter_name_or_path": None}, {}),
 ]
 
 
@@ -271,3 +278,44 @@ def test_ppo_report_to_all_is_not_decided(tmp_path):
 def test_inference_configs_are_not_training_configs(tmp_path):
     """A chat config naming vLLM is what the vLLM check in get_train_args is not about."""
     assert messages(tmp_path, {"finetuning_type": "lora", "adapter_name_or_path": "a", "infer_backend": "vllm"}) == []
+
+
+# Rows whose hazard holds in every release that can read the file (bench/llamafactory_key_history.md:
+# the check is as old as the keys, or older releases failed too): they fire without a pin.
+UNPINNED = [
+    ({**_SFT, "stage": "rm", "predict_with_generate": True, "val_size": 0.1}, {}, "except SFT"),
+    ({**_PPO, "do_train": False, "do_eval": True, "eval_dataset": "x"}, {}, "PPO training does not support evaluation"),
+    ({**_PPO, "use_unsloth": True}, {}, "Unsloth does not support lora reward model"),
+    ({**_SFT, "finetuning_type": "full", "use_badam": True}, {"world": 16}, "Layer-wise BAdam only supports"),
+    ({**_CHAT, "quantization_bit": 4}, {}, "vLLM engine does not support bnb quantization"),
+    ({**_CHAT, "adapter_name_or_path": "a,b"}, {}, "vLLM only accepts a single adapter"),
+    ({**_EXPORT, "adapter_name_or_path": "a", "model_name_or_path": _GPTQ}, {}, "Cannot merge adapters"),
+    ({**_SFT, "model_name_or_path": _AWQ, "pissa_init": True}, {}, "Cannot initialize PiSSA adapter"),
+    ({**_SFT, "model_name_or_path": _GPTQ, "adapter_name_or_path": "a,b"}, {}, "only accepts a single adapter."),
+]
+
+
+@pytest.mark.parametrize("refused, options, says", UNPINNED, ids=[f"{i}" for i in range(len(UNPINNED))])
+def test_always_rows_fire_without_a_pin(tmp_path, refused, options, says):
+    assert any(says in found for found in messages(tmp_path, refused, pin=None, **options))
+
+
+def test_pissa_under_zero3_stays_pinned(tmp_path):
+    """pissa_init came in 0.8.2, the ZeRO-3 check in 0.8.3: 0.8.2 with PEFT >= 0.12 (#1887 gathers the
+    weight before PiSSA's SVD) is not known to fail, so the row needs a pin."""
+    refused = {**_SFT, "pissa_init": True}
+    for name, pin, fires in (("unpinned", None, False), ("old", "0.8.2", False), ("new", "0.8.3", True)):
+        (tmp_path / name).mkdir()
+        found = messages(tmp_path / name, refused, pin=pin, ds=_Z3)
+        assert any("initialize PiSSA in DeepSpeed ZeRO-3" in text for text in found) is fires, name
+
+
+def test_prequantized_rows_read_the_local_config_and_skip_dequantized_methods(tmp_path):
+    """A local checkpoint's quantization_config decides; FP8 is dequantized on load (silent)."""
+    for name, method, fires in (("gptq", "gptq", True), ("fp8", "fp8", False)):
+        (tmp_path / name / "base").mkdir(parents=True)
+        (tmp_path / name / "base" / "config.json").write_text(
+            json.dumps({"model_type": "llama", "quantization_config": {"quant_method": method, "bits": 4}}))
+        found = messages(tmp_path / name, {**_EXPORT, "adapter_name_or_path": "a", "model_name_or_path": "base"},
+                         pin=None)
+        assert any("Cannot merge adapters" in text for text in found) is fires, (name, found)
