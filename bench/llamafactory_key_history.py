@@ -124,6 +124,22 @@ KEYS: dict[tuple[str, int], tuple[tuple[str, ...], tuple[str, ...]]] = {
     ("Cannot merge adapters to a quantized model.", 0):
         (("export_dir", "adapter_name_or_path"), ()),  # quantization_bit, or a pre-quantized model
 }
+# Why a `later` row is `always` (the older releases' failure) or stays pinned.
+NOTES = {
+    ("Please make sure eval_dataset be provided or val_size >1e-6", 0):
+        "always: older releases die at the first evaluation (transformers Trainer)",
+    ("Please use scripts/pissa_init.py to initialize PiSSA in DeepSpeed ZeRO-3.", 0):
+        "pinned: 0.8.2 with PEFT >= 0.12 (PEFT #1887 gathers the weight for PiSSA) is not known to fail",
+    ("`pure_bf16` is incompatible with DeepSpeed ZeRO-3.", 0): "always: with offload older releases crash (#3476)",
+    ("`pure_bf16` is incompatible with DeepSpeed ZeRO-3.", 1): "pinned: plain ZeRO-3 ran before 0.8.3",
+    ("Radio-based BAdam does not yet support distributed training, use layer-wise BAdam.", 0):
+        "pinned: 0.6.3 to 0.8.2 recommended ratio-wise BAdam for distributed runs",
+    ("`interleave_probs` is only valid for interleaved mixing.", 0):
+        "always: older releases concatenate and ignore the probabilities",
+    ("`max_samples` is incompatible with `streaming`.", 0): "always: 0.1.4 to 0.1.8 warned and dropped max_samples",
+    ("Cannot merge adapters to a quantized model.", 0):
+        "always: 0.4.0 warned, then exported the unmerged adapter only",
+}
 # The text to find where the row's message is a prefix of another row's (a closing quote).
 MATCH = {("Quantized model only accepts a single adapter.", 0): 'Quantized model only accepts a single adapter."'}
 
@@ -202,8 +218,8 @@ def main() -> None:
           f"{order[0]}..{order[-1]}; `{order[0]}` means \"at or before the first tag\"). `always`: the row fires "
           "with no LLaMA-Factory pin. `same`: the check is not later than the keys (every release that can read the "
           "file refuses); `later`: the keys came first (`always` only with evidence, see the row's comment).\n")
-    print("| # | check | keys the file writes | keys' first tag | check's first tag | gap | always | verdict |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| # | check | keys the file writes | keys' first tag | check's first tag | gap | always | verdict | note |")
+    print("|---|---|---|---|---|---|---|---|---|")
     seen: dict[str, int] = {}
     for number, row in enumerate(ROWS):
         occurrence = seen.get(row.message, 0)
@@ -218,7 +234,8 @@ def main() -> None:
         same = check != "never" and version_key(check) <= version_key(key_first)
         print(f"| {number} | {row.message[:60]} | {', '.join(k.replace('|', ' or ') for k in keys)} | {key_first} "
               f"| {check}{' (older wording)' if check != 'never' and texts[0] not in said[check] else ''} "
-              f"| {', '.join(gaps) or '-'} | {'yes' if row.always else 'no'} | {'same' if same else 'later'} |")
+              f"| {', '.join(gaps) or '-'} | {'yes' if row.always else 'no'} | {'same' if same else 'later'} "
+              f"| {NOTES.get((row.message, occurrence), '')} |")
 
 
 if __name__ == "__main__":

@@ -148,7 +148,7 @@ def main() -> None:
         every += row_cases()
     for name, text in every:
         work = Path(tempfile.mkdtemp())
-        path = work / (name.split("/")[-1] if "/" in name else "train.yaml")
+        path = work / (name.split("/")[-1] if not name.startswith("row case") else "train.yaml")
         path.write_text(text, "utf-8")
         (work / "requirements.txt").write_text(f"llamafactory=={version}\n")
         done = subprocess.run([PYTHON, "-c", PARSE, str(work / path.name), str(work / "out")], capture_output=True,
