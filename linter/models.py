@@ -11,6 +11,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from .lazy_pattern import LazyPattern
 from .value import Value
 
 
@@ -95,8 +96,9 @@ def _data() -> dict:
 
 
 @lru_cache(maxsize=1)
-def _families() -> list[tuple[re.Pattern, dict]]:
-    return [(re.compile(entry["pattern"], re.I), entry) for entry in _data()["families"]]
+def _families() -> list[tuple[LazyPattern, dict]]:
+    # Compiled as the lookup reaches them: a name matched by an early row never pays for the rest.
+    return [(LazyPattern(entry["pattern"], re.I), entry) for entry in _data()["families"]]
 
 
 def family_of(model_name: str) -> Family | None:
@@ -221,9 +223,10 @@ def _architectures() -> dict:
     return json.loads((Path(__file__).parent / "data" / "architectures.json").read_text("utf-8"))
 
 
-@lru_cache(maxsize=1)
-def _compiled(section: str) -> list[tuple[re.Pattern, dict]]:
-    return [(re.compile(row["pattern"], re.I), row) for row in _architectures()[section]]
+@lru_cache(maxsize=None)
+def _compiled(section: str) -> list[tuple[LazyPattern, dict]]:
+    # Compiled as the lookup reaches them (see _families).
+    return [(LazyPattern(row["pattern"], re.I), row) for row in _architectures()[section]]
 
 
 def _hub_cache() -> Path:

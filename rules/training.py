@@ -8,6 +8,7 @@ from linter.registry import ERROR, WARNING, Rule, register
 from linter.versions import older_than
 
 from .facts import HF_TRAINER_FILES
+from linter.lazy_pattern import LazyPattern
 
 # trl/trainer/sft_trainer.py FLASH_ATTENTION_VARIANTS (TRL 1.9): the implementations TRL knows to
 # read padding-free (flattened) batches correctly.
@@ -313,9 +314,9 @@ _STACKED_EXPERTS = "5.0.0"
 _SKIPPING = {"mixtral": (("4.36.0", "4.40.0"), ("4.52.0", _STACKED_EXPERTS)),
              "qwen2_moe": (("4.52.0", _STACKED_EXPERTS),), "qwen3_moe": (("4.53.0", _STACKED_EXPERTS),)}
 _MOE_NAMES = (
-    ("mixtral", "MixtralSparseMoeBlock", re.compile(r"mixtral", re.I)),
-    ("qwen2_moe", "Qwen2MoeSparseMoeBlock", re.compile(r"qwen1\.5-moe|qwen2-57b-a14b", re.I)),
-    ("qwen3_moe", "Qwen3MoeSparseMoeBlock", re.compile(r"qwen3-(?:coder-)?(?:30b-a3b|235b-a22b)", re.I)),
+    ("mixtral", "MixtralSparseMoeBlock", LazyPattern(r"mixtral", re.I)),
+    ("qwen2_moe", "Qwen2MoeSparseMoeBlock", LazyPattern(r"qwen1\.5-moe|qwen2-57b-a14b", re.I)),
+    ("qwen3_moe", "Qwen3MoeSparseMoeBlock", LazyPattern(r"qwen3-(?:coder-)?(?:30b-a3b|235b-a22b)", re.I)),
 )
 
 

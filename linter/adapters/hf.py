@@ -71,6 +71,7 @@ from typing import Any
 from ..changes import PRECISION_MODES
 from ..document import Document, RenderError, Scalar
 from ..fixes import Edit
+from ..lazy_pattern import LazyPattern
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from ..versions import older_than
 from . import (_MISSING as _NO_DEFAULT, CHECKPOINT_BINDINGS, Adapter, Binding, Reader, as_float, comma_list, deepspeed_link,
@@ -96,7 +97,7 @@ _DEEPSPEED_PLUGIN = "accelerate/utils/dataclasses.py (DeepSpeedPlugin: zero_stag
 _DEVICES = {"MULTI_CPU": "cpu", "MULTI_NPU": "npu", "MULTI_MLU": "mlu", "MULTI_SDAA": "sdaa", "MULTI_MUSA": "musa",
             "MULTI_XPU": "xpu", "XLA": "tpu", "MULTI_HPU": "hpu", "MULTI_NEURON": "neuron"}
 # For a file that does not parse: a top-level key only these formats have.
-_SNIFF = re.compile(r"^(?:distributed_type|compute_environment|dataset_text_field|dataset_name|use_peft|"
+_SNIFF = LazyPattern(r"^(?:distributed_type|compute_environment|dataset_text_field|dataset_name|use_peft|"
                     r"model_name_or_path|per_device_train_batch_size):"
                     r'|"(?:peft_type|distributed_type|per_device_train_batch_size)"\s*:', re.M)
 _MIXED_PRECISION = {"fp16": (True, False, False), "bf16": (False, True, False), "fp8": (False, False, True),

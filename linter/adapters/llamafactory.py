@@ -71,7 +71,7 @@ _EXCLUSIVE_KEYS = ("stage", "finetuning_type", "template", "cutoff_len", "lora_t
                    "enable_liger_kernel", "neat_packing", "preprocessing_num_workers", "overwrite_cache",
                    "infer_backend", "export_dir", "eval_dataset", "mix_strategy", "tokenized_path")
 # For a file that does not parse: both lines at the start of a line, in any order.
-_SNIFF = (re.compile(r"^model_name_or_path:", re.M), re.compile(r"^(?:stage|finetuning_type):", re.M))
+_SNIFF = (LazyPattern(r"^model_name_or_path:", re.M), LazyPattern(r"^(?:stage|finetuning_type):", re.M))
 # Freeze tuning trains a slice of the original weights: no adapter, like full fine-tuning.
 _ADAPTER_KINDS = {"lora": "lora", "oft": "oft", "freeze": None, "full": None}
 _ATTENTION = {"disabled": "eager", "sdpa": "sdpa", "fa2": "flash_attention_2", "fa3": "flash_attention_3"}

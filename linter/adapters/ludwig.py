@@ -20,10 +20,11 @@ from ..fixes import Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from . import Adapter, Binding, Reader, new_config
 from .ludwig_features import read_features, read_llm, read_model_kind
+from ..lazy_pattern import LazyPattern
 
 _QUANTIZATION = "ludwig/schema/llms/quantization.py"
 # For a file that does not parse: a top-level key only Ludwig configs have.
-_SNIFF = re.compile(r"^(?:input_features|output_features|model_type:\s*llm\b)", re.M)
+_SNIFF = LazyPattern(r"^(?:input_features|output_features|model_type:\s*llm\b)", re.M)
 _LLM_UTILS = "ludwig/utils/llm_utils.py"
 
 # Read where a `quantization:` block exists (its defaults live in that block's schema).
