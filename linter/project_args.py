@@ -89,8 +89,13 @@ class ProjectArguments:
 
 def repository_root(near: Path) -> Path:
     """The nearest folder at or above `near` that holds `.git`; else `near`'s own folder."""
-    start = near if near.is_dir() else near.parent
-    start = start.resolve()
+    return _root_of_folder(near if near.is_dir() else near.parent)
+
+
+@lru_cache(maxsize=4096)
+def _root_of_folder(folder: Path) -> Path:
+    # Asked for every trainer-like file of a folder (claiming): resolve() walks each component.
+    start = folder.resolve()
     return checkout_root(start) or start
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from linter import hardware, settings, source
+from linter import hardware, project_args, settings, source
 from linter.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,6 +41,7 @@ def fresh_state(monkeypatch):
     settings.for_directory.cache_clear()
     source.real_path.cache_clear()
     hardware.detect.cache_clear()
+    project_args._root_of_folder.cache_clear()
     yield
     settings.for_directory.cache_clear()
     hardware.detect.cache_clear()
