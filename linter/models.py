@@ -224,7 +224,7 @@ def _architectures() -> dict:
 
 
 @lru_cache(maxsize=None)
-def _compiled(section: str) -> list[tuple[LazyPattern, dict]]:
+def name_table(section: str) -> list[tuple[LazyPattern, dict]]:
     # Compiled as the lookup reaches them (see _families).
     return [(LazyPattern(row["pattern"], re.I), row) for row in _architectures()[section]]
 
@@ -274,7 +274,7 @@ def checkpoint_config(model_name: str, config_dir: Path | None) -> tuple[dict, s
 
 
 def _by_name(section: str, model_name: str) -> dict | None:
-    for pattern, row in _compiled(section):
+    for pattern, row in name_table(section):
         if pattern.search(model_name):
             return row
     return None

@@ -9,6 +9,8 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
+from .models import checkpoint_config, model_type_of, name_table
+
 
 @lru_cache(maxsize=1)
 def _table() -> dict:
@@ -70,3 +72,14 @@ def table_place(release: str) -> str:
         if known.index(low) <= known.index(release) <= known.index(high):
             return path
     return "src/peft/utils/constants.py"
+
+
+def model_type_if(model_name: str, wanted, config_dir: Path | None = None) -> tuple[str, str] | None:
+    """model_type_of where the type it finds satisfies `wanted` (a predicate), else None. The name
+    table's rows of other types are compiled only when a wanted row matches (a lookup that can only
+    matter for a few types need not compile the rows before them)."""
+    if checkpoint_config(model_name, config_dir) is None and not any(
+            pattern.search(model_name) for pattern, row in name_table("model_types") if wanted(row["model_type"])):
+        return None
+    found = model_type_of(model_name, config_dir)
+    return found if found is not None and wanted(found[0]) else None

@@ -197,15 +197,23 @@ class LoraDefaultTargetsUnknown(Rule):
         if model is None:
             return
         from linter.models import model_type_of
-        from linter.peft_targets import first_release_with, has_default_targets, release_holding, releases_read
+        from linter.peft_targets import (first_release_with, has_default_targets, model_type_if, release_holding,
+                                         releases_read)
 
-        found = model_type_of(*model)
+        versions = [(config, config.version("peft")) for config in configs]
+        if any(version and release_holding(version[0]) for _, version in versions):
+            found = model_type_of(*model)
+        else:  # no release known: only a type no release has defaults for can fire
+            found = model_type_if(model[0], lambda model_type: first_release_with(model_type) is None, model[1])
+            if found is None:
+                context.notes.extend(f"{config.path}: {self.code} skipped: the peft version is unknown here"
+                                     for config in configs)
+                return
         if found is None:
             return
         model_type, source = found
         first = first_release_with(model_type)
-        for config in configs:
-            version = config.version("peft")
+        for config, version in versions:
             release = release_holding(version[0]) if version else None
             if release is None:
                 if first is not None:

@@ -107,3 +107,20 @@ def test_incidents_caught():
         result = trainlint("check", folder, "--no-detect", "--format", "json", "--select", "MOD007")
         found = json.loads(result.out)
         assert len(found) == 1 and f"peft {code}" in found[0]["message"], found
+
+
+def test_model_type_if_agrees_with_model_type_of_filtered():
+    """MOD007 asks only for the types no PEFT release has defaults for when the version is
+    unknown (model_type_if compiles the other name rows only where a wanted row matches); it must
+    answer exactly what model_type_of would, filtered."""
+    from linter.models import model_type_of
+    from linter.peft_targets import first_release_with, model_type_if
+
+    names = ["THUDM/chatglm3-6b", "baichuan-inc/Baichuan2-7B-Chat", "Qwen/Qwen-7B", "internlm/internlm2-chat-7b",
+             "microsoft/Phi-3-mini-4k-instruct", "mistralai/Mistral-7B-v0.1", "meta-llama/Llama-2-7b-hf",
+             "Qwen/Qwen2.5-7B", "EleutherAI/pythia-1b", "not/a-known-model", "cognitivecomputations/dolphin-2.6-mistral-7b"]
+    wanted = lambda model_type: first_release_with(model_type) is None  # noqa: E731
+    for name in names:
+        full = model_type_of(name)
+        assert model_type_if(name, wanted) == (full if full is not None and wanted(full[0]) else None), name
+    assert any(model_type_if(name, wanted) for name in names) and any(model_type_of(name) for name in names)
