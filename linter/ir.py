@@ -1,7 +1,7 @@
 """The framework-neutral representation rules see: facts about files, and runs of files.
 
 A `ConfigIR` holds what one file says, as `Field`s under IR keys from the key catalogue
-(linter/catalogue.py), each with its origin: a span in the file and the key path as the file
+(linter/ir_keys.py, checked by linter/catalogue.py), each with its origin: a span in the file and the key path as the file
 spells it, or a framework default naming the upstream file that sets it. It holds facts only:
 the parsed document and the adapter that read it stay with the engine. A `Run` is a primary
 config plus the configs it links (a trainer YAML and its DeepSpeed JSON).

@@ -126,7 +126,7 @@ ADAPTER_FILES = [*(ROOT / "linter" / "adapters").glob("*.py"), ROOT / "linter" /
 def test_rules_read_only_catalogue_keys_that_some_adapter_writes():
     read = _key_constants([*(ROOT / "rules").glob("*.py"), ROOT / "linter" / "memory.py"])
     written = _written_keys(ADAPTER_FILES)
-    assert set(read) - set(KEYS) == set(), "rules read keys missing from linter/catalogue.py"
+    assert set(read) - set(KEYS) == set(), "rules read keys missing from linter/ir_keys.py"
     assert {key: read[key] for key in set(read) - set(written)} == {}, "rules read keys no adapter writes"
 
 

@@ -1,0 +1,344 @@
+"""Every IR key: its name, the type of its value and what it means (linter/catalogue.py turns
+these rows into `Key`s and checks every read and write against them). Grouped by topic; a new
+fact an adapter records starts here."""
+
+from __future__ import annotations
+
+IR_KEYS = (
+    # The file itself
+    ("file.kind", "str", "what kind of file of its framework this is (deepspeed, trainer, trl, accelerate, peft, "
+                         "axolotl, llamafactory, ludwig, xtuner, unsloth)"),
+    ("trainer.fills_deepspeed_auto", "bool", "the trainer that reads this config fills a linked DeepSpeed "
+                                             "config's \"auto\" values and refuses values that disagree with its own"),
+    ("trainer.deepspeed_reader", "str", "what reads a linked DeepSpeed config with no HF Trainer to fill it: "
+                                        "deepspeed (deepspeed.initialize) or accelerate (DeepSpeedPlugin)"),
+    ("trainer.client_optimizer", "bool", "the script passes its own optimizer to deepspeed.initialize"),
+    ("trainer.client_scheduler", "bool", "the script passes its own lr_scheduler to deepspeed.initialize"),
+    ("file.auto_keys", "list", "the dotted key paths a DeepSpeed config sets to \"auto\", for a launcher to fill"),
+    ("launch.repository_sharding", "str", "sharding launcher configs the checkout ships, any of which may launch it"),
+    ("launch.commented_config", "str", "a sharding launcher config a comment in the file launches it with"),
+    ("arguments.project_keys", "list", "keys of this file that the repository's own argument dataclasses define"),
+    ("arguments.project_parser", "bool", "the repository's own argument classes (no framework base) read this file"),
+    ("device.kind", "str", "the accelerator the job runs on: cuda, or cpu/npu/xpu/... where a launcher config says"),
+    # Model
+    ("model.name", "str", "the base model: a hub id or a local path"),
+    ("model.load_dtype", "dtype", "the dtype the model weights are loaded in (torch_dtype)"),
+    ("model.default_dtype", "dtype", "the dtype the framework loads weights in when the config names none"),
+    ("model.device_map", "str", "the device_map from_pretrained receives, as written (a device, auto / balanced / "
+                                "balanced_low_0 / sequential, or `map` for an explicit module-to-device mapping)"),
+    ("model.unsloth", "bool", "Unsloth's patched model and kernels load and train the model (LLaMA-Factory use_unsloth)"),
+    # Mixed precision
+    ("precision.fp16", "bool|auto", "fp16 mixed precision (AMP) on"),
+    ("precision.bf16", "bool|auto", "bf16 mixed precision on"),
+    ("precision.tf32", "bool|auto", "TF32 matmuls allowed"),
+    ("precision.fp8", "bool", "fp8 training on"),
+    ("precision.amp", "bool", "NVIDIA apex AMP (DeepSpeed `amp.enabled`) on"),
+    # Quantized loading (bitsandbytes)
+    ("quantization.bits", "int", "weights loaded in 4 or 8 bits"),
+    ("quantization.quant_type", "str", "4-bit data type: nf4 or fp4"),
+    ("quantization.compute_dtype", "dtype", "dtype 4-bit layers compute in"),
+    ("quantization.double_quant", "bool", "nested quantization of the 4-bit scales"),
+    ("quantization.method", "str", "LLaMA-Factory quantization_method (bnb, gptq, awq, ...)"),
+    ("quantization.quant_storage", "dtype", "dtype the packed 4-bit weights are stored in (sharding needs it)"),
+    # Parameter-efficient adapters
+    ("adapter.kind", "str", "lora, qlora, ...; None (written) when every parameter trains"),
+    ("adapter.r", "int", "LoRA rank"),
+    ("adapter.alpha", "num", "LoRA alpha"),
+    ("adapter.target_modules", "list|str", "modules the adapter wraps (a list, or a shorthand such as all-linear)"),
+    ("adapter.modules_to_save", "list", "modules trained in full beside the adapter"),
+    ("adapter.trainable_layers", "int", "freeze tuning: only the last N layers train"),
+    ("adapter.ensure_weight_tying", "bool", "PEFT ensure_weight_tying: tied embed_tokens / lm_head share one "
+                                            "modules_to_save copy (peft >= 0.18)"),
+    ("adapter.dora", "bool", "DoRA: the LoRA update is split into magnitude and direction (use_dora)"),
+    ("adapter.target_linear", "bool", "the adapter wraps every linear layer (Axolotl lora_target_linear)"),
+    ("adapter.target_shorthand", "str", "a target_modules string PEFT's LoraConfig receives as written and "
+                                        "expands itself (\"all-linear\"), where the framework passes it unchanged"),
+    ("adapter.init_weights", "bool|str", "PEFT init_lora_weights as written: True, False or a method name "
+                                         "(gaussian, loftq, pissa, eva, ...)"),
+    ("adapter.loftq_config", "bool", "a non-empty PEFT loftq_config is given"),
+    ("adapter.lora_bias", "bool", "PEFT lora_bias: the LoRA B matrix has a bias (peft >= 0.14)"),
+    ("adapter.megatron_config", "bool", "a PEFT megatron_config is given (LoRA over Megatron-core layers)"),
+    ("adapter.layers_to_transform", "int|numbers", "PEFT layers_to_transform: only these layer indices are adapted"),
+    ("adapter.layers_pattern", "str|list", "PEFT layers_pattern: the module list name the layer indices refer to"),
+    ("adapter.task_model", "bool", "PEFT wraps a model with a task head (a *ForCausalLM, *ForSequenceClassification "
+                                   "class: task_type set), whose input embedding sits under a prefix "
+                                   "(model.embed_tokens, transformer.wte), never at the top level"),
+    ("adapter.adalora_tinit", "int", "AdaLoRA tinit: initial fine-tuning steps before rank budgeting"),
+    ("adapter.adalora_tfinal", "int", "AdaLoRA tfinal: final fine-tuning steps after rank budgeting"),
+    ("adapter.adalora_total_step", "int", "AdaLoRA total_step: the training steps the rank schedule is planned for"),
+    ("adapter.target_string", "str", "target_modules written as one string, which PEFT's LoraConfig keeps a str "
+                                     "(a regular expression matched against module names, or all-linear)"),
+    ("adapter.trainable_token_layers", "list", "the layers PEFT trainable_token_indices names (its dict form): "
+                                               "only some token rows of each train"),
+    ("adapter.config_keys", "list", "the top-level keys of a PEFT adapter_config.json, as the config class "
+                                    "receives them on load"),
+    ("model.full_finetuning", "bool", "the loader is asked for full fine-tuning (Unsloth full_finetuning)"),
+    ("generation.colocated_vllm", "bool", "the model loads with its own vLLM engine that generates with the "
+                                          "trained LoRA weights (Unsloth fast_inference)"),
+    ("generation.vllm_max_lora_rank", "int", "the largest LoRA rank that colocated vLLM engine is sized for "
+                                             "(Unsloth max_lora_rank)"),
+    ("model.patched_types", "list", "the model_types the script's loader has sent to its own patched model classes "
+                                    "in every release that has the loader (Unsloth FastLanguageModel: llama, mistral)"),
+    ("generation.vllm_max_model_len", "int", "the longest sequence, prompt included, that colocated vLLM engine "
+                                             "accepts (Unsloth load_vllm max_model_len = from_pretrained "
+                                             "max_seq_length)"),
+    ("generation.max_prompt_length", "int", "TRL GRPO max_prompt_length as written: the prompt tokens kept "
+                                            "(left-truncated) before generation"),
+    ("generation.max_completion_length", "int", "TRL GRPO max_completion_length as written: the most tokens "
+                                                "generated per completion"),
+    ("save.merged_16bit", "bool", "a merged-model save call the script runs after training writes 16-bit weights "
+                                  "(save_method \"merged_16bit\", written or by default)"),
+    ("save.merged_method", "str", "save_method of a merged-model save call the script runs after training "
+                                  "(Unsloth save_pretrained_merged / push_to_hub_merged), as written"),
+    # Optimizer and schedule
+    ("optimizer.name", "str", "optimizer as the framework names it"),
+    ("optimizer.lr", "num|auto", "learning rate"),
+    ("optimizer.weight_decay", "num|auto", "weight decay"),
+    ("optimizer.grad_clip", "num|auto", "gradient clipping norm (0: off)"),
+    ("optimizer.betas", "numbers|auto", "Adam betas"),
+    ("optimizer.eps", "num|auto", "Adam epsilon"),
+    ("optimizer.memory_efficient", "str", "GaLore, APOLLO, BAdam, LISA, Adam-mini, Muon: states not modelled"),
+    ("optimizer.layerwise", "bool", "the GaLore/APOLLO optimizer steps each layer in its own gradient hook "
+                                    "(LLaMA-Factory galore_layerwise / apollo_layerwise)"),
+    ("scheduler.warmup_max_lr", "num|auto", "DeepSpeed WarmupLR's peak learning rate"),
+    ("scheduler.warmup_steps", "int|auto", "warm-up steps"),
+    ("scheduler.total_steps", "int|auto", "DeepSpeed scheduler total_num_steps (WarmupDecayLR, WarmupCosineLR)"),
+    # fp16 loss scaling
+    ("loss_scale.loss_scale", "num", "static loss scale (0: dynamic)"),
+    ("loss_scale.initial_scale_power", "int", "dynamic loss scale starts at 2**N"),
+    ("loss_scale.min_loss_scale", "num", "dynamic loss scale floor"),
+    # Parallelism
+    ("parallel.zero_stage", "int", "DeepSpeed ZeRO stage"),
+    ("parallel.offload_optimizer", "bool", "optimizer states offloaded to CPU/NVMe"),
+    ("parallel.force_ds_cpu_optimizer", "bool", "DeepSpeed zero_force_ds_cpu_optimizer: a client optimizer under "
+                                               "optimizer offload is refused (DeepSpeed) or replaced (accelerate)"),
+    ("parallel.offload_param", "bool", "parameters offloaded to CPU/NVMe"),
+    ("parallel.offload_ratio", "num", "ZeRO-Offload++ share of the optimizer kept on CPU"),
+    ("parallel.fsdp", "bool", "PyTorch FSDP on"),
+    ("parallel.fsdp_version", "int|str", "FSDP version (1 or 2): as written, or the framework's default for its "
+                                         "pinned version; a str (a fsdp_config path, or a default an unknown "
+                                         "version decides) where not known here"),
+    ("parallel.fsdp_sharding", "str", "FSDP sharding: FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD or NO_SHARD"),
+    ("parallel.unmodeled", "str", "a parallelism the memory model does not follow (expert, tensor, Megatron...)"),
+    ("parallel.fsdp_wrap_classes", "list", "the layer classes FSDP's transformer auto-wrap policy wraps, where the "
+                                           "framework passes the written names to it (transformer_layer_cls_to_wrap)"),
+    ("parallel.fsdp_wrap_classes_own", "bool", "a training config with FSDP on names its own wrap classes, which "
+                                               "replace (in some releases may replace) those a launcher config names "
+                                               "(TrainingArguments: FSDP_TRANSFORMER_CLS_TO_WRAP / "
+                                               "transformer_cls_names_to_wrap)"),
+    ("parallel.fsdp_use_orig_params", "bool", "FSDP use_orig_params (written value only)"),
+    ("parallel.fsdp_state_dict_type", "str", "FSDP state dict type a launcher config writes (FULL_STATE_DICT, "
+                                             "SHARDED_STATE_DICT, LOCAL_STATE_DICT), written value only"),
+    ("parallel.fsdp_ram_efficient_loading", "bool", "FSDP cpu_ram_efficient_loading: only rank 0 loads the "
+                                                    "checkpoint, the other ranks wait for a broadcast (written value only)"),
+    ("parallel.fsdp_sync_module_states", "bool", "FSDP sync_module_states: rank 0 broadcasts the weights when the "
+                                                 "model is wrapped (written value only)"),
+    ("parallel.gather_16bit_on_save", "bool", "ZeRO-3 gathers the partitioned 16-bit weights into the saved model "
+                                              "(stage3_gather_16bit_weights_on_model_save)"),
+    ("parallel.prefetch_bucket_size", "num|auto", "ZeRO-3 stage3_prefetch_bucket_size (written value only)"),
+    ("parallel.hpz_partition_size", "int", "ZeRO++ hierarchical partitioning: GPUs holding a secondary copy of the "
+                                           "ZeRO-3 weights (zero_hpz_partition_size; 1: off), written value only"),
+    ("precision.grad_accum_dtype", "str", "DeepSpeed data_types.grad_accum_dtype as written (unset: the model's dtype)"),
+    ("parallel.communication_data_type", "str", "DeepSpeed communication_data_type as written: the dtype gradients "
+                                                "are reduced in across GPUs (unset: DeepSpeed decides)"),
+    ("precision.bf16_immediate_grad_update", "bool", "DeepSpeed bf16.immediate_grad_update as written: the bf16 "
+                                                     "optimizer adds each gradient to its fp32 buffer in a hook"),
+    ("parallel.ddp_find_unused", "bool", "DDP find_unused_parameters (written value only; the trainer decides when unset)"),
+    ("parallel.offload_param_device", "str", "ZeRO offload_param.device as written (cpu, nvme, none)"),
+    ("parallel.offload_optimizer_device", "str", "ZeRO offload_optimizer.device as written (cpu, nvme, none)"),
+    ("parallel.offload_param_nvme_path", "str", "ZeRO offload_param.nvme_path as written (the swap folder for nvme)"),
+    ("parallel.offload_optimizer_nvme_path", "str", "ZeRO offload_optimizer.nvme_path as written"),
+    ("parallel.overlap_comm", "bool", "ZeRO overlap_comm (written value only; DeepSpeed's default depends on the stage)"),
+    # Batch
+    ("batch.micro", "int|auto", "per-GPU micro batch"),
+    ("batch.grad_accum", "int|auto", "gradient accumulation steps"),
+    ("batch.global", "int|auto", "global batch (DeepSpeed train_batch_size)"),
+    ("batch.eval_micro", "int", "per-GPU evaluation batch (per_device_eval_batch_size)"),
+    ("batch.world_size", "int", "GPUs in the job, where a launcher config says (accelerate num_processes)"),
+    # Sequence, attention, memory savers
+    ("sequence.max_length", "int", "longest training sequence in tokens"),
+    ("sequence.packing", "bool", "samples packed into full-length sequences"),
+    ("sequence.padding_free", "bool", "batches flattened without padding (TRL padding_free)"),
+    ("sequence.packing_strategy", "str", "TRL's packing strategy (bfd, ffd, wrapped)"),
+    ("attention.implementation", "str", "eager, sdpa, flash_attention_2, ..."),
+    ("attention.varlen", "bool", "XTuner use_varlen_attn: varlen FlashAttention over packed samples"),
+    ("memory.gradient_checkpointing", "bool", "activations recomputed in the backward pass"),
+    ("memory.checkpointing_reentrant", "bool", "gradient_checkpointing_kwargs.use_reentrant as written"),
+    ("memory.fsdp_activation_checkpointing", "bool", "FSDP's own activation checkpointing (TrainingArguments "
+                                                     "fsdp_config activation_checkpointing), written value only"),
+    ("training.liger_loss", "bool", "the RL trainer's own fused liger loss is asked for by its separate switch "
+                                    "(use_liger_loss), as written"),
+    ("memory.deepspeed_activation_checkpointing", "list", "the memory options a DeepSpeed activation_checkpointing "
+                                                          "block turns on (partition_activations, cpu_checkpointing, "
+                                                          "contiguous_memory_optimization)"),
+    ("memory.fused_cross_entropy", "bool", "liger / cut-cross-entropy: the logits are never materialised"),
+    ("memory.chunked_loss", "int", "cross entropy computed in this many chunks"),
+    ("memory.activation_offload", "bool", "saved activations moved to CPU RAM or disk"),
+    ("training.enabled", "bool", "False: the config predicts or evaluates only"),
+    ("training.max_steps", "int", "optimizer steps to run; > 0 overrides the epochs (TrainingArguments max_steps)"),
+    ("training.backend", "str", "the framework's execution backend as written: local, ray, ... (Ludwig backend.type)"),
+    ("training.remote_backend", "str", "the run trains on a remote service (Axolotl hatchery), not these GPUs"),
+    ("training.precompute_ref", "bool", "reference log-probs computed once before training (TRL precompute_ref_log_probs)"),
+    ("training.loss_type", "str", "the trainer's loss variant as written (TRL loss_type)"),
+    ("checkpoint.load_best", "bool", "the best checkpoint is loaded at the end (load_best_model_at_end)"),
+    ("checkpoint.save_strategy", "str", "when checkpoints are saved (no, steps, epoch, best), as written"),
+    ("checkpoint.save_only_model", "bool", "checkpoints hold the model only, no optimizer state (save_only_model)"),
+    ("checkpoint.eval_strategy", "str", "when the model is evaluated (no, steps, epoch), as written"),
+    # TrainingArguments fields whose combinations the trainer refuses at launch (written values, or
+    # TrainingArguments' defaults where the binding states one)
+    ("scheduler.type", "str", "the learning-rate schedule as written (lr_scheduler_type, DeepSpeed scheduler.type)"),
+    ("scheduler.warmup_ratio", "num", "share of the training steps spent warming up (warmup_ratio)"),
+    ("checkpoint.save_steps", "num", "steps between checkpoints (save_steps; below 1 a share of the training steps)"),
+    ("checkpoint.eval_steps", "num", "steps between evaluations (eval_steps; below 1 a share of the training steps)"),
+    ("precision.fp16_full_eval", "bool", "evaluation runs the model cast to fp16 (fp16_full_eval)"),
+    ("precision.bf16_full_eval", "bool", "evaluation runs the model cast to bf16 (bf16_full_eval)"),
+    ("precision.amp_backend", "str", "the trainer's mixed-precision backend as written (half_precision_backend: "
+                                     "auto, apex, cpu_amp)"),
+    ("parallel.sequence_parallel", "int", "sequence-parallel degree: GPUs that split each sequence between them "
+                                          "(XTuner sequence_parallel_size)"),
+    ("data.sampler", "str", "the training dataloader's sampler class, by name, where the config names one"),
+    ("data.sampler_shards_all_ranks", "bool", "the training sampler deals samples over every rank (global rank and "
+                                              "world size), not over the data-parallel groups: the GPUs that share "
+                                              "one sequence get different samples"),
+    ("data.num_workers", "int", "data-loading worker processes (dataloader_num_workers; 0: the main process)"),
+    ("data.prefetch_factor", "int", "batches each data-loading worker loads ahead (dataloader_prefetch_factor)"),
+    ("memory.empty_cache_steps", "num", "steps between torch.cuda.empty_cache() calls (torch_empty_cache_steps)"),
+    ("parallel.fsdp_options", "bool|str|list", "the trainer's FSDP options as written (full_shard, shard_grad_op, "
+                                               "offload, auto_wrap, ...)"),
+    ("batch.auto_find", "bool", "auto_find_batch_size: the micro batch is halved after an out-of-memory error"),
+    ("optimizer.target_modules", "list|str", "the modules a low-rank optimizer (GaLore, APOLLO) projects "
+                                             "(optim_target_modules)"),
+    ("generation.per_prompt", "int", "completions generated per prompt (TRL GRPO num_generations)"),
+    ("generation.per_prompt_eval", "int", "completions generated per prompt at evaluation, where it differs "
+                                          "(TRL GRPO num_generations_eval)"),
+    ("generation.batch_size", "int", "completions generated per generation round (TRL GRPO generation_batch_size)"),
+    ("generation.steps", "int", "optimizer steps per generation round (TRL GRPO steps_per_generation)"),
+    ("generation.predict_with_generate", "bool", "evaluation and prediction decode with generate() "
+                                                 "(Seq2SeqTrainingArguments predict_with_generate), written value only"),
+    ("generation.ds3_gather", "bool", "TRL ds3_gather_for_generation as written: ZeRO-3 weights gathered whole "
+                                      "before generating (TRL's default: true)"),
+    ("generation.use_vllm", "bool", "TRL use_vllm as written: vLLM, not the trained model, generates completions"),
+    ("training.trainer", "str", "which trainer runs the config where one framework has several (TRL: grpo, ...; "
+                                   "Ludwig LLM trainer.type: none, finetune, grpo, ...)"),
+    ("tokenizer.added_tokens", "list", "new tokens added to the vocabulary before training (Axolotl `tokens`)"),
+    ("tokenizer.fix_untrained", "bool", "untrained token embeddings are reset before training (Axolotl "
+                                        "fix_untrained_tokens)"),
+    ("data.chat_template", "str", "the named chat template the training samples are formatted with, as written "
+                                  "(LLaMA-Factory template; Axolotl chat_template with a chat_template dataset)"),
+    ("data.assistant_only_loss", "bool", "the loss covers only the assistant tokens the chat template's "
+                                         "{% generation %} markers mark (TRL SFTConfig assistant_only_loss)"),
+    ("data.chat_template_file", "str", "a chat template (a file, a tokenizer to take it from, or the template "
+                                       "text) that replaces the model's own before training (TRL SFTConfig "
+                                       "chat_template_path; a recipe's chat_template, tokenizer_name_or_path)"),
+    ("tokenizer.pad_is_eos", "bool", "a training script sets the pad token to the EOS token"),
+    ("data.collator_masks_padding", "str", "the collator (by name) that labels every pad id -100"),
+    # The argument checks a trainer's own parser runs at launch (rules/argument_checks.py): the keys
+    # they read, as written or with the framework's default.
+    ("training.stage", "str", "the training stage: pt, sft, rm, ppo, dpo, kto (LLaMA-Factory stage)"),
+    ("training.do_eval", "bool", "the run evaluates (TrainingArguments do_eval), written value or default"),
+    ("training.do_predict", "bool", "the run predicts on the evaluation set (TrainingArguments do_predict)"),
+    ("training.reward_model", "str", "the reward model a PPO run scores with (path or adapter)"),
+    ("training.reward_model_type", "str", "how the PPO reward model is loaded: lora, oft, full, api"),
+    ("training.label_smoothing", "num", "preference-loss label smoothing (LLaMA-Factory dpo_label_smoothing)"),
+    ("data.streaming", "bool", "the dataset is streamed (an iterable dataset without a length)"),
+    ("data.val_size", "num", "the share (< 1) or count (>= 1) of training examples split off for evaluation"),
+    ("data.train_sets", "list", "the named training datasets"),
+    ("data.eval_sets", "list", "the named evaluation datasets"),
+    ("data.tokenized_path", "str", "a saved, already tokenized dataset (its splits) loaded instead of the named ones"),
+    ("data.max_samples", "int", "each dataset is truncated to this many examples"),
+    ("data.mix_strategy", "str", "how several datasets are mixed: concat, interleave_under, interleave_over"),
+    ("data.interleave_probs", "list", "the sampling probability of each dataset, as written"),
+    ("data.train_on_prompt", "bool", "the loss covers the prompt tokens too"),
+    ("data.mask_history", "bool", "the loss covers the last turn only"),
+    ("data.neat_packing", "bool", "packed sequences do not attend across examples"),
+    ("eval.compute_accuracy", "bool", "token-level accuracy computed at evaluation (from the logits)"),
+    ("quantization.device_map", "str", "the device map of a quantized model as written (auto spreads it)"),
+    ("model.resize_vocab", "bool", "the embedding matrices are resized to the tokenizer"),
+    ("adapter.paths", "list", "adapters loaded on top of the base model before training or export"),
+    ("adapter.create_new", "bool", "a new adapter is created on top of the loaded ones"),
+    ("adapter.pissa_init", "bool", "LoRA initialised with PiSSA"),
+    ("adapter.rslora", "bool", "rank-stabilised LoRA scaling"),
+    ("adapter.loraplus_ratio", "num", "LoRA+ learning-rate ratio of the B matrices"),
+    ("adapter.llama_pro", "bool", "LLaMA Pro: only the expanded blocks train"),
+    ("attention.shift_short", "bool", "LongLoRA shifted short attention (S^2-Attn)"),
+    ("optimizer.badam_mode", "str", "BAdam's block switching: layer or ratio"),
+    ("inference.backend", "str", "the engine that generates: huggingface, vllm, sglang"),
+    ("logging.report_to", "list", "the experiment trackers the run logs to, as written"),
+    ("media.image_max_pixels", "int", "the most pixels an input image is resized to"),
+    ("media.image_min_pixels", "int", "the fewest pixels an input image is resized to"),
+    ("media.video_max_pixels", "int", "the most pixels a video frame is resized to"),
+    ("media.video_min_pixels", "int", "the fewest pixels a video frame is resized to"),
+    ("model.rope_scaling", "str", "the RoPE scaling method the model is loaded with (linear, dynamic, yarn, llama3)"),
+    ("tokenizer.split_special_tokens", "bool", "special tokens in the text are split like plain text"),
+    ("tokenizer.use_fast", "bool", "the fast (Rust) tokenizer is loaded"),
+    ("export.dir", "str", "where an export run writes the merged model"),
+    ("export.quantization_bit", "int", "the bits an export run quantizes the merged model to (GPTQ)"),
+    ("export.quantization_dataset", "str", "the calibration dataset of an export quantization"),
+    # Settings a launcher's own config schema checks together before training (rules/launch_refusals.py)
+    ("launch.validated_by", "str", "the package whose config schema validates this file at launch and refuses "
+                                   "combinations it does not support (its pinned version bounds each refusal)"),
+    ("eval.val_set_size", "num", "the share (or count) of the training data split off for evaluation"),
+    ("eval.test_datasets", "bool", "separate evaluation datasets are listed"),
+    ("eval.preference_split_ignored", "list", "[first, fixed]: the releases of the package that validates this file "
+                                              "(launch.validated_by), from `first` and before `fixed`, whose "
+                                              "preference-training (rl) data loader ignores the eval split share and "
+                                              "builds an eval set from the separate eval datasets only"),
+    ("eval.table_size", "num", "how many eval samples are logged as a prediction table"),
+    ("eval.sample_packing", "bool|str", "eval batches are packed, as written"),
+    ("eval.per_epoch", "num", "evaluations per epoch"),
+    ("eval.benchmark", "bool", "a benchmark evaluation runs with each evaluation"),
+    ("checkpoint.saves_per_epoch", "num", "checkpoints saved per epoch"),
+    ("checkpoint.best_metric", "bool", "a metric for the best checkpoint is named"),
+    ("training.early_stopping_patience", "num", "evaluations without improvement before training stops"),
+    ("batch.per_device_total", "int", "micro batch times accumulation, written as one number per device"),
+    ("data.datasets", "bool", "the training datasets setting is written (any value but null)"),
+    ("data.pretraining", "bool", "an iterable (streamed) pretraining dataset is written (any value but null)"),
+    ("data.exact_dedup", "bool", "exact duplicate samples are removed while preparing the data"),
+    ("data.push_to_hub", "bool", "the prepared dataset is pushed to the hub"),
+    ("data.remove_unused_columns", "bool", "dataset columns the model does not take are dropped (written anything "
+                                               "but false)"),
+    ("hub.use_auth_token", "bool", "the hub token is used (written true)"),
+    ("training.dpo_loss_mix", "bool", "a list of DPO losses (or their weights) is written"),
+    ("training.unfrozen_parameters", "bool", "only the listed parameters train (the rest are frozen)"),
+    ("training.deepcompile", "bool", "DeepSpeed's DeepCompile is asked for"),
+    ("training.neftune", "bool", "NEFTune noise is added to the embeddings (neftune_noise_alpha)"),
+    ("training.neftune_legacy", "bool", "NEFTune noise under its deprecated name (noisy_embedding_alpha)"),
+    ("training.torch_compile", "bool|str", "torch.compile is on, as written"),
+    ("training.torch_compile_options", "bool", "options for torch.compile are written"),
+    ("adapter.merge", "bool", "the adapter is merged into the base model (a merge run, not training)"),
+    ("adapter.kernels", "bool", "fused LoRA kernels (MLP, QKV or O projection) are on"),
+    ("adapter.fuse_mlp", "bool", "the MLP modules are replaced by fused ones"),
+    ("adapter.target_parameters", "bool", "the adapter targets parameters (not modules) by name"),
+    ("adapter.peft_default_targets", "bool", "a LoRA adapter reaches PEFT with target_modules None (and no "
+     "target_parameters): PEFT takes the model_type's default targets from its table or refuses"),
+    ("adapter.dropout", "num", "LoRA dropout"),
+    ("optimizer.lr_groups", "bool", "parameter groups with their own learning rates are written"),
+    ("optimizer.loraplus", "bool", "LoRA+ (a larger learning rate for the B matrices) is on"),
+    ("quantization.gptq", "bool", "the base model is a GPTQ-quantized checkpoint"),
+    ("quantization.bnb_on_load", "bool", "the quantization request reaches transformers' from_pretrained as a "
+     "BitsAndBytesConfig whatever quantization_config the checkpoint was saved with"),
+    ("quantization.model_config", "bool", "a quantization config class other than bitsandbytes is named"),
+    ("model.trust_remote_code", "bool", "the model's own code from the hub is run"),
+    ("model.revision", "bool", "a revision (branch, tag or commit) of the base model is named"),
+    ("memory.selective_checkpointing", "bool", "only selected modules are recomputed in the backward pass"),
+    ("memory.max_memory", "bool", "a per-device memory map for model loading is written"),
+    ("memory.gpu_memory_limit", "bool", "a GPU memory limit for model loading is written"),
+    ("parallel.deepspeed", "bool", "a DeepSpeed config is named"),
+    ("attention.xformers_flag", "bool", "the legacy boolean xformers attention flag is on"),
+    # Model family, features and prompt, where the framework declares them in the config (Ludwig)
+    ("model.kind", "str", "the framework's model family, as written or defaulted: ecd, llm, gbm (Ludwig model_type)"),
+    ("model.multimodal", "bool", "the base model is loaded as a vision-language model (Ludwig, Axolotl is_multimodal)"),
+    ("data.input_types", "list", "the type of each input feature, in order (text, category, image, ...)"),
+    ("data.output_types", "list", "the type of each output feature, in order"),
+    ("data.output_column", "str", "the data column of the first output feature (its column, else its name)"),
+    ("data.encoder_pretrained", "str", "the pretrained checkpoint the first input feature's encoder loads, as written "
+                                       "or its encoder type's default"),
+    ("adapter.pretrained_weights", "str", "trained adapter weights loaded instead of a fresh adapter, as written"),
+    ("adapter.merge_on_save", "bool", "the adapter is merged into the base model when the model is saved"),
+    ("quantization.backend", "str", "the library that quantizes the weights, as written (bitsandbytes, torchao)"),
+    ("quantization.mode", "str", "the quantization mode of a library that has several, as written"),
+    ("quantization.qat", "bool", "quantization-aware training: fake-quantized weights train, converted at save"),
+    ("prompt.template", "str", "the prompt template each sample is formatted with, as written"),
+    ("prompt.task", "str", "the task instruction put in the prompt, as written"),
+    ("prompt.retrieval", "str", "the retrieval method that adds similar samples to the prompt, as written"),
+)
