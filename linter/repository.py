@@ -40,16 +40,23 @@ def _texts(root: Path) -> tuple[tuple[Path, str], ...]:
             path = current / name
             if not name.endswith(_SUFFIXES) or ignored.ignored(path, is_dir=False):
                 continue
-            try:
-                if not path.is_file() or path.stat().st_size > MAX_BYTES:
-                    continue
-                text = path.read_text("utf-8", errors="replace")
-            except OSError:
+            text = _bounded_text(path)
+            if text is None:
                 continue
             found.append((path, text))
             if len(found) >= MAX_FILES:
                 return tuple(found)
     return tuple(found)
+
+
+def _bounded_text(path: Path) -> str | None:
+    """A regular file's text, or None when it is not one, is over MAX_BYTES or cannot be read."""
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_BYTES:
+            return None
+        return path.read_text("utf-8", errors="replace")
+    except OSError:
+        return None
 
 
 def sharding_launchers(root: Path) -> list[Path]:
@@ -81,12 +88,7 @@ def launch_scripts(folder: Path, name: str) -> tuple[tuple[Path, str], ...]:
     for path in entries[:MAX_FILES]:
         if not path.name.endswith(_SCRIPT_SUFFIXES):
             continue
-        try:
-            if not path.is_file() or path.stat().st_size > MAX_BYTES:
-                continue
-            text = path.read_text("utf-8", errors="replace")
-        except OSError:
-            continue
-        if name in text and _ACCELERATE_LAUNCH.search(text):
+        text = _bounded_text(path)
+        if text is not None and name in text and _ACCELERATE_LAUNCH.search(text):
             found.append((path, text))
     return tuple(found)

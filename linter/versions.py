@@ -88,6 +88,7 @@ def _lines_to_pins(lines) -> dict[str, str]:
     return pins
 
 
+@lru_cache(maxsize=None)  # read once per check: for the mention test and the parse alike
 def _read_text(path: Path) -> str | None:
     try:
         return path.read_text("utf-8")
@@ -260,6 +261,7 @@ def forget() -> None:
     """Drop what was read: a new check (the CLI called again in one process) reads pins afresh."""
     _pins_in.cache_clear()
     _normalised_text.cache_clear()
+    _read_text.cache_clear()
     pin_files.cache_clear()
 
 
