@@ -410,6 +410,26 @@ def test_removed_axolotl_keys_and_values_are_reported_only_at_or_after_the_remov
     assert new["SCH001", 4]["severity"] == "error"  # check_deprecated_unsloth_fields raises for true
 
 
+def test_axolotl_keys_read_before_pydantic_validation_are_judged_by_the_pin(tmp_path, monkeypatch):
+    """`debug` (and three more) were read by v0.4.0 from the raw YAML; v0.5.0's pydantic
+    validation drops keys no field declares: silent unpinned, reported from 0.5.0 on."""
+    from linter import versions
+
+    monkeypatch.setattr(versions, "installed", lambda package: None)
+    text = "base_model: m\nmicro_batch_size: 2\ndebug: true\ndatasets:\n  - path: d.jsonl\n    type: alpaca\n"
+    found = {}
+    for name, pin in (("unpinned", None), ("old", "axolotl==0.4.0"), ("new", "axolotl==0.5.0")):
+        folder = tmp_path / name
+        folder.mkdir()
+        if pin:
+            (folder / "requirements.txt").write_text(pin + "\n")
+        (folder / "axolotl.yaml").write_text(text)
+        found[name] = [f for f in check(folder / "axolotl.yaml") if f["code"] == "SCH001"]
+    assert found["unpinned"] == [] and found["old"] == []
+    assert [f["line"] for f in found["new"]] == [3]
+    assert "removed in axolotl 0.5.0; use the --debug command-line flag" in found["new"][0]["message"]
+
+
 def test_accelerate_takes_null_counts_that_the_launch_command_fills(tmp_path):
     path = tmp_path / "accelerate_config.yaml"
     path.write_text("compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nmachine_rank: null\n"
