@@ -90,7 +90,6 @@ SELECTION = [
         # launch.py: @hydra.main(config_path="config", config_name="config"): the project's own Hydra configs
         (r"^config/.*\.yaml$", "other", "none"),
         (r"^alpaca_eval_.*\.yaml$", "other", "none"),
-        (r"^examples/.*\.json$", "other", "none"),  # feedback data samples
     ], {}),
     ("jzhang38/EasyContext", [
         # train_scripts/*.sh: accelerate launch --config_file accelerate_configs/single_node.yaml train.py ...
@@ -185,6 +184,10 @@ SELECTION = [
         (r"^tasks/.*/metadata\.yaml$", "other", "none"),  # task metadata for Predibase fine-tuning runs
     ], {r"^tasks/.*/metadata\.yaml$": 10}),
     ("dstackai/dstack", [
+        # examples/single-node-training/optimum-tpu/llama31/train.py parse_config: yaml.safe_load, then
+        # HfArgumentParser(ScriptArguments).parse_dict (the project's own dataclass): an "hf" argument file.
+        # (First classified "other"; corrected from train.py after the first run showed the hf adapter claiming it.)
+        (r"^examples/single-node-training/optimum-tpu/llama31/config\.yaml$", "config", "hf"),
         # dstack run configurations (tasks/services/fleets; `commands:` may hold accelerate launch / torchrun)
         (r"^examples/.*\.ya?ml$", "other", "none"),
     ], {}),
