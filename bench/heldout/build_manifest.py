@@ -10,6 +10,13 @@ repository's own code that reads it (noted per rule), for the misclaim count in 
 Run: python bench/heldout/build_manifest.py   (deterministic for the same mirror commits)
      python bench/heldout/build_manifest.py --set second   (SELECTION and SEED from
      bench/heldout/sets/second/selection.py; writes bench/heldout/sets/second/MANIFEST.tsv)
+
+A set's selection.py may also define LAUNCH = True: every shell script, Slurm script, Makefile
+and README that runs a launcher (accelerate launch, torchrun, deepspeed, llamafactory-cli,
+xtuner train, axolotl, trl sft, ludwig train, ...) is added as kind "launch" (support files for
+a check that reads launch commands; no finding is expected on them), and EXCLUDE = {repo: path
+regex}: paths (vendored copies of other projects) left out of the automatic pins, argument
+classes and launch scripts. Sets without them are built exactly as before.
 """
 
 from __future__ import annotations
@@ -166,6 +173,16 @@ ARGUMENT_CLASSES = re.compile(rb"HfArgumentParser|TrlParser|ArgumentParserPlus|"
                               # a dataclass that another file hands to HfArgumentParser
                               rb"@dataclass(?:\([^)]*\))?\s*\nclass \w*(?:Arguments|Args|Config)\b")
 MAX_SUPPORT_BYTES = 3_000_000
+# launch scripts (kind "launch", sets with LAUNCH = True): file names, and a launcher in the text
+LAUNCH_NAMES = re.compile(r"(\.sh|\.bash|\.slurm|\.sbatch|(^|/)Makefile|(^|/)README[^/]*\.md)$")
+LAUNCHERS = re.compile(rb"accelerate launch|accelerate\.commands\.launch|torchrun|torch\.distributed\.(launch|run)|"
+                       rb"(^|[\s;&|])deepspeed\s+(--|\S+\.py)|llamafactory-cli\s+train|FORCE_TORCHRUN|"
+                       rb"xtuner\s+(train|dist_train)|axolotl(\.cli\.train|\s+train|\.cli\.preprocess)|"
+                       rb"(^|\s)trl\s+(sft|dpo|grpo|kto|reward)|ludwig\s+(train|experiment)|(^|\s)(srun|sbatch)\s",
+                       re.MULTILINE)
+MAX_LAUNCH_BYTES = 200_000
+LAUNCH = False
+EXCLUDE: dict[str, str] = {}
 
 
 def git(repo_dir: Path, *args: str) -> bytes:
@@ -174,6 +191,14 @@ def git(repo_dir: Path, *args: str) -> bytes:
 
 def mirror(repo: str) -> Path:
     return MIRRORS / repo.replace("/", "+") / "repo"
+
+
+def _show(repo_dir: Path, commit: str, path: str) -> bytes:
+    """A file's bytes at commit, or b"" when the mirror lacks the blob (large files may be absent)."""
+    try:
+        return git(repo_dir, "show", f"{commit}:{path}")
+    except subprocess.CalledProcessError:
+        return b""
 
 
 def rows_for(repo: str, rules, limits) -> list[tuple[str, str, str, str, str]]:
@@ -194,19 +219,25 @@ def rows_for(repo: str, rules, limits) -> list[tuple[str, str, str, str, str]]:
         for path in matched:
             taken.add(path)
             rows.append((repo, commit, path, kind, true_format))
+    excluded = EXCLUDE.get(repo)
     for path in sorted(files):
         if path in taken or files[path] > MAX_SUPPORT_BYTES:
+            continue
+        if excluded and re.search(excluded, path):
             continue
         if PINS.search(path):
             rows.append((repo, commit, path, "support", "none"))
         elif path.endswith(".py") and files[path] < 400_000:
-            if ARGUMENT_CLASSES.search(git(repo_dir, "show", f"{commit}:{path}")):
+            if ARGUMENT_CLASSES.search(_show(repo_dir, commit, path)):
                 rows.append((repo, commit, path, "support", "none"))
+        elif LAUNCH and LAUNCH_NAMES.search(path) and files[path] < MAX_LAUNCH_BYTES:
+            if LAUNCHERS.search(_show(repo_dir, commit, path)):
+                rows.append((repo, commit, path, "launch", "none"))
     return rows
 
 
 def main(argv: list[str] | None = None) -> int:
-    global SEED
+    global SEED, LAUNCH, EXCLUDE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", dest="set_name", default=FIRST, help="held-out set (default: first)")
     args = parser.parse_args(argv)
@@ -214,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.set_name != FIRST:
         module = runpy.run_path(str(out_dir / "selection.py"))
         selection, SEED = module["SELECTION"], module.get("SEED", SEED)
+        LAUNCH, EXCLUDE = module.get("LAUNCH", False), module.get("EXCLUDE", {})
     rows = []
     for repo, rules, limits in selection:
         rows.extend(rows_for(repo, rules, limits))
@@ -223,7 +255,8 @@ def main(argv: list[str] | None = None) -> int:
             out.write("\t".join(row) + "\n")
     configs = [row for row in rows if row[3] == "config"]
     print(f"{len(rows)} rows: {len(configs)} configs from {len({row[0] for row in configs})} repositories, "
-          f"{sum(row[3] == 'other' for row in rows)} other, {sum(row[3] == 'support' for row in rows)} support",
+          f"{sum(row[3] == 'other' for row in rows)} other, {sum(row[3] == 'support' for row in rows)} support"
+          + (f", {sum(row[3] == 'launch' for row in rows)} launch" if LAUNCH else ""),
           file=sys.stderr)
     return 0
 

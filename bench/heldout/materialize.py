@@ -3,7 +3,8 @@
     python bench/heldout/materialize.py DEST [--mirrors DIR] [--set NAME]
 
 Each repository lands in DEST/<owner>__<name>/ with its own layout (configs, the pins and the
-argument-dataclass files the checks read), made a git repository of its own (`git init`, no
+argument-dataclass files the checks read, and the launch scripts of sets built with LAUNCH = True,
+kind "launch"), made a git repository of its own (`git init`, no
 commit) so that "the repository root" is where it is upstream. Files come byte for byte from the
 commit named in the manifest (`git show <commit>:<path>` on the bare mirror that
 `fetch github:owner/name` leaves under /work/.mirror/owner+name/repo). Missing mirrors are
