@@ -231,6 +231,14 @@ IR_KEYS = (
                                        "text) that replaces the model's own before training (TRL SFTConfig "
                                        "chat_template_path; a recipe's chat_template, tokenizer_name_or_path)"),
     ("tokenizer.pad_is_eos", "bool", "a training script sets the pad token to the EOS token"),
+    ("data.response_marker", "str", "the text that opens each response the loss is kept on; every other label is "
+                                    "masked (Unsloth train_on_responses_only response_part)"),
+    ("data.instruction_marker", "str", "the text that closes a kept response by opening the next instruction "
+                                       "(Unsloth train_on_responses_only instruction_part)"),
+    ("data.template_special_tokens", "list", "the special tokens (<|...|>, <word_word>) the chat template the "
+                                             "samples are rendered with writes literally"),
+    ("data.template_placeholders", "int", "how many bos/eos placeholders that chat template renders (each one "
+                                          "token the tokenizer decides)"),
     ("data.collator_masks_padding", "str", "the collator (by name) that labels every pad id -100"),
     # The argument checks a trainer's own parser runs at launch (rules/argument_checks.py): the keys
     # they read, as written or with the framework's default.
