@@ -49,7 +49,7 @@ def _own_template(folder: Path) -> tuple[str, str] | None:
     return (template, f"{config_file} chat_template") if isinstance(template, str) else None
 
 
-def _folders(model_name: str, config_dir: Path | None) -> list[Path]:
+def checkpoint_folders(model_name: str, config_dir: Path | None) -> list[Path]:
     """The local checkpoint folder, else the Hub cache's snapshot (refs/main's, else the newest)."""
     from .models import _hub_cache
 
@@ -72,7 +72,7 @@ def chat_template(model_name: str, config_dir: Path | None = None) -> ChatTempla
     """What is known of `model_name`'s chat template; None when it can be read nowhere here."""
     import hashlib
 
-    for folder in _folders(model_name, config_dir):
+    for folder in checkpoint_folders(model_name, config_dir):
         own = _own_template(folder)
         if own is not None:
             text, where = own

@@ -221,6 +221,12 @@ IR_KEYS = (
     ("training.trainer", "str", "which trainer runs the config where one framework has several (TRL: grpo, ...; "
                                    "Ludwig LLM trainer.type: none, finetune, grpo, ...)"),
     ("tokenizer.added_tokens", "list", "new tokens added to the vocabulary before training (Axolotl `tokens`)"),
+    ("tokenizer.class", "str", "the transformers tokenizer class the config names to load the tokenizer with "
+                               "(Axolotl tokenizer_type: getattr(transformers, name).from_pretrained)"),
+    ("tokenizer.path", "str", "the checkpoint the tokenizer is loaded from (Axolotl tokenizer_config, else "
+                              "base_model)"),
+    ("tokenizer.transformers_below", "str", "a transformers release the run's is older than, as the framework's "
+                                            "own exact pin implies (Axolotl before 0.14.0 pins transformers 4.x)"),
     ("tokenizer.fix_untrained", "bool", "untrained token embeddings are reset before training (Axolotl "
                                         "fix_untrained_tokens)"),
     ("data.chat_template", "str", "the named chat template the training samples are formatted with, as written "
