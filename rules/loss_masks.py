@@ -194,21 +194,26 @@ class ResponseMarkerNotInTemplate(Rule):
             if tokens is None:
                 continue
             placeholders = config.value("data.template_placeholders") or 0
-            for key, what in (("data.response_marker", "no label is ever kept: every label is -100, and Unsloth "
-                                                      "raises \"All labels in your dataset are -100\" (older "
-                                                      "releases train with a loss of 0)"),
-                              ("data.instruction_marker", "a kept response never ends: the loss covers everything "
-                                                         "after the first response, user turns included")):
+            missing = {}  # marker key -> the special tokens it spells that the template never writes
+            for key in ("data.instruction_marker", "data.response_marker"):
                 marker = config.value(key)
-                if not isinstance(marker, str):
-                    continue
-                missing = [token for token in special_tokens(marker) if token not in tokens]
-                if len(missing) <= placeholders:
-                    continue
-                source = config.get("data.template_special_tokens").origin.default_source.split(" (", 1)[0]
-                yield self.finding(
-                    config, config.span(key),
-                    f"the marker {marker!r} spells {', '.join(missing)}, which the chat template the samples are "
-                    f"rendered with ({source}) never writes (it writes {', '.join(tokens) or 'no special tokens'}): "
-                    f"the marker never occurs, so {what}; use the markers of that template")
-                break
+                absent = [token for token in special_tokens(marker) if token not in tokens] \
+                    if isinstance(marker, str) else []
+                if len(absent) > placeholders:
+                    missing[key] = absent
+            if not missing:
+                continue
+            if "data.response_marker" in missing:
+                what = ("no label is ever kept: every label is -100, and Unsloth raises \"All labels in your dataset "
+                        "are -100\" (older releases train with a loss of 0)")
+            else:
+                what = "a kept response never ends: the loss covers everything after the first response, user turns too"
+            spelled = "; ".join(f"{config.value(key)!r} spells {', '.join(absent)}" for key, absent in missing.items())
+            first = min(missing, key=lambda key: config.span(key).start)
+            source = config.get("data.template_special_tokens").origin.default_source.split(" (", 1)[0]
+            yield self.finding(
+                config, config.span(first),
+                f"loss-mask marker{'s' if len(missing) > 1 else ''} {spelled}: special tokens the chat template the "
+                f"samples are rendered with ({source}) never writes (it writes {', '.join(tokens) or 'none'}), so "
+                f"{'they never occur' if len(missing) > 1 else 'it never occurs'} and {what}; use the markers of "
+                "that template")

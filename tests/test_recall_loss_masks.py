@@ -161,3 +161,12 @@ def test_trn059_silent_without_apply_chat_template(tmp_path):
         "tokenizer.apply_chat_template(c, tokenize=False)", "c"), "utf-8")
     out = trainlint("check", str(tmp_path / "train.py"), "--select", "TRN059", "--no-detect", "--format", "json").out
     assert json.loads(out) == []
+
+
+def test_trn059_silent_when_the_template_only_renders_after_training(tmp_path):
+    script = _SCRIPT.format(template='chat_template="chatml"', instruction=_LLAMA3[0], response=_LLAMA3[1], extra="")
+    script = script.replace("texts = [tokenizer.apply_chat_template(c, tokenize=False) for c in conversations]\n", "")
+    script += "trainer.train()\nprint(tokenizer.apply_chat_template(messages, add_generation_prompt=True))\n"
+    (tmp_path / "train.py").write_text(script, "utf-8")
+    out = trainlint("check", str(tmp_path / "train.py"), "--select", "TRN059", "--no-detect", "--format", "json").out
+    assert json.loads(out) == []

@@ -11,8 +11,9 @@ From unslothai/unsloth (bare mirror at 015bdef0d9) and unslothai/unsloth-zoo (ce
   tokenizes both parts with add_special_tokens=False and searches the tokenized samples for
   them; labels stay -100 except from the end of a response_part to the next instruction_part.
 Recorded only where the script shows it all: one get_chat_template call with a literal name the
-table holds, samples rendered with apply_chat_template, no `.chat_template =` assignment that
-could replace the template, and literal markers.
+table holds, then an apply_chat_template call (the samples rendered with it) before
+train_on_responses_only, no `.chat_template =` assignment that could replace the template, and
+literal markers.
 """
 
 from __future__ import annotations
@@ -43,7 +44,11 @@ def record_response_markers(document: PythonDocument, config: ConfigIR) -> None:
     if len(masks) != 1 or is_open(masks[0]):
         return
     templates = list(document.calls("get_chat_template"))
-    if len(templates) != 1 or is_open(templates[0]) or next(document.calls("apply_chat_template"), None) is None:
+    rendering = next(document.calls("apply_chat_template"), None)
+    # The samples are rendered with the installed template before the mask is set up (a call
+    # after it, e.g. for generation once trained, says nothing about the training text).
+    if len(templates) != 1 or is_open(templates[0]) or rendering is None or \
+            not templates[0].lineno <= rendering.lineno < masks[0].lineno:
         return
     if _ASSIGNED_TEMPLATE.search(document.source.text):
         return  # the template may be replaced after get_chat_template
