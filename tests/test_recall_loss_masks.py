@@ -170,3 +170,15 @@ def test_trn059_silent_when_the_template_only_renders_after_training(tmp_path):
     (tmp_path / "train.py").write_text(script, "utf-8")
     out = trainlint("check", str(tmp_path / "train.py"), "--select", "TRN059", "--no-detect", "--format", "json").out
     assert json.loads(out) == []
+
+
+@pytest.mark.parametrize("imports", [
+    "from unsloth.chat_templates import get_chat_template\nfrom helpers import train_on_responses_only\n",
+    "from unsloth.chat_templates import get_chat_template as gct, train_on_responses_only\n",
+])
+def test_trn059_silent_for_functions_not_from_unsloth(tmp_path, imports):
+    script = _SCRIPT.format(template='chat_template="chatml"', instruction=_LLAMA3[0], response=_LLAMA3[1], extra="")
+    script = script.replace("from unsloth.chat_templates import get_chat_template, train_on_responses_only\n", imports)
+    (tmp_path / "train.py").write_text(script, "utf-8")
+    out = trainlint("check", str(tmp_path / "train.py"), "--select", "TRN059", "--no-detect", "--format", "json").out
+    assert json.loads(out) == []

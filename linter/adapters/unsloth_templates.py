@@ -10,7 +10,8 @@ From unslothai/unsloth (bare mirror at 015bdef0d9) and unslothai/unsloth-zoo (ce
   #770, ca6c3dcc99, 2024-07-14; unsloth_zoo/dataset_utils.py from 9d6e19d9, 2024-10-13):
   tokenizes both parts with add_special_tokens=False and searches the tokenized samples for
   them; labels stay -100 except from the end of a response_part to the next instruction_part.
-Recorded only where the script shows it all: one get_chat_template call with a literal name the
+Recorded only where the script shows it all: both functions imported from Unsloth under their
+own names, one get_chat_template call with a literal name the
 table holds, then an apply_chat_template call (the samples rendered with it) before
 train_on_responses_only, no `.chat_template =` assignment that could replace the template, and
 literal markers.
@@ -38,8 +39,21 @@ def _argument(call: ast.Call, name: str, position: int) -> ast.expr | None:
     return call.args[position]
 
 
+def _from_unsloth(document: PythonDocument, *names: str) -> bool:
+    """Are these functions imported, under their own names, from Unsloth (unsloth.chat_templates,
+    which re-exports unsloth_zoo's train_on_responses_only) rather than defined by the project?"""
+    document.imports()  # the one walk that indexes the script
+    imported = {alias.name for node in document.from_imports if node.module and not node.level
+                and node.module.split(".")[0] in ("unsloth", "unsloth_zoo")
+                for alias in node.names if alias.asname is None}
+    defined = {node.name for node in document.tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return all(name in imported and name not in defined for name in names)
+
+
 def record_response_markers(document: PythonDocument, config: ConfigIR) -> None:
     """data.response_marker / data.instruction_marker and the named template's tokens."""
+    if not _from_unsloth(document, "get_chat_template", "train_on_responses_only"):
+        return
     masks = list(document.calls("train_on_responses_only"))
     if len(masks) != 1 or is_open(masks[0]):
         return
