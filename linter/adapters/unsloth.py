@@ -36,6 +36,7 @@ from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from ..python_reader import AUTO, UNKNOWN, PythonDocument, call_name, is_open, keyword
 from . import Adapter, new_config, record_literal, span_of
 from .unsloth_engine import record_engine_and_saving
+from .unsloth_templates import record_response_markers
 
 _LOADER = "unsloth/models/loader.py (FastLanguageModel.from_pretrained)"
 _PEFT = "unsloth/models/llama.py (get_peft_model use_gradient_checkpointing=\"unsloth\")"
@@ -230,6 +231,7 @@ class UnslothAdapter(Adapter):
                 record(key, found.value)
         self._automatic_precision(document, config, script)
         self._padding(document, config)
+        record_response_markers(document, config)
         return config
 
     def _padding(self, document, config: ConfigIR) -> None:
