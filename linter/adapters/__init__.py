@@ -379,8 +379,14 @@ def as_bool_or_auto(value: Any) -> Any:
     return value
 
 
+def upper_name(value: Any) -> str:
+    """An enum name as its framework reads it, case-insensitively (accelerate's
+    `StateDictType[value.upper()]`): written back, the upper-case name reads the same."""
+    return str(value).upper()
+
+
 # Conversions after which the value reads back as written: a fix may write the IR value itself.
-_WRITTEN_AS_READ = {as_float, as_bool_or_auto, canonical_dtype}
+_WRITTEN_AS_READ = {as_float, as_bool_or_auto, canonical_dtype, upper_name}
 
 # Adapters by file format, in claiming order: where formats overlap, the HF family's keys
 # appear in the others' files, so it comes last. Modules are imported on first use of a format:
