@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable
 from ..changes import Change, RenameKey, SetPrecision, SetValue, WriteLiteral
 from ..document import Document, Mapping, Node, RenderError, Scalar, Sequence
 from ..fixes import Edit
-from ..ir import ConfigIR, Field, KeyTree, Link, Located, Origin, Span, canonical_dtype
+from ..ir import ConfigIR, Field, KeyTree, Link, Located, Origin, Span, canonical_dtype, upper_name
 from ..source import folders_to_checkout
 from ..lazy_pattern import LazyPattern
 
@@ -377,12 +377,6 @@ def as_bool_or_auto(value: Any) -> Any:
     if isinstance(value, str) and value.lower() == "auto":
         return "auto"
     return value
-
-
-def upper_name(value: Any) -> str:
-    """An enum name as its framework reads it, case-insensitively (accelerate's
-    `StateDictType[value.upper()]`): written back, the upper-case name reads the same."""
-    return str(value).upper()
 
 
 # Conversions after which the value reads back as written: a fix may write the IR value itself.

@@ -8,9 +8,9 @@ from functools import lru_cache
 from typing import Any
 
 from ..document import Document, Mapping, Scalar
-from ..ir import Field, Origin
+from ..ir import Field, Origin, upper_name
 from ..versions import older_than
-from . import Binding, upper_name, written
+from . import Binding, written
 
 # Field names only TrainingArguments defines (common words such as output_dir, learning_rate,
 # max_steps or seed are left out: other formats use them too).
