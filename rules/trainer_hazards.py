@@ -275,16 +275,17 @@ class FsdpShardedStateDictFinalSave(Rule):
     Flags `fsdp_state_dict_type: SHARDED_STATE_DICT` in an accelerate launcher config that runs
     FSDP1 (no `fsdp_version`, or 1) for a TrainingArguments / TRL config that leaves FSDP to the
     launcher (no `fsdp` of its own, no DeepSpeed), where the pinned transformers is 4.36.0 or
-    newer (silent when unknown). The two files must be one run: a `[[runs]]` in `trainlint.toml`,
-    or the `accelerate launch --config_file` command that joins them.
+    newer (silent when unknown). The two files must be one run, as `accelerate launch
+    --config_file` joins them: a `[[runs]]` in `trainlint.toml` declares it.
 
     ## Why is this bad?
     `Trainer.save_model` under FSDP writes the model only when the plugin's state dict type is
     FULL_STATE_DICT; with SHARDED_STATE_DICT it writes nothing at all. The final
     `trainer.save_model()` of the training script leaves the output folder without weights (or
-    adapter), and every `checkpoint-*` folder holds only FSDP's sharded `pytorch_model_fsdp_0`
-    (for resuming), which `from_pretrained` cannot load until it is merged (`accelerate
-    merge-weights`). The run reports success; the model is missing (transformers#30491).
+    adapter), and every `checkpoint-*` folder holds the model only as FSDP's sharded
+    `pytorch_model_fsdp_0` (for resuming), which `from_pretrained` cannot load until it is
+    merged (`accelerate merge-weights`, accelerate 0.31.0 on). The run reports success; the
+    model is missing (transformers#30491).
 
     ## Example
     `trl.yaml`:
@@ -325,7 +326,8 @@ class FsdpShardedStateDictFinalSave(Rule):
       (save_fsdp_model: the sharded folder in each checkpoint)
     - accelerate src/accelerate/utils/launch.py (FSDP_STATE_DICT_TYPE from the config's
       fsdp_state_dict_type), utils/dataclasses.py FullyShardedDataParallelPlugin.set_state_dict_type
-      (FULL_STATE_DICT when unset under FSDP1)
+      (FULL_STATE_DICT when unset under FSDP1), commands/merge.py (`accelerate merge-weights`,
+      4ba436ec, first in v0.31.0)
     - huggingface/transformers#30491
     """
 
@@ -355,7 +357,7 @@ class FsdpShardedStateDictFinalSave(Rule):
             launcher, launcher.span("parallel.fsdp_state_dict_type"),
             f"FSDP with fsdp_state_dict_type SHARDED_STATE_DICT: transformers {transformers[0]} "
             f"({transformers[1]}) Trainer.save_model writes model weights only for FULL_STATE_DICT, so the final "
-            f"save_model of {trainer.path.name} leaves no weights and checkpoints hold only the sharded "
+            f"save_model of {trainer.path.name} leaves no weights and checkpoints hold the model only as the sharded "
             "pytorch_model_fsdp_0 (merge needed to load); use FULL_STATE_DICT, or switch to it before the final save",
             fix=self.fix("Save a full state dict (unsafe: the whole model in rank 0's CPU memory at every save)",
                          SetValue(launcher, "parallel.fsdp_state_dict_type", "FULL_STATE_DICT")),
