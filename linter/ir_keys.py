@@ -39,7 +39,8 @@ IR_KEYS = (
     ("quantization.compute_dtype", "dtype", "dtype 4-bit layers compute in"),
     ("quantization.double_quant", "bool", "nested quantization of the 4-bit scales"),
     ("quantization.method", "str", "LLaMA-Factory quantization_method (bnb, gptq, awq, ...)"),
-    ("quantization.quant_storage", "dtype", "dtype the packed 4-bit weights are stored in (sharding needs it)"),
+    ("quantization.quant_storage", "dtype", "dtype the packed 4-bit weights are stored in (sharding needs it); a str "
+                                            "starting 'unknown' where the framework's unknown version decides"),
     # Parameter-efficient adapters
     ("adapter.kind", "str", "lora, qlora, ...; None (written) when every parameter trains"),
     ("adapter.r", "int", "LoRA rank"),

@@ -115,3 +115,39 @@ def test_fsdp_single_process_accelerate_config(tmp_path, processes, state, orig,
     (tmp_path / "trainlint.toml").write_text('[[runs]]\nfiles = ["args.yaml", "accelerate.yaml"]\n')
     text = "output_dir: out\nper_device_train_batch_size: 4\nsave_steps: 500\n"
     assert _codes(tmp_path, text, pins=pins) == (["TRN047"] if fires else [])
+
+
+# TRN055: SHARDED_STATE_DICT under FSDP1 makes Trainer.save_model write nothing (transformers >= 4.36).
+_SHARDED_LAUNCHER = ("distributed_type: FSDP\nnum_processes: 8\nfsdp_config:\n  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n"
+                     "  fsdp_state_dict_type: {state}\n{extra}")
+_TRL = "model_name_or_path: Qwen/Qwen2.5-7B\ndataset_name: trl-lib/Capybara\noutput_dir: out\n"
+
+
+@pytest.mark.parametrize("state, extra, trainer, pins, fires", [
+    ("SHARDED_STATE_DICT", "", _TRL, ["transformers==4.39.2"], True),
+    ("sharded_state_dict", "", _TRL, ["transformers==5.23.0"], True),  # accelerate upper-cases the name
+    ("3", "", _TRL, ["transformers==4.36.0"], True),  # torch StateDictType.SHARDED_STATE_DICT
+    ("SHARDED_STATE_DICT", "  fsdp_version: 1\n", _TRL, ["transformers==4.46.3"], True),
+    ("FULL_STATE_DICT", "", _TRL, ["transformers==4.39.2"], False),
+    ("SHARDED_STATE_DICT", "  fsdp_version: 2\n", _TRL, ["transformers==4.57.6"], False),  # FSDP1 only
+    ("SHARDED_STATE_DICT", "", _TRL, ["transformers==4.35.2"], False),  # save_fsdp_model's own files
+    ("SHARDED_STATE_DICT", "", _TRL, None, False),  # transformers unknown
+    ("SHARDED_STATE_DICT", "", _TRL + "fsdp: full_shard auto_wrap\n", ["transformers==4.46.3"], False),
+    ("SHARDED_STATE_DICT", "", _TRL + "deepspeed: ds.json\n", ["transformers==4.46.3"], False),
+])
+def test_fsdp_sharded_state_dict_final_save(tmp_path, state, extra, trainer, pins, fires):
+    (tmp_path / "accelerate.yaml").write_text(_SHARDED_LAUNCHER.format(state=state, extra=extra))
+    (tmp_path / "ds.json").write_text(json.dumps({"zero_optimization": {"stage": 2}}))
+    (tmp_path / "trainlint.toml").write_text('[[runs]]\nfiles = ["args.yaml", "accelerate.yaml"]\n')
+    assert _codes(tmp_path, trainer, pins=pins, select="TRN055") == (["TRN055"] if fires else [])
+
+
+def test_fsdp_sharded_state_dict_needs_the_declared_run(tmp_path):
+    """Two files side by side are not a run: without the launch command or [[runs]], silent."""
+    (tmp_path / "accelerate.yaml").write_text(_SHARDED_LAUNCHER.format(state="SHARDED_STATE_DICT", extra=""))
+    (tmp_path / "requirements.txt").write_text("transformers==4.39.2\n")
+    result = trainlint("check", str(tmp_path), "--select", "TRN055", "--no-detect", "--format", "json")
+    assert result.code == 0, result.out
+    (tmp_path / "args.yaml").write_text(_TRL)
+    result = trainlint("check", str(tmp_path), "--select", "TRN055", "--no-detect", "--format", "json")
+    assert json.loads(result.out) == []

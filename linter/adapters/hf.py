@@ -83,7 +83,7 @@ from .shipped import ACCELERATE_DEEPSPEED_FILE
 from .trainer_arguments import TRAINER_ARGUMENT_BINDINGS
 from .hf_kinds import (ACCELERATE_FSDP_BINDINGS, TRL_TRAINER_BINDINGS, classify, distributed_type_of, fsdp_sharding,
                        record_project_arguments, record_repository_launchers, record_target_shorthand,
-                       record_trainer)
+                       record_trainer, trl_quant_storage)
 
 _TRAINING_ARGS = "transformers/training_args.py (TrainingArguments)"
 _TRL_CONFIG = "trl/trainer/base_config.py (bf16 = not fp16 when unset, TRL >= 0.19; gradient_checkpointing True)"
@@ -291,6 +291,7 @@ class HFAdapter(Adapter):
                 config.set("quantization.compute_dtype", Field(
                     "float32", Origin(read.key_span("load_in_4bit"), _TRL_QUANTIZATION, "dtype")))
             read.bind(_QLORA_BINDINGS)
+            trl_quant_storage(config, load_dtype)
         if load_dtype is None:
             # trl/trainer/model_config.py ModelConfig.dtype: default "float32" (the weights the
             # `trl` CLI loads when the config names no dtype); for the memory estimate only.
@@ -369,7 +370,7 @@ class HFAdapter(Adapter):
         if kind == "accelerate":
             if key == "parallel.zero_stage" and document.find("deepspeed_config", "deepspeed_config_file") is None:
                 return super().render_value(document, config, key, value)
-            if key == "parallel.fsdp_sync_module_states" and config.value("parallel.fsdp") is True:
+            if key in ("parallel.fsdp_sync_module_states", "parallel.fsdp_state_dict_type") and config.value("parallel.fsdp"):
                 return super().render_value(document, config, key, value)
             raise RenderError(f"accelerate configs have no key for {key}")
         if key in ("model.load_dtype", "quantization.compute_dtype"):
