@@ -115,3 +115,27 @@ def test_fsdp_single_process_accelerate_config(tmp_path, processes, state, orig,
     (tmp_path / "trainlint.toml").write_text('[[runs]]\nfiles = ["args.yaml", "accelerate.yaml"]\n')
     text = "output_dir: out\nper_device_train_batch_size: 4\nsave_steps: 500\n"
     assert _codes(tmp_path, text, pins=pins) == (["TRN047"] if fires else [])
+
+
+# TRN057: a positive max_steps overrides a written epoch count
+@pytest.mark.parametrize("text, fires", [
+    ("num_train_epochs: 20\nmax_steps: 10\n", True),
+    ("num_train_epochs: 0.5\nmax_steps: 10\n", True),
+    ("num_train_epochs: 1\nmax_steps: 10\n", False),  # the common "one capped pass" idiom
+    ("max_steps: 10\n", False),  # epochs at the default
+    ("num_train_epochs: 20\nmax_steps: -1\n", False),
+    ("num_train_epochs: 20\n", False),
+])
+def test_max_steps_overrides_written_epochs(tmp_path, text, fires):
+    assert _codes(tmp_path, "output_dir: out\nper_device_train_batch_size: 8\n" + text, select="TRN057") == (["TRN057"] if fires else [])
+
+
+def test_max_steps_overrides_epochs_in_an_unsloth_script(tmp_path):
+    script = """\
+        from unsloth import FastLanguageModel
+        from transformers import TrainingArguments
+        model, tokenizer = FastLanguageModel.from_pretrained("unsloth/llama-3-8b-bnb-4bit", max_seq_length=2048)
+        args = TrainingArguments(output_dir="out", max_steps=10, num_train_epochs=20)
+        """
+    assert _codes(tmp_path, script, select="TRN057", name="train.py") == ["TRN057"]
+    assert _codes(tmp_path, script.replace("max_steps=10, ", ""), select="TRN057", name="train.py") == []

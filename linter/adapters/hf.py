@@ -134,6 +134,7 @@ _TRAINER_BINDINGS = (
     Binding("memory.fused_cross_entropy", "use_liger_kernel"),  # liger's fused linear cross entropy
     Binding("scheduler.warmup_steps", "warmup_steps"),
     Binding("training.max_steps", "max_steps", default=-1, source=_TRAINING_ARGS),
+    Binding("training.epochs", "num_train_epochs", convert=as_float, default=3.0, source=_TRAINING_ARGS),
     Binding("sequence.packing", "packing"),
     Binding("sequence.max_length", "max_length", "max_seq_length"),
     Binding("parallel.fsdp", "fsdp", convert=_fsdp_on),

@@ -61,7 +61,7 @@ _KEYWORDS = {
     "batch.micro": "per_device_train_batch_size", "batch.grad_accum": "gradient_accumulation_steps",
     "optimizer.lr": "learning_rate", "optimizer.grad_clip": "max_grad_norm", "optimizer.name": "optim",
     "optimizer.weight_decay": "weight_decay", "scheduler.warmup_steps": "warmup_steps",
-    "sequence.packing": "packing",
+    "sequence.packing": "packing", "training.max_steps": "max_steps", "training.epochs": "num_train_epochs",
 }
 
 
