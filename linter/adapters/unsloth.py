@@ -35,7 +35,7 @@ from ..fixes import Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from ..python_reader import AUTO, UNKNOWN, PythonDocument, call_name, is_open, keyword
 from . import Adapter, new_config, record_literal, span_of
-from .unsloth_engine import record_engine_and_saving
+from .unsloth_engine import record_engine_and_saving, record_plain_sft_arguments
 
 _LOADER = "unsloth/models/loader.py (FastLanguageModel.from_pretrained)"
 _PEFT = "unsloth/models/llama.py (get_peft_model use_gradient_checkpointing=\"unsloth\")"
@@ -224,6 +224,7 @@ class UnslothAdapter(Adapter):
             config.set("quantization.double_quant", Field(True, Origin(config.span("quantization.bits"), _LOADER)))
         self._adapter(document, config, script, full_finetuning, record, default)
         record_engine_and_saving(document, config, loader, script.peft, record, default)
+        record_plain_sft_arguments(document, config, script.trainer)
         for key, name in _KEYWORDS.items():
             found = script.keyword(name)
             if found is not None:
