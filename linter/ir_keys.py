@@ -177,6 +177,9 @@ IR_KEYS = (
     ("memory.activation_offload", "bool", "saved activations moved to CPU RAM or disk"),
     ("training.enabled", "bool", "False: the config predicts or evaluates only"),
     ("training.max_steps", "int", "optimizer steps to run; > 0 overrides the epochs (TrainingArguments max_steps)"),
+    ("trainer.sft_plain_arguments", "bool", "an SFT trainer gets a plain transformers TrainingArguments "
+                                            "(no SFT fields: TRL rebuilds it as its SFTConfig with defaults)"),
+    ("training.epochs", "num", "passes over the training set asked for (TrainingArguments num_train_epochs)"),
     ("training.backend", "str", "the framework's execution backend as written: local, ray, ... (Ludwig backend.type)"),
     ("training.remote_backend", "str", "the run trains on a remote service (Axolotl hatchery), not these GPUs"),
     ("training.precompute_ref", "bool", "reference log-probs computed once before training (TRL precompute_ref_log_probs)"),

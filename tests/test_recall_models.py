@@ -433,3 +433,20 @@ def test_mod009_hub_cache(tmp_path, monkeypatch, missing, present, fires):
     monkeypatch.setenv("HF_HUB_CACHE", str(hub))
     (tmp_path / "work").mkdir()
     assert _tokenizer_config(tmp_path / "work", "acme/chat-7b") == (["MOD009"] if fires else [])
+
+# MOD008: FlashAttention-2 for a remote-code checkpoint that declares no FlashAttention-2 support
+@pytest.mark.parametrize("model, attention, fires", [
+    ("THUDM/chatglm3-6b-base", "flash_attention_2", True),
+    ("THUDM/chatglm3-6b", "flash_attention_2", True),
+    ("Qwen/Qwen-14B-Chat-Int4", "flash_attention_2", True),
+    ("/models/qwen-7b", "flash_attention_2", True),
+    ("THUDM/glm-4-9b-chat", "flash_attention_2", False),  # its modeling code sets _supports_flash_attn_2
+    ("Qwen/Qwen1.5-7B", "flash_attention_2", False),
+    ("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", "flash_attention_2", False),
+    ("THUDM/chatglm3-6b", "sdpa", False),
+])
+def test_flash_attention_2_on_remote_code_without_it(tmp_path, model, attention, fires):
+    path = tmp_path / "sft.yaml"
+    path.write_text(f"model_name_or_path: {model}\ntrust_remote_code: true\ndataset_name: trl-lib/Capybara\n"
+                    f"output_dir: out\nattn_implementation: {attention}\n")
+    assert codes(str(path), "--select", "MOD008") == (["MOD008"] if fires else [])

@@ -200,3 +200,13 @@ def test_save_only_model_under_deepspeed_before_the_check_fails_at_the_end(tmp_p
 ])
 def test_load_best_with_default_strategies(tmp_path, extra, pins, fires):
     assert _codes(tmp_path, _TRAINER + extra, pins=pins, select="TRN011") == (["TRN011"] if fires else [])
+
+def test_deepspeed_scheduler_reported_at_the_block_that_wins(tmp_path):
+    """The finding sits on the DeepSpeed `scheduler` key (the setting that wins and that the fix
+    removes), with the lr_scheduler_type that is dropped."""
+    (tmp_path / "args.yaml").write_text(_TRAINER + "lr_scheduler_type: cosine\ndeepspeed: ds.json\n")
+    (tmp_path / "ds.json").write_text('{\n  "zero_optimization": {"stage": 2},\n  "scheduler": {"type": "WarmupDecayLR"}\n}\n')
+    result = trainlint("check", str(tmp_path / "args.yaml"), "--select", "DS023", "--no-detect", "--format", "json")
+    [finding] = json.loads(result.out)
+    assert finding["file"].endswith("ds.json") and finding["line"] == 3
+    assert "lr_scheduler_type cosine is not used" in finding["message"]

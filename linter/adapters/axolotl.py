@@ -116,7 +116,7 @@ _TRAINING_BINDINGS = (
     Binding("precision.fp8", "fp8"),
     Binding("batch.micro", "micro_batch_size"),
     Binding("batch.grad_accum", "gradient_accumulation_steps"),
-    Binding("training.max_steps", "max_steps"),  # handed to TrainingArguments max_steps
+    Binding("training.max_steps", "max_steps"), Binding("training.epochs", "num_epochs", convert=as_float),  # core/builders/base.py
     Binding("optimizer.lr", "learning_rate", convert=as_float),
     Binding("optimizer.name", "optimizer", default="adamw_torch_fused", source=_TRAINING),
     # Passed to TrainingArguments as written (core/builders: save_strategy, save_only_model).

@@ -100,8 +100,7 @@ _DEVICES = {"MULTI_CPU": "cpu", "MULTI_NPU": "npu", "MULTI_MLU": "mlu", "MULTI_S
 _SNIFF = LazyPattern(r"^(?:distributed_type|compute_environment|dataset_text_field|dataset_name|use_peft|"
                     r"model_name_or_path|per_device_train_batch_size):"
                     r'|"(?:peft_type|distributed_type|per_device_train_batch_size)"\s*:', re.M)
-_MIXED_PRECISION = {"fp16": (True, False, False), "bf16": (False, True, False), "fp8": (False, False, True),
-                    "no": (False, False, False)}
+_MIXED_PRECISION = {"fp16": (True, False, False), "bf16": (False, True, False), "fp8": (False, False, True), "no": (False,) * 3}
 
 
 def _fsdp_on(value: Any) -> bool:
@@ -134,6 +133,7 @@ _TRAINER_BINDINGS = (
     Binding("memory.fused_cross_entropy", "use_liger_kernel"),  # liger's fused linear cross entropy
     Binding("scheduler.warmup_steps", "warmup_steps"),
     Binding("training.max_steps", "max_steps", default=-1, source=_TRAINING_ARGS),
+    Binding("training.epochs", "num_train_epochs", convert=as_float, default=3.0, source=_TRAINING_ARGS),
     Binding("sequence.packing", "packing"),
     Binding("sequence.max_length", "max_length", "max_seq_length"),
     Binding("parallel.fsdp", "fsdp", convert=_fsdp_on),
