@@ -17,6 +17,10 @@ IR_KEYS = (
     ("file.auto_keys", "list", "the dotted key paths a DeepSpeed config sets to \"auto\", for a launcher to fill"),
     ("launch.repository_sharding", "str", "sharding launcher configs the checkout ships, any of which may launch it"),
     ("launch.commented_config", "str", "a sharding launcher config a comment in the file launches it with"),
+    ("launch.entry", "str", "the program the checkout's launch commands run this config with, where they agree "
+                            "(trl sft, llamafactory-cli train, axolotl train, or a script path)"),
+    ("launch.vllm_server", "bool", "some launch command of the checkout starts TRL's vLLM server (trl vllm-serve); "
+                                   "recorded only for a config that launch commands name"),
     ("arguments.project_keys", "list", "keys of this file that the repository's own argument dataclasses define"),
     ("arguments.project_parser", "bool", "the repository's own argument classes (no framework base) read this file"),
     ("device.kind", "str", "the accelerator the job runs on: cuda, or cpu/npu/xpu/... where a launcher config says"),
@@ -154,7 +158,8 @@ IR_KEYS = (
     ("batch.grad_accum", "int|auto", "gradient accumulation steps"),
     ("batch.global", "int|auto", "global batch (DeepSpeed train_batch_size)"),
     ("batch.eval_micro", "int", "per-GPU evaluation batch (per_device_eval_batch_size)"),
-    ("batch.world_size", "int", "GPUs in the job, where a launcher config says (accelerate num_processes)"),
+    ("batch.world_size", "int", "GPUs in the job, where a launcher config (accelerate num_processes) or the "
+                                "launch command that names the config says"),
     # Sequence, attention, memory savers
     ("sequence.max_length", "int", "longest training sequence in tokens"),
     ("sequence.packing", "bool", "samples packed into full-length sequences"),

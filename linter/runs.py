@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Callable
 
-from .ir import ConfigIR, Field, Link, Origin, Run
+from .ir import ConfigIR, Field, Link, Origin, Run, Span
 from .loading import Loader
 from .registry import Finding
 from .settings import Settings
@@ -66,9 +67,47 @@ class RunBuilder:
     def _run_of(self, config: ConfigIR, findings: list[Finding]) -> Run:
         """`config` with the files it links and the ones settings declare for it."""
         run = Run(config)
-        for link in [*config.links, *self._declared_links(config)]:
+        links = [*config.links, *self._declared_links(config)]
+        for link in [*links, *self._launch_links(config, links)]:
             self._attach(run, link, findings)
         return run
+
+    def _launch_links(self, config: ConfigIR, links: list[Link]) -> list[Link]:
+        """What the checkout's launch commands that name `config` agree on (linter/launches.py),
+        recorded on it: the entry that reads it, the process count the command fixes, and the
+        accelerate config and DeepSpeed JSON on the command line, linked like declared files."""
+        if not config.editable:
+            return []
+        from .launches import facts_of, vllm_server_launched
+        from .repository import root_of
+
+        root = root_of(config.path)
+        facts = facts_of(config.path, root) if root is not None else None
+        if facts is None:
+            return []
+        for note in facts.notes:
+            if f"{config.path}: {note}" not in self.loader.notes:
+                self.loader.notes.append(f"{config.path}: {note}")
+        first = facts.commands[0]
+        origin = Origin(Span(first.path, 0, 0, first.line, 1, first.line, 1), f"{first.path}:{first.line}")
+        if isinstance(facts.entry, str) and facts.entry:
+            config.set("launch.entry", Field(facts.entry, origin))
+            trainer = facts.entry.partition("trl ")[2]
+            if trainer and config.value("file.kind") == "trl" and config.get("training.trainer") is None:
+                config.set("training.trainer", Field(trainer, origin))
+        if isinstance(facts.processes, int) and config.get("batch.world_size") is None:
+            config.set("batch.world_size", Field(facts.processes, origin))
+        config.set("launch.vllm_server", Field(vllm_server_launched(root), origin))
+        linked = {real_path(candidate) for link in links for candidate in link.candidates}
+        found = []
+        for path, kind in ((facts.accelerate_config, _DECLARED), (facts.deepspeed, "deepspeed")):
+            if not isinstance(path, Path) or path in linked or path == real_path(config.path):
+                continue
+            if kind == "deepspeed" and any(link.kind == "deepspeed" for link in links):
+                continue  # the config links its own DeepSpeed JSON: which one wins is the script's
+            found.append(Link(kind, os.path.relpath(path, real_path(config.path).parent), origin.span, (path,)))
+            linked.add(path)
+        return found
 
     def _declared_runs(self, settings: Settings) -> dict[Path, list[list[str]]]:
         """The settings' `[[runs]]` by their primary file, read once per settings file (a
