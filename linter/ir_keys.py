@@ -19,6 +19,8 @@ IR_KEYS = (
     ("launch.commented_config", "str", "a sharding launcher config a comment in the file launches it with"),
     ("launch.entry", "str", "the program the checkout's launch commands run this config with, where they agree "
                             "(trl sft, llamafactory-cli train, axolotl train, or a script path)"),
+    ("launch.replaces_model_init_kwargs", "bool", "the entry that the launch commands run builds the model "
+                                                  "itself: the config's model_init_kwargs never reach from_pretrained"),
     ("launch.vllm_server", "bool", "some launch command of the checkout starts TRL's vLLM server (trl vllm-serve); "
                                    "recorded only for a config that launch commands name"),
     ("arguments.project_keys", "list", "keys of this file that the repository's own argument dataclasses define"),
@@ -223,6 +225,9 @@ IR_KEYS = (
     ("generation.ds3_gather", "bool", "TRL ds3_gather_for_generation as written: ZeRO-3 weights gathered whole "
                                       "before generating (TRL's default: true)"),
     ("generation.use_vllm", "bool", "TRL use_vllm as written: vLLM, not the trained model, generates completions"),
+    ("generation.vllm_mode", "str", "TRL vllm_mode as written: server (a separate trl vllm-serve) or colocate"),
+    ("generation.vllm_server", "str", "the vLLM server a TRL trainer connects to, as written (vllm_server_base_url "
+                                      "or vllm_server_host)"),
     ("training.trainer", "str", "which trainer runs the config where one framework has several (TRL: grpo, ...; "
                                    "Ludwig LLM trainer.type: none, finetune, grpo, ...)"),
     ("tokenizer.added_tokens", "list", "new tokens added to the vocabulary before training (Axolotl `tokens`)"),

@@ -28,6 +28,14 @@ UNKNOWN = object()
 FROM_CONFIG = "config"
 
 
+# The CLI commands whose script builds the model itself, so that a config's model_init_kwargs never
+# reach from_pretrained: trl/scripts/sft.py (v0.13-v0.15 and from v1.0 it replaces
+# training_args.model_init_kwargs with its own dict; v0.16-v0.29 it loads the model and hands the
+# trainer the object; TRL <= 0.12 ran examples/scripts/sft.py, which replaces them too), and
+# trl/scripts/dpo.py and kto.py (they load model and ref_model with from_pretrained themselves).
+REPLACES_MODEL_INIT_KWARGS = ("trl sft", "trl dpo", "trl kto")
+
+
 class Scan:
     """The launch commands of one checkout and how many files carry each base name."""
 

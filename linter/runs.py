@@ -78,7 +78,7 @@ class RunBuilder:
         accelerate config and DeepSpeed JSON on the command line, linked like declared files."""
         if not config.editable:
             return []
-        from .launches import facts_of, vllm_server_launched
+        from .launches import REPLACES_MODEL_INIT_KWARGS, facts_of, vllm_server_launched
         from .repository import root_of
 
         root = root_of(config.path)
@@ -89,10 +89,13 @@ class RunBuilder:
             if f"{config.path}: {note}" not in self.loader.notes:
                 self.loader.notes.append(f"{config.path}: {note}")
         first = facts.commands[0]
-        origin = Origin(Span(first.path, 0, 0, first.line, 1, first.line, 1), f"{first.path}:{first.line}")
+        where = f"{os.path.relpath(first.path, root)}:{first.line}"
+        origin = Origin(Span(first.path, 0, 0, first.line, 1, first.line, 1), where)
         if isinstance(facts.entry, str) and facts.entry:
             config.set("launch.entry", Field(facts.entry, origin))
-            trainer = facts.entry.partition("trl ")[2]
+            if facts.entry in REPLACES_MODEL_INIT_KWARGS:
+                config.set("launch.replaces_model_init_kwargs", Field(True, origin))
+            trainer = facts.entry[4:] if facts.entry.startswith("trl ") else ""
             if trainer and config.value("file.kind") == "trl" and config.get("training.trainer") is None:
                 config.set("training.trainer", Field(trainer, origin))
         if isinstance(facts.processes, int) and config.get("batch.world_size") is None:
