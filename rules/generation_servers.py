@@ -106,5 +106,6 @@ class GrpoVllmServerNotLaunched(Rule):
                 f"use_vllm with {server[1]}: the trainer connects to a separate `trl vllm-serve`, and no launch "
                 f"command of this repository starts one (it is launched by {launch}); the run loads the model, "
                 "waits vllm_server_timeout and stops with ConnectionError. Start `trl vllm-serve` on GPUs the "
-                "training does not use, or set vllm_mode: colocate",
+                "training does not use, or " + ("set vllm_mode: colocate" if older_than(server[0], _VLLM_MODE) is False
+                                                else f"generate in the trainer with vllm_mode: colocate (TRL >= {_VLLM_MODE})"),
             )
