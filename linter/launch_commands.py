@@ -330,7 +330,11 @@ def _python(path: Path, number: int, words: list[str], env: dict[str, str]) -> C
         index += 2 if word in _PYTHON_VALUED else 1
     if index >= len(words):
         return None
-    return Command(path, number, "python", words[index], 1, {}, words[index + 1:])
+    arguments = words[index + 1:]
+    if "--" in arguments:  # a wrapper that runs the command after `--` (a job submitter)
+        nested = arguments[arguments.index("--") + 1:]
+        return parse(path, number, nested, env) if nested and _program(nested[0]) else None
+    return Command(path, number, "python", words[index], 1, {}, arguments)
 
 
 def _module(path: Path, number: int, module: str, arguments: list[str], env: dict[str, str]) -> Command | None:
@@ -344,7 +348,10 @@ def _module(path: Path, number: int, module: str, arguments: list[str], env: dic
         return parse(path, number, ["trl", *arguments], env)
     if module == "llamafactory.cli" and arguments:
         return parse(path, number, ["llamafactory-cli", *arguments], env)
-    return Command(path, number, "python", _MODULE_ENTRIES.get(module, f"-m {module}"), 1, {}, arguments)
+    # A module of the CLIs above runs one process; another module may start its own workers
+    # (a Ray or multiprocessing launcher): its count is unknown.
+    entry = _MODULE_ENTRIES.get(module)
+    return Command(path, number, "python", entry or f"-m {module}", 1 if entry else None, {}, arguments)
 
 
 _FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w+-]*)[^\n]*\n(.*?)^\s*\1\s*$", re.M | re.S)

@@ -11,6 +11,7 @@ name. Where several commands name the config and disagree on a fact, the fact is
 from __future__ import annotations
 
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -141,15 +142,47 @@ def resolve(command: Command, written: str, root: Path) -> Path | None:
     return None
 
 
-def _values(arguments: list[str]):
-    """Each argument as it may name a file: the word, or the value of `--name=value`."""
+# Options whose value is a launcher or DeepSpeed config, not the config the entry reads.
+# (`trl` passes its --config_file on to accelerate launch; a script's own --config_file is its config.)
+_LINKED_OPTIONS = {"--deepspeed", "--deepspeed_config", "--deepspeed_config_file", "--accelerate_config"}
+_TRL_LINKED_OPTIONS = _LINKED_OPTIONS | {"--config_file", "--config-file"}
+# Script names of programs that read a training config without training on it (conversion,
+# evaluation, inference, serving, data preparation): their process count is not the run's.
+_NOT_TRAINING = re.compile(r"(?:^|[_\-./])(?:convert|merge|export|eval|evaluate|infer|inference|chat|generate|"
+                           r"predict|test|serve|server|upload|download|preprocess|tokenize|calc|calculator|plot|"
+                           r"web|demo|api|benchmark|bench)", re.I)
+
+
+def _values(arguments: list[str], linked: set[str] = _LINKED_OPTIONS):
+    """Each argument as it may name the entry's config: the word, or the value of `--name=value`;
+    not the value of an option that names a launcher or DeepSpeed config."""
+    skip = False
     for word in arguments:
-        yield word.partition("=")[2] if word.startswith("-") and "=" in word else word
+        name, _, value = word.partition("=")
+        if skip:
+            skip = False
+            continue
+        if name in linked:
+            skip = not value
+            continue
+        yield value if word.startswith("-") and "=" in word else word
+
+
+def training(command: Command) -> bool:
+    """Does the command train? A CLI's training command does; a script does unless its name says
+    it converts, evaluates, serves or prepares data."""
+    entry = command.entry or ""
+    if command.vllm_server or not entry:
+        return False
+    if " " in entry and not entry.startswith("-m "):
+        return True  # trl sft, llamafactory-cli train, axolotl train, ...
+    name = entry.split()[-1].rsplit("/", 1)[-1].removesuffix(".py").rsplit(".", 1)[-1]
+    return not _NOT_TRAINING.search(name)
 
 
 def names(command: Command, target: Path, found: Scan) -> bool:
     """Does one of the entry's arguments name `target` (a real path)?"""
-    for value in _values(command.arguments):
+    for value in _values(command.arguments, _TRL_LINKED_OPTIONS if command.launcher == "trl" else _LINKED_OPTIONS):
         if not value or value.startswith("-") or "$" in value:
             continue
         if resolve(command, value, found.root) == target:
@@ -216,8 +249,7 @@ def facts_of(config_path: Path, root: Path | None) -> LaunchFacts | None:
     if not found.commands:
         return None
     target = real_path(config_path)
-    named = [command for command in found.commands
-             if not command.vllm_server and command.entry and names(command, target, found)]
+    named = [command for command in found.commands if training(command) and names(command, target, found)]
     if not named:
         return None
     facts = LaunchFacts(named)
