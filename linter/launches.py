@@ -70,18 +70,19 @@ class LaunchFacts:
             self.notes.append(f"launch commands disagree on the {name.replace('_', ' ')} ({where}): left unknown")
 
 
-def _launch_file(path: Path, root: Path) -> str | None:
-    """How to read `path`: shell, make or markdown; None when it holds no launch commands."""
-    name = path.name
+def _launch_file(name: str, directory: str, root: str) -> str | None:
+    """How to read the file `name` in `directory`: shell, make or markdown; None when it holds no
+    launch commands."""
     if name.endswith(_SHELL):
         return "shell"
     if name in ("Makefile", "makefile", "GNUmakefile") or name.endswith(".mk"):
         return "make"
-    if name.lower().endswith(".md"):
-        if name.lower().startswith("readme"):
+    lowered = name.lower()
+    if lowered.endswith(".md"):
+        if lowered.startswith("readme"):
             return "markdown"
-        parts = path.relative_to(root).parts[:-1]
-        if any(part.lower() in ("doc", "docs") for part in parts):
+        parts = os.path.relpath(directory, root).lower().split(os.sep)
+        if "doc" in parts or "docs" in parts:
             return "markdown"
     return None
 
@@ -95,19 +96,21 @@ def scan(root: Path) -> Scan:
     found: list[Command] = []
     names: dict[str, int] = {}
     walked = read = 0
-    for directory, subdirs, files in os.walk(root):
-        current = Path(directory)
+    top = str(root)
+    for directory, subdirs, files in os.walk(top):
         subdirs[:] = sorted(name for name in subdirs if name not in _SKIPPED and not name.startswith(".")
-                            and not (current / name / "pyvenv.cfg").exists()
-                            and not ignored.ignored(current / name, is_dir=True))
-        for name in sorted(files):
-            walked += 1
-            if walked > MAX_FILES:
-                return Scan(root, found, names)
+                            and not os.path.exists(os.path.join(directory, name, "pyvenv.cfg"))
+                            and not ignored.ignored(Path(directory, name), is_dir=True))
+        walked += len(files)
+        if walked > MAX_FILES:
+            break
+        for name in files:
             names[name] = names.get(name, 0) + 1
-            path = current / name
-            kind = _launch_file(path, root)
-            if kind is None or read >= MAX_READ or ignored.ignored(path, is_dir=False):
+            kind = _launch_file(name, directory, top)
+            if kind is None or read >= MAX_READ:
+                continue
+            path = Path(directory, name)
+            if ignored.ignored(path, is_dir=False):
                 continue
             text = _bounded_text(path)
             if text is None:

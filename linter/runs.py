@@ -17,6 +17,12 @@ from .source import real_path
 _DECLARED = "declared"
 
 
+# The frameworks whose configs a launch command passes as an argument and whose launch facts
+# (entry, process count, command-line accelerate/DeepSpeed configs) rules read; the others (a
+# script that is its own entry, a DeepSpeed JSON, a Ludwig config) skip the checkout scan.
+_LAUNCHED = ("hf", "llamafactory", "axolotl", "xtuner")
+
+
 class BadSettings(Exception):
     """A settings file that cannot be acted on: a usage error."""
 
@@ -76,7 +82,7 @@ class RunBuilder:
         """What the checkout's launch commands that name `config` agree on (linter/launches.py),
         recorded on it: the entry that reads it, the process count the command fixes, and the
         accelerate config and DeepSpeed JSON on the command line, linked like declared files."""
-        if not config.editable:
+        if not config.editable or config.framework not in _LAUNCHED:
             return []
         from .launches import REPLACES_MODEL_INIT_KWARGS, facts_of, vllm_server_launched
         from .repository import root_of
