@@ -73,8 +73,10 @@ class RunBuilder:
     def _run_of(self, config: ConfigIR, findings: list[Finding]) -> Run:
         """`config` with the files it links and the ones settings declare for it."""
         run = Run(config)
-        links = [*config.links, *self._declared_links(config)]
-        for link in [*links, *self._launch_links(config, links)]:
+        declared = self._declared_links(config)
+        links = [*config.links, *declared]
+        # A run declared in settings replaces what the launch commands say about it.
+        for link in [*links, *(self._launch_links(config, links) if not declared else ())]:
             self._attach(run, link, findings)
         return run
 

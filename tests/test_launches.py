@@ -217,3 +217,13 @@ def test_trn052_is_silent_for_a_named_server_and_colocate(tmp_path):
         folder.mkdir()
         root = _checkout(folder, {**files, "grpo.yaml": _GRPO_VLLM + extra})
         assert _findings(root / "grpo.yaml", "--select", "TRN052") == []
+
+
+def test_a_declared_run_replaces_the_launch(tmp_path):
+    qlora = _TRL + "load_in_4bit: true\nuse_peft: true\ntorch_dtype: bfloat16\nbf16: true\n"
+    fsdp = "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nnum_processes: 2\n"
+    ddp = "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_processes: 2\n"
+    root = _checkout(tmp_path, {"train.yaml": qlora, "fsdp.yaml": fsdp, "ddp.yaml": ddp,
+                                "launch.sh": "accelerate launch --config_file fsdp.yaml sft.py train.yaml\n",
+                                "trainlint.toml": '[[runs]]\nfiles = ["train.yaml", "ddp.yaml"]\n'})
+    assert _findings(root / "train.yaml", "--select", "QNT004") == []
