@@ -223,7 +223,7 @@ def _split(words: list[str], flags: set[str]) -> tuple[dict[str, str], list[str]
 
 
 def _int(value: str | None) -> int | None:
-    return int(value) if value is not None and value.isdigit() and int(value) > 0 else None
+    return int(value) if value is not None and value.isascii() and value.isdigit() and int(value) > 0 else None
 
 
 def _entry(rest: list[str], module: bool, path: Path) -> tuple[str | None, list[str], bool]:
@@ -328,8 +328,8 @@ def _python(path: Path, number: int, words: list[str], env: dict[str, str]) -> C
         if word == "-c":
             return None
         index += 2 if word in _PYTHON_VALUED else 1
-    if index >= len(words):
-        return None
+    if index >= len(words) or words[index][0] in "<>":
+        return None  # an interactive interpreter or a heredoc, not a script
     arguments = words[index + 1:]
     if "--" in arguments:  # a wrapper that runs the command after `--` (a job submitter)
         nested = arguments[arguments.index("--") + 1:]

@@ -134,7 +134,10 @@ def resolve(command: Command, written: str, root: Path) -> Path | None:
     """The existing file `written` names, from the command's folder or the checkout root."""
     if not written or "$" in written or "\x00" in written:
         return None
-    path = Path(written).expanduser()
+    try:
+        path = Path(written).expanduser()
+    except RuntimeError:  # ~user with no such user
+        return None
     candidates = [path] if path.is_absolute() else [command.path.parent / path, root / path]
     for candidate in candidates:
         try:

@@ -227,3 +227,8 @@ def test_a_declared_run_replaces_the_launch(tmp_path):
                                 "launch.sh": "accelerate launch --config_file fsdp.yaml sft.py train.yaml\n",
                                 "trainlint.toml": '[[runs]]\nfiles = ["train.yaml", "ddp.yaml"]\n'})
     assert _findings(root / "train.yaml", "--select", "QNT004") == []
+
+
+def test_odd_words_do_not_break_the_parser():
+    found = parsed("torchrun --nproc_per_node ² train.py a.yaml 2>&1 | tee log.txt\npython <<EOF\nprint(1)\nEOF\n")
+    assert [(command.entry, command.processes) for command in found] == [("train.py", None)]
