@@ -266,6 +266,22 @@ def facts_of(config_path: Path, root: Path | None) -> LaunchFacts | None:
     return facts
 
 
+def launched_with(config_path: Path, root: Path) -> list[Path]:
+    """The files given to the entry of the training commands that pass `config_path` as their
+    accelerate config (`--config_file`): the runs an accelerate config linted alone belongs to."""
+    target = real_path(config_path)
+    found: list[Path] = []
+    for command in scan(root).commands:
+        if not training(command) or _option_file(command, "config_file", root) != target:
+            continue
+        linked = _TRL_LINKED_OPTIONS if command.launcher == "trl" else _LINKED_OPTIONS
+        for value in _values(command.arguments, linked):
+            path = resolve(command, value, root) if not value.startswith("-") else None
+            if path is not None and path != target and path not in found:
+                found.append(path)
+    return found
+
+
 def vllm_server_launched(root: Path) -> bool:
     """Does any command of the checkout start TRL's vLLM server (`trl vllm-serve`,
     `python -m trl.scripts.vllm_serve`)?"""

@@ -47,9 +47,11 @@ class RunBuilder:
     def _with_linkers(self, run: Run, linked: set[int], findings: list[Finding]) -> list[Run]:
         """A linked-kind file (a DeepSpeed config) linted without the config that links it (a
         commit that stages only ds.json) is checked within the runs of the configs in its
-        repository that link it: cross-file checks need the whole run."""
+        repository that link it: cross-file checks need the whole run. An accelerate config
+        likewise joins the runs of the configs its repository's launch commands start with it."""
         config = run.primary
-        if run.linked or id(config) in linked or config.value("file.kind") != "deepspeed" or not config.editable:
+        kind = config.value("file.kind")
+        if run.linked or id(config) in linked or kind not in ("deepspeed", "accelerate") or not config.editable:
             return [run]
         from .repository import mentioning, root_of
 
@@ -57,13 +59,20 @@ class RunBuilder:
         if root is None:
             return [run]
         target = real_path(config.path)
+        if kind == "accelerate":
+            from .launches import launched_with
+
+            candidates = launched_with(config.path, root)
+        else:
+            candidates = mentioning(root, config.path.name)
         joined = []
-        for path in mentioning(root, config.path.name):
+        for path in candidates:
             if real_path(path) == target:
                 continue
             primary = self.loader.load(path, explicit=False).config
-            if primary is None or not any(real_path(candidate) == target for link in primary.links
-                                          for candidate in link.candidates if candidate.is_file()):
+            if primary is None or kind == "deepspeed" and not any(
+                    real_path(candidate) == target for link in primary.links
+                    for candidate in link.candidates if candidate.is_file()):
                 continue
             whole = self._run_of(primary, findings)
             if any(real_path(other.path) == target for other in whole.linked):

@@ -232,3 +232,12 @@ def test_a_declared_run_replaces_the_launch(tmp_path):
 def test_odd_words_do_not_break_the_parser():
     found = parsed("torchrun --nproc_per_node ² train.py a.yaml 2>&1 | tee log.txt\npython <<EOF\nprint(1)\nEOF\n")
     assert [(command.entry, command.processes) for command in found] == [("train.py", None)]
+
+
+def test_an_accelerate_config_linted_alone_joins_its_launched_runs(tmp_path):
+    qlora = _TRL + "load_in_4bit: true\nuse_peft: true\ntorch_dtype: bfloat16\nbf16: true\n"
+    fsdp = "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nnum_processes: 2\n"
+    root = _checkout(tmp_path, {"train.yaml": qlora, "fsdp.yaml": fsdp,
+                                "launch.sh": "accelerate launch --config_file fsdp.yaml sft.py train.yaml\n"})
+    found = _findings(root / "fsdp.yaml", "--select", "QNT004")
+    assert [(Path(f["file"]).name, f["code"]) for f in found] == [("train.yaml", "QNT004")]
