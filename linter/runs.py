@@ -113,7 +113,7 @@ class RunBuilder:
             if facts.entry in REPLACES_MODEL_INIT_KWARGS:
                 config.set("launch.replaces_model_init_kwargs", Field(True, origin))
             trainer = facts.entry[4:] if facts.entry.startswith("trl ") else ""
-            if trainer and config.value("file.kind") == "trl" and config.get("training.trainer") is None:
+            if trainer and config.value("file.kind") in ("trl", "trainer") and config.get("training.trainer") is None:
                 config.set("training.trainer", Field(trainer, origin))
         if isinstance(facts.processes, int) and config.get("batch.world_size") is None:
             config.set("batch.world_size", Field(facts.processes, origin))
