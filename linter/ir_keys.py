@@ -17,6 +17,12 @@ IR_KEYS = (
     ("file.auto_keys", "list", "the dotted key paths a DeepSpeed config sets to \"auto\", for a launcher to fill"),
     ("launch.repository_sharding", "str", "sharding launcher configs the checkout ships, any of which may launch it"),
     ("launch.commented_config", "str", "a sharding launcher config a comment in the file launches it with"),
+    ("launch.entry", "str", "the program the checkout's launch commands run this config with, where they agree "
+                            "(trl sft, llamafactory-cli train, axolotl train, or a script path)"),
+    ("launch.replaces_model_init_kwargs", "bool", "the entry that the launch commands run builds the model "
+                                                  "itself: the config's model_init_kwargs never reach from_pretrained"),
+    ("launch.vllm_server", "bool", "some launch command of the checkout starts TRL's vLLM server (trl vllm-serve); "
+                                   "recorded only for a config that launch commands name"),
     ("arguments.project_keys", "list", "keys of this file that the repository's own argument dataclasses define"),
     ("arguments.project_parser", "bool", "the repository's own argument classes (no framework base) read this file"),
     ("device.kind", "str", "the accelerator the job runs on: cuda, or cpu/npu/xpu/... where a launcher config says"),
@@ -155,7 +161,8 @@ IR_KEYS = (
     ("batch.grad_accum", "int|auto", "gradient accumulation steps"),
     ("batch.global", "int|auto", "global batch (DeepSpeed train_batch_size)"),
     ("batch.eval_micro", "int", "per-GPU evaluation batch (per_device_eval_batch_size)"),
-    ("batch.world_size", "int", "GPUs in the job, where a launcher config says (accelerate num_processes)"),
+    ("batch.world_size", "int", "GPUs in the job, where a launcher config (accelerate num_processes) or the "
+                                "launch command that names the config says"),
     # Sequence, attention, memory savers
     ("sequence.max_length", "int", "longest training sequence in tokens"),
     ("sequence.packing", "bool", "samples packed into full-length sequences"),
@@ -222,6 +229,9 @@ IR_KEYS = (
     ("generation.ds3_gather", "bool", "TRL ds3_gather_for_generation as written: ZeRO-3 weights gathered whole "
                                       "before generating (TRL's default: true)"),
     ("generation.use_vllm", "bool", "TRL use_vllm as written: vLLM, not the trained model, generates completions"),
+    ("generation.vllm_mode", "str", "TRL vllm_mode as written: server (a separate trl vllm-serve) or colocate"),
+    ("generation.vllm_server", "str", "the vLLM server a TRL trainer connects to, as written (vllm_server_base_url "
+                                      "or vllm_server_host)"),
     ("training.trainer", "str", "which trainer runs the config where one framework has several (TRL: grpo, ...; "
                                    "Ludwig LLM trainer.type: none, finetune, grpo, ...)"),
     ("tokenizer.added_tokens", "list", "new tokens added to the vocabulary before training (Axolotl `tokens`)"),

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Callable
 
-from .ir import ConfigIR, Field, Link, Origin, Run
+from .ir import ConfigIR, Field, Link, Origin, Run, Span
 from .loading import Loader
 from .registry import Finding
 from .settings import Settings
@@ -14,6 +15,12 @@ from .source import real_path
 
 # The kind of a declared link whose file says what it is (claimed by content, like a named file).
 _DECLARED = "declared"
+
+
+# The frameworks whose configs a launch command passes as an argument and whose launch facts
+# (entry, process count, command-line accelerate/DeepSpeed configs) rules read; the others (a
+# script that is its own entry, a DeepSpeed JSON, a Ludwig config) skip the checkout scan.
+_LAUNCHED = ("hf", "llamafactory", "axolotl", "xtuner")
 
 
 class BadSettings(Exception):
@@ -40,9 +47,11 @@ class RunBuilder:
     def _with_linkers(self, run: Run, linked: set[int], findings: list[Finding]) -> list[Run]:
         """A linked-kind file (a DeepSpeed config) linted without the config that links it (a
         commit that stages only ds.json) is checked within the runs of the configs in its
-        repository that link it: cross-file checks need the whole run."""
+        repository that link it: cross-file checks need the whole run. An accelerate config
+        likewise joins the runs of the configs its repository's launch commands start with it."""
         config = run.primary
-        if run.linked or id(config) in linked or config.value("file.kind") != "deepspeed" or not config.editable:
+        kind = config.value("file.kind")
+        if run.linked or id(config) in linked or kind not in ("deepspeed", "accelerate") or not config.editable:
             return [run]
         from .repository import mentioning, root_of
 
@@ -50,13 +59,20 @@ class RunBuilder:
         if root is None:
             return [run]
         target = real_path(config.path)
+        if kind == "accelerate":
+            from .launches import launched_with
+
+            candidates = launched_with(config.path, root)
+        else:
+            candidates = mentioning(root, config.path.name)
         joined = []
-        for path in mentioning(root, config.path.name):
+        for path in candidates:
             if real_path(path) == target:
                 continue
             primary = self.loader.load(path, explicit=False).config
-            if primary is None or not any(real_path(candidate) == target for link in primary.links
-                                          for candidate in link.candidates if candidate.is_file()):
+            if primary is None or kind == "deepspeed" and not any(
+                    real_path(candidate) == target for link in primary.links
+                    for candidate in link.candidates if candidate.is_file()):
                 continue
             whole = self._run_of(primary, findings)
             if any(real_path(other.path) == target for other in whole.linked):
@@ -66,9 +82,52 @@ class RunBuilder:
     def _run_of(self, config: ConfigIR, findings: list[Finding]) -> Run:
         """`config` with the files it links and the ones settings declare for it."""
         run = Run(config)
-        for link in [*config.links, *self._declared_links(config)]:
+        declared = self._declared_links(config)
+        links = [*config.links, *declared]
+        # A run declared in settings replaces what the launch commands say about it.
+        for link in [*links, *(self._launch_links(config, links) if not declared else ())]:
             self._attach(run, link, findings)
         return run
+
+    def _launch_links(self, config: ConfigIR, links: list[Link]) -> list[Link]:
+        """What the checkout's launch commands that name `config` agree on (linter/launches.py),
+        recorded on it: the entry that reads it, the process count the command fixes, and the
+        accelerate config and DeepSpeed JSON on the command line, linked like declared files."""
+        if not config.editable or config.framework not in _LAUNCHED:
+            return []
+        from .launches import REPLACES_MODEL_INIT_KWARGS, facts_of, vllm_server_launched
+        from .repository import root_of
+
+        root = root_of(config.path)
+        facts = facts_of(config.path, root) if root is not None else None
+        if facts is None:
+            return []
+        for note in facts.notes:
+            if f"{config.path}: {note}" not in self.loader.notes:
+                self.loader.notes.append(f"{config.path}: {note}")
+        first = facts.commands[0]
+        where = f"{os.path.relpath(first.path, root)}:{first.line}"
+        origin = Origin(Span(first.path, 0, 0, first.line, 1, first.line, 1), where)
+        if isinstance(facts.entry, str) and facts.entry:
+            config.set("launch.entry", Field(facts.entry, origin))
+            if facts.entry in REPLACES_MODEL_INIT_KWARGS:
+                config.set("launch.replaces_model_init_kwargs", Field(True, origin))
+            trainer = facts.entry[4:] if facts.entry.startswith("trl ") else ""
+            if trainer and config.value("file.kind") in ("trl", "trainer") and config.get("training.trainer") is None:
+                config.set("training.trainer", Field(trainer, origin))
+        if isinstance(facts.processes, int) and config.get("batch.world_size") is None:
+            config.set("batch.world_size", Field(facts.processes, origin))
+        config.set("launch.vllm_server", Field(vllm_server_launched(root), origin))
+        linked = {real_path(candidate) for link in links for candidate in link.candidates}
+        found = []
+        for path, kind in ((facts.accelerate_config, _DECLARED), (facts.deepspeed, "deepspeed")):
+            if not isinstance(path, Path) or path in linked or path == real_path(config.path):
+                continue
+            if kind == "deepspeed" and any(link.kind == "deepspeed" for link in links):
+                continue  # the config links its own DeepSpeed JSON: which one wins is the script's
+            found.append(Link(kind, os.path.relpath(path, real_path(config.path).parent), origin.span, (path,)))
+            linked.add(path)
+        return found
 
     def _declared_runs(self, settings: Settings) -> dict[Path, list[list[str]]]:
         """The settings' `[[runs]]` by their primary file, read once per settings file (a

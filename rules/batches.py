@@ -6,7 +6,7 @@ from linter.changes import SetValue
 from linter.fixes import Applicability
 from linter.registry import ERROR, Rule, register
 
-from .facts import fills_deepspeed_auto, positive_int
+from .facts import fills_deepspeed_auto, positive_int, world_size
 
 
 @register
@@ -16,7 +16,8 @@ class BatchArithmetic(Rule):
     ## What it does
     Checks DeepSpeed's batch identity: `train_batch_size` = `train_micro_batch_size_per_gpu`
     x `gradient_accumulation_steps` x world size. With the world size known (`--world-size`,
-    or `world-size` in settings) it checks the equation; without it, that some whole number
+    `world-size` in settings, an accelerate config's `num_processes`, or the repository's launch
+    command that runs the file) it checks the equation; without it, that some whole number
     of GPUs can satisfy it. Where `train_batch_size` is written with one of the other two
     left out, DeepSpeed derives the missing one by floor division (missing accumulation:
     `train_batch_size // micro // GPUs`; missing micro batch: `train_batch_size // GPUs //
@@ -68,7 +69,7 @@ class BatchArithmetic(Rule):
 
     def _all_written(self, run, config, context, total, micro, accumulation):
         per_rank = micro * accumulation
-        world = context.world_size
+        world = world_size(run, context)
         if world is not None:
             if total == per_rank * world:
                 return None
@@ -98,7 +99,7 @@ class BatchArithmetic(Rule):
             return None  # (a script's deepspeed.initialize: DeepSpeed derives it itself)
         if not positive_int(total):
             return None
-        world = context.world_size
+        world = world_size(run, context)
         on = f"{world} GPUs" if world is not None else "any number of GPUs"
         if positive_int(micro) and accumulation is None:
             divisor, given = micro * (world or 1), f"train_micro_batch_size_per_gpu {micro}"

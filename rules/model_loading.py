@@ -61,9 +61,11 @@ class DeviceMapUnderZero3(Rule):
     compatible with `low_cpu_mem_usage=True` or with passing a `device_map`" (from 5.0:
     "... with passing a `device_map`"). The job dies while loading the model
     (huggingface/accelerate#2543, huggingface/peft#306). TRL 0.26 drops the `device_map`
-    under DeepSpeed itself. TRL's own `trl sft` command loads the model from ModelConfig's
-    keys instead of `model_init_kwargs`; the finding is for scripts that hand the trainer
-    the model's name.
+    under DeepSpeed itself. TRL's own `trl sft`, `trl dpo` and `trl kto` commands build the
+    model from ModelConfig's keys and never pass the config's `model_init_kwargs`
+    (trl/scripts/sft.py replaces them or loads the model itself; dpo.py and kto.py load it
+    themselves): where the repository's launch commands run the file with one of them, the
+    rule is silent. The finding is for scripts that hand the trainer the model's name.
 
     ## Example
     `sft.yaml`:
@@ -94,6 +96,8 @@ class DeviceMapUnderZero3(Rule):
       training_args.py (HfTrainerDeepSpeedConfig turns ZeRO-3 on)
     - trl/trainer/sft_trainer.py SFTTrainer.__init__ (model_init_kwargs to from_pretrained;
       device_map None under DeepSpeed from 0.26.0, commit 3bb5d76ce, #4551)
+    - trl/scripts/sft.py main (v0.13-v0.15 and v1.x: `training_args.model_init_kwargs = ...`;
+      v0.16-v0.29: the model loaded by the script), trl/scripts/dpo.py and kto.py main
     - huggingface/accelerate#2543, huggingface/peft#306, QwenLM/Qwen#833
     """
 
@@ -105,7 +109,8 @@ class DeviceMapUnderZero3(Rule):
         if _zero_stage(run) != 3:
             return
         for config in run.configs:
-            if config.value("file.kind") != "trl" or config.value("model.device_map") is None:
+            if (config.value("file.kind") != "trl" or config.value("model.device_map") is None
+                    or config.value("launch.replaces_model_init_kwargs") is True):
                 continue
             trl = _trl_reads_model_init(config, _DROPPED_UNDER_DEEPSPEED)
             if trl is None:
@@ -138,7 +143,10 @@ class QuantizedDeviceMapUnderDdp(Rule):
     a different device than the one you're training on". The job dies after the model has
     loaded (huggingface/accelerate#2713, #1515). PEFT's k-bit examples keep `device_map` for
     inference only (huggingface/peft#534). TRL 0.27 drops the `device_map` under
-    multi-GPU data parallelism itself.
+    multi-GPU data parallelism itself. The process count may also come from the launch
+    command in the repository that runs the file (`accelerate launch --num_processes`,
+    `torchrun --nproc_per_node`); where that command is `trl sft`, `trl dpo` or `trl kto`,
+    whose scripts build the model themselves, the rule is silent.
 
     ## Example
     `sft.yaml`, on 4 GPUs:
@@ -185,7 +193,8 @@ class QuantizedDeviceMapUnderDdp(Rule):
         if any(config.value("device.kind") not in (None, "cuda") for config in run.configs):
             return
         for config in run.configs:
-            if config.value("file.kind") != "trl" or config.value("model.device_map") not in _SPREADING:
+            if (config.value("file.kind") != "trl" or config.value("model.device_map") not in _SPREADING
+                    or config.value("launch.replaces_model_init_kwargs") is True):
                 continue
             bits = config.value("quantization.bits")
             if bits not in (4, 8):

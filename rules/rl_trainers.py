@@ -6,7 +6,7 @@ from __future__ import annotations
 from linter.registry import ERROR, Rule, register
 from linter.versions import older_than
 
-from .facts import HF_TRAINER_FILES, positive_int
+from .facts import HF_TRAINER_FILES, positive_int, world_size
 
 
 # trl/trainer/grpo_trainer.py and grpo_config.py: the completions of one generation round must
@@ -30,7 +30,8 @@ class GrpoBatchNotDivisible(Rule):
     ## What it does
     Flags a `trl grpo` config whose `num_generations` does not divide the completions one
     generation round holds: `per_device_train_batch_size` x GPUs on TRL 0.15 and 0.16, times
-    `gradient_accumulation_steps` from TRL 0.17. Needs the world size (`--world-size`);
+    `gradient_accumulation_steps` from TRL 0.17. Needs the world size (`--world-size`, an
+    accelerate config's `num_processes`, or the repository's launch command that runs the file);
     silent without it, on TRL before 0.15, and where `generation_batch_size` or
     `steps_per_generation` is written. With the TRL version unknown it fires only where
     both formulas fail. Where the config evaluates during training (`eval_strategy` steps
@@ -81,7 +82,7 @@ class GrpoBatchNotDivisible(Rule):
     severity = ERROR
 
     def check(self, run, context):
-        world = context.world_size
+        world = world_size(run, context)
         if not positive_int(world):
             return
         for config in run.configs:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from linter.registry import ERROR, Rule, register
 
+from .facts import world_size
+
 # TrainingArguments / TRL argument files (what the HF Trainer itself reads), and LLaMA-Factory's
 # YAML, whose training keys are transformers' Seq2SeqTrainingArguments.
 _TRAINING_ARGUMENT_FILES = ("trl", "trainer", "llamafactory")
@@ -173,7 +175,8 @@ class UnslothMultiGpu(Rule):
 
     ## What it does
     Flags a config that trains through Unsloth (LLaMA-Factory `use_unsloth: true`) in a
-    run of more than one GPU (`--world-size`), where the Unsloth in use is 2025.2.4 or
+    run of more than one GPU (`--world-size`, an accelerate config's `num_processes`, or the
+    repository's launch command that runs the file), where the Unsloth in use is 2025.2.4 or
     older (a pin near the file or the installed package; silent when unknown).
 
     ## Why is this bad?
@@ -210,7 +213,7 @@ class UnslothMultiGpu(Rule):
     severity = ERROR
 
     def check(self, run, context):
-        world = context.world_size
+        world = world_size(run, context)
         if not isinstance(world, int) or world < 2:
             return
         for config in run.configs:

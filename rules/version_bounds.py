@@ -102,8 +102,9 @@ class GradAccumLossNormalization(Rule):
     """VER004 grad-accum-loss-normalization
 
     ## What it does
-    Flags a TRL SFT config (one that writes a key only SFTConfig has) or an Axolotl config
-    without `rl` (AxolotlTrainer) with `gradient_accumulation_steps` above 1 and packing
+    Flags a TRL SFT config (one that writes a key only SFTConfig has, or that the
+    repository's launch commands run with `trl sft`) or an Axolotl config without `rl`
+    (AxolotlTrainer) with `gradient_accumulation_steps` above 1 and packing
     (`packing`, `sample_packing`) off, where the transformers in use (a pin near the file or the
     installed package; silent when unknown) is older than 4.46.0.
 

@@ -16,7 +16,8 @@ The first file is the one linted; the others are its context (a linked DeepSpeed
 requirements pin). "Use instead" blocks replace the example's file of the same name (the first
 file where they name none); files they do not mention are kept. "on a V100" / "on an A100"
 names the target (`--gpu`), "on 2 GPUs" the world size; "Use instead" inherits both unless it
-says otherwise. Lines that do not end in ":" are prose.
+says otherwise. Lines that do not end in ":" are prose. An example with a shell script (`train.sh`)
+is written into a git checkout (a `.git` folder), where launch commands are read.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import pytest
 from conftest import trainlint
 from linter import registry, versions
 
-_FILE = re.compile(r"`([^`\s]+\.(?:ya?ml|json|py|txt|toml))`")
+_FILE = re.compile(r"`([^`\s]+\.(?:ya?ml|json|py|txt|toml|sh))`")
 _GPU = re.compile(r"\bon an? ([A-Z][A-Za-z0-9-]*\d[A-Za-z0-9-]*)")
 _WORLD_SIZE = re.compile(r"\bon (\d+) GPUs?\b")
 
@@ -99,6 +100,8 @@ def parse(documentation: str) -> tuple[Example, Example]:
 
 
 def codes_found(code: str, example: Example, folder: Path) -> list[str]:
+    if any(name.endswith(".sh") for name in example.files):
+        (folder / ".git").mkdir(exist_ok=True)
     for name, text in example.files.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(text, "utf-8")

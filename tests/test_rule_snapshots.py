@@ -32,7 +32,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 RULES = ROOT / "tests" / "rules"
 UPDATE = os.environ.get("TRAINLINT_UPDATE_SNAPSHOTS") == "1"
-OPTION_KEYS = {"gpu", "world_size", "requirements", "files", "select", "known_bug"}
+OPTION_KEYS = {"gpu", "world_size", "requirements", "files", "select", "known_bug", "checkout"}
 NOT_FIXTURES = {"options.toml", "README.md"}
 
 
@@ -89,11 +89,14 @@ def _arguments(code: str, options: dict) -> list[str]:
 
 
 def _stage(fixture: Path, options: dict, folder: Path) -> None:
-    """Copy the fixture and its side files into `folder`, and write its requirements pin."""
+    """Copy the fixture and its side files into `folder`, and write its requirements pin (and a
+    `.git` folder where `checkout` asks for one)."""
     for name in [fixture.name, *options.get("files", [])]:
         target = folder / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes((fixture.parent / name).read_bytes())
+    if options.get("checkout"):
+        (folder / ".git").mkdir(exist_ok=True)  # a git checkout: its launch commands are read
     if "requirements" in options:
         (folder / "requirements.txt").write_text("".join(f"{line}\n" for line in options["requirements"]), "utf-8")
 

@@ -172,6 +172,10 @@ TRL_TRAINER_BINDINGS = (
     Binding("generation.steps", "steps_per_generation"),
     Binding("generation.ds3_gather", "ds3_gather_for_generation"),
     Binding("generation.use_vllm", "use_vllm"),
+    # GRPOConfig vllm_mode (TRL >= 0.18, #3394), vllm_server_host (>= 0.16, #3094) and
+    # vllm_server_base_url (>= 0.18): written values only.
+    Binding("generation.vllm_mode", "vllm_mode", convert=lambda value: str(value).lower()),
+    Binding("generation.vllm_server", "vllm_server_base_url", "vllm_server_host"),
     # GRPOConfig.use_liger_loss (TRL 0.17.0, PR #3184; a deprecated alias of use_liger_kernel from
     # 0.25.0, removed in 0.28.0): the fused liger GRPO loss.
     Binding("training.liger_loss", "use_liger_loss"),

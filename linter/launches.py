@@ -1,0 +1,288 @@
+"""Which launch commands of a config's checkout name it, and what they agree on: the entry point
+that reads it, the process count, the accelerate config and DeepSpeed JSON on the command line.
+
+A config does not say which program reads it; the repository's scripts do. The checkout
+(the folder holding `.git`) is read once, bounded in files and bytes: shell and SLURM scripts,
+Makefiles, and the shell code blocks of README*.md and of Markdown under docs/. A command names a
+config when one of its entry's arguments resolves to the config's real path (from the script's
+folder or the checkout root), or is its base name and no other file of the checkout has that
+name. Where several commands name the config and disagree on a fact, the fact is unknown."""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from .launch_commands import Command, commands, makefile_commands, markdown_commands
+from .source import real_path
+
+MAX_FILES = 20000  # entries walked
+MAX_READ = 400  # launch files read
+MAX_BYTES = 256 * 1024
+_SHELL = (".sh", ".bash", ".zsh", ".slurm", ".sbatch")
+_SKIPPED = {"node_modules", "__pycache__", "site-packages", ".git", "build", "dist"}
+# What a fact is when commands disagree, or a launcher leaves it to a file this run cannot see.
+UNKNOWN = object()
+# The accelerate config on the command line decides the process count (no --num_processes).
+FROM_CONFIG = "config"
+
+
+# The CLI commands whose script builds the model itself, so that a config's model_init_kwargs never
+# reach from_pretrained: trl/scripts/sft.py (v0.13-v0.15 and from v1.0 it replaces
+# training_args.model_init_kwargs with its own dict; v0.16-v0.29 it loads the model and hands the
+# trainer the object; TRL <= 0.12 ran examples/scripts/sft.py, which replaces them too), and
+# trl/scripts/dpo.py and kto.py (they load model and ref_model with from_pretrained themselves).
+REPLACES_MODEL_INIT_KWARGS = ("trl sft", "trl dpo", "trl kto")
+
+
+class Scan:
+    """The launch commands of one checkout and how many files carry each base name."""
+
+    __slots__ = ("root", "commands", "names")
+
+    def __init__(self, root: Path, found: list[Command], names: dict[str, int]):
+        self.root = root
+        self.commands = found
+        self.names = names
+
+
+class LaunchFacts:
+    """What the commands naming one config agree on (UNKNOWN where they do not)."""
+
+    __slots__ = ("commands", "entry", "processes", "accelerate_config", "deepspeed", "notes")
+
+    def __init__(self, named: list[Command]):
+        self.commands = named
+        self.notes: list[str] = []
+        self.entry = UNKNOWN
+        self.processes = UNKNOWN
+        self.accelerate_config = UNKNOWN
+        self.deepspeed = UNKNOWN
+
+    def agree(self, name: str, values: list) -> None:
+        distinct = list(dict.fromkeys(values))
+        if len(distinct) == 1:
+            setattr(self, name, distinct[0])
+        elif distinct:
+            where = ", ".join(f"{command.path.name}:{command.line}" for command in self.commands[:4])
+            self.notes.append(f"launch commands disagree on the {name.replace('_', ' ')} ({where}): left unknown")
+
+
+def _launch_file(name: str, directory: str, root: str) -> str | None:
+    """How to read the file `name` in `directory`: shell, make or markdown; None when it holds no
+    launch commands."""
+    if name.endswith(_SHELL):
+        return "shell"
+    if name in ("Makefile", "makefile", "GNUmakefile") or name.endswith(".mk"):
+        return "make"
+    lowered = name.lower()
+    if lowered.endswith(".md"):
+        if lowered.startswith("readme"):
+            return "markdown"
+        parts = os.path.relpath(directory, root).lower().split(os.sep)
+        if "doc" in parts or "docs" in parts:
+            return "markdown"
+    return None
+
+
+@lru_cache(maxsize=8)
+def scan(root: Path) -> Scan:
+    """Every launch command of the checkout, bounded; .gitignore'd folders skipped."""
+    from .gitignore import ignore_matcher
+
+    ignored = ignore_matcher(root)
+    found: list[Command] = []
+    names: dict[str, int] = {}
+    walked = read = 0
+    top = str(root)
+    for directory, subdirs, files in os.walk(top):
+        subdirs[:] = sorted(name for name in subdirs if name not in _SKIPPED and not name.startswith(".")
+                            and not os.path.exists(os.path.join(directory, name, "pyvenv.cfg"))
+                            and not ignored.ignored(Path(directory, name), is_dir=True))
+        walked += len(files)
+        if walked > MAX_FILES:
+            break
+        for name in files:
+            names[name] = names.get(name, 0) + 1
+            kind = _launch_file(name, directory, top)
+            if kind is None or read >= MAX_READ:
+                continue
+            path = Path(directory, name)
+            if ignored.ignored(path, is_dir=False):
+                continue
+            text = _bounded_text(path)
+            if text is None:
+                continue
+            read += 1
+            reader = {"shell": commands, "make": makefile_commands, "markdown": markdown_commands}[kind]
+            found.extend(reader(path, text))
+    return Scan(root, found, names)
+
+
+def _bounded_text(path: Path) -> str | None:
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_BYTES:
+            return None
+        return path.read_text("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def resolve(command: Command, written: str, root: Path) -> Path | None:
+    """The existing file `written` names, from the command's folder or the checkout root."""
+    if not written or "$" in written or "\x00" in written:
+        return None
+    try:
+        path = Path(written).expanduser()
+    except RuntimeError:  # ~user with no such user
+        return None
+    candidates = [path] if path.is_absolute() else [command.path.parent / path, root / path]
+    for candidate in candidates:
+        try:
+            if candidate.is_file():
+                return real_path(candidate)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+# Options whose value is a launcher or DeepSpeed config, not the config the entry reads.
+# (`trl` passes its --config_file on to accelerate launch; a script's own --config_file is its config.)
+_LINKED_OPTIONS = {"--deepspeed", "--deepspeed_config", "--deepspeed_config_file", "--accelerate_config"}
+_TRL_LINKED_OPTIONS = _LINKED_OPTIONS | {"--config_file", "--config-file"}
+# Script names of programs that read a training config without training on it (conversion,
+# evaluation, inference, serving, data preparation): their process count is not the run's.
+_NOT_TRAINING = re.compile(r"(?:^|[_\-./])(?:convert|merge|export|eval|evaluate|infer|inference|chat|generate|"
+                           r"predict|test|serve|server|upload|download|preprocess|tokenize|calc|calculator|plot|"
+                           r"web|demo|api|benchmark|bench)", re.I)
+
+
+def _values(arguments: list[str], linked: set[str] = _LINKED_OPTIONS):
+    """Each argument as it may name the entry's config: the word, or the value of `--name=value`;
+    not the value of an option that names a launcher or DeepSpeed config."""
+    skip = False
+    for word in arguments:
+        name, _, value = word.partition("=")
+        if skip:
+            skip = False
+            continue
+        if name in linked:
+            skip = not value
+            continue
+        yield value if word.startswith("-") and "=" in word else word
+
+
+def training(command: Command) -> bool:
+    """Does the command train? A CLI's training command does; a script does unless its name says
+    it converts, evaluates, serves or prepares data."""
+    entry = command.entry or ""
+    if command.vllm_server or not entry:
+        return False
+    if " " in entry and not entry.startswith("-m "):
+        return True  # trl sft, llamafactory-cli train, axolotl train, ...
+    name = entry.split()[-1].rsplit("/", 1)[-1].removesuffix(".py").rsplit(".", 1)[-1]
+    return not _NOT_TRAINING.search(name)
+
+
+def names(command: Command, target: Path, found: Scan) -> bool:
+    """Does one of the entry's arguments name `target` (a real path)?"""
+    for value in _values(command.arguments, _TRL_LINKED_OPTIONS if command.launcher == "trl" else _LINKED_OPTIONS):
+        if not value or value.startswith("-") or "$" in value:
+            continue
+        if resolve(command, value, found.root) == target:
+            return True
+        if Path(value).name == target.name and found.names.get(target.name) == 1 and "/" not in value.strip("./"):
+            return True
+    return False
+
+
+def _option_file(command: Command, option: str, root: Path):
+    """The existing file a launcher option names; UNKNOWN when given but not found; None when absent."""
+    written = command.options.get(option)
+    if written is None:
+        return None
+    return resolve(command, written, root) or UNKNOWN
+
+
+def _deepspeed_of(command: Command, root: Path):
+    """A DeepSpeed JSON on the command line: accelerate's --deepspeed_config_file, xtuner's
+    --deepspeed, or the script's own --deepspeed / --deepspeed_config (HF TrainingArguments,
+    deepspeed.add_config_arguments)."""
+    for option in ("deepspeed_config_file", "deepspeed"):
+        if option in command.options:
+            return _option_file(command, option, root)
+    for index, word in enumerate(command.arguments):
+        name, _, value = word.partition("=")
+        if name in ("--deepspeed", "--deepspeed_config"):
+            if not value:
+                value = command.arguments[index + 1] if index + 1 < len(command.arguments) else ""
+            return resolve(command, value, root) or UNKNOWN
+    return None
+
+
+def _processes(command: Command, root: Path):
+    """The process count this command fixes: an int, FROM_CONFIG (its accelerate config's
+    num_processes), or UNKNOWN."""
+    if command.processes is not None:
+        return command.processes
+    if command.launcher == "accelerate launch" and "num_processes_unknown" not in command.options:
+        config = _option_file(command, "config_file", root)
+        if isinstance(config, Path):
+            return FROM_CONFIG
+    return UNKNOWN
+
+
+def _entry_of(command: Command, root: Path) -> str:
+    """The entry as a path relative to the checkout where it is a script there."""
+    entry = command.entry or ""
+    if entry.endswith(".py"):
+        found = resolve(command, entry, root)
+        if found is not None:
+            try:
+                return str(found.relative_to(real_path(root)))
+            except ValueError:
+                return entry
+    return entry
+
+
+def facts_of(config_path: Path, root: Path | None) -> LaunchFacts | None:
+    """The launch facts of one config; None when it is outside a checkout or no command names it."""
+    if root is None:
+        return None
+    found = scan(root)
+    if not found.commands:
+        return None
+    target = real_path(config_path)
+    named = [command for command in found.commands if training(command) and names(command, target, found)]
+    if not named:
+        return None
+    facts = LaunchFacts(named)
+    facts.agree("entry", [_entry_of(command, root) for command in named])
+    facts.agree("processes", [_processes(command, root) for command in named])
+    facts.agree("accelerate_config", [_option_file(command, "config_file", root) for command in named])
+    facts.agree("deepspeed", [_deepspeed_of(command, root) for command in named])
+    return facts
+
+
+def launched_with(config_path: Path, root: Path) -> list[Path]:
+    """The files given to the entry of the training commands that pass `config_path` as their
+    accelerate config (`--config_file`): the runs an accelerate config linted alone belongs to."""
+    target = real_path(config_path)
+    found: list[Path] = []
+    for command in scan(root).commands:
+        if not training(command) or _option_file(command, "config_file", root) != target:
+            continue
+        linked = _TRL_LINKED_OPTIONS if command.launcher == "trl" else _LINKED_OPTIONS
+        for value in _values(command.arguments, linked):
+            path = resolve(command, value, root) if not value.startswith("-") else None
+            if path is not None and path != target and path not in found:
+                found.append(path)
+    return found
+
+
+def vllm_server_launched(root: Path) -> bool:
+    """Does any command of the checkout start TRL's vLLM server (`trl vllm-serve`,
+    `python -m trl.scripts.vllm_serve`)?"""
+    return any(command.vllm_server for command in scan(root).commands)

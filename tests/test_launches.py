@@ -1,0 +1,244 @@
+"""Launch commands (linter/launch_commands.py, linter/launches.py): parsing each launcher, naming a
+config, agreeing facts, and the run they build (linked accelerate config, world size, entry)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from conftest import trainlint
+
+from linter import launches
+from linter.launch_commands import commands, makefile_commands, markdown_commands, shell_lines
+
+SCRIPT = Path("/repo/launch.sh")
+
+
+def parsed(text: str):
+    return commands(SCRIPT, textwrap.dedent(text))
+
+
+def test_continuations_comments_and_line_numbers():
+    text = "# a comment\naccelerate launch \\\n  --num_processes 4 \\\n  # a commented option\n  train.py cfg.yaml  # trailing\n"
+    assert shell_lines(text) == [(2, "accelerate launch    --num_processes 4    train.py cfg.yaml")]
+    [command] = parsed(text)
+    assert (command.launcher, command.entry, command.processes, command.line) == ("accelerate launch", "train.py", 4, 2)
+    assert command.arguments == ["cfg.yaml"]
+
+
+def test_variables_set_earlier_are_substituted():
+    [command] = parsed("""\
+        CONFIG=recipes/sft.yaml
+        export NPROC=8
+        GPUS=${GPUS:-2}
+        torchrun --nproc_per_node=$NPROC --nnodes ${NODES:-1} train.py --config ${CONFIG}
+        """)
+    assert command.processes == 8
+    assert command.arguments == ["--config", "recipes/sft.yaml"]
+
+
+def test_an_unset_variable_leaves_the_count_unknown():
+    [command] = parsed("accelerate launch --num_processes $NUM_GPUS train.py --config a.yaml\n")
+    assert command.processes is None
+    [command] = parsed("torchrun --nproc_per_node auto train.py a.yaml\n")
+    assert command.processes is None
+
+
+def test_each_launcher():
+    found = parsed("""\
+        deepspeed --num_gpus 2 train.py --deepspeed ds.json a.yaml
+        deepspeed train.py a.yaml
+        deepspeed --hostfile hosts --num_gpus 8 train.py a.yaml
+        python -u train.py a.yaml
+        python3 -m axolotl.cli.train a.yaml
+        python -m torch.distributed.run --nproc-per-node 2 --nnodes 2 train.py a.yaml
+        trl sft --config a.yaml
+        trl vllm-serve --model Qwen/Qwen2.5-0.5B
+        FORCE_TORCHRUN=1 NPROC_PER_NODE=4 llamafactory-cli train a.yaml
+        llamafactory-cli train a.yaml
+        NPROC_PER_NODE=8 xtuner train a.py --deepspeed deepspeed_zero2
+        axolotl train a.yaml
+        ludwig train --config a.yaml
+        accelerate launch --config_file acc.yaml -m axolotl.cli.train a.yaml
+        srun --gres=gpu:8 accelerate launch --num_processes=16 train.py a.yaml
+        echo python is not launched here
+        """)
+    summary = [(command.launcher, command.entry, command.processes) for command in found]
+    assert summary == [
+        ("deepspeed", "train.py", 2), ("deepspeed", "train.py", None), ("deepspeed", "train.py", None),
+        ("python", "train.py", 1), ("python", "axolotl train", 1), ("torchrun", "train.py", 4),
+        ("trl", "trl sft", None), ("trl", "trl vllm-serve", None),
+        ("llamafactory-cli", "llamafactory-cli train", 4), ("llamafactory-cli", "llamafactory-cli train", None),
+        ("xtuner", "xtuner train", 8), ("axolotl", "axolotl train", None), ("ludwig", "ludwig train", None),
+        ("accelerate launch", "axolotl train", None), ("accelerate launch", "train.py", 16),
+    ]
+    assert found[7].vllm_server
+    assert found[13].options["config_file"] == "acc.yaml"
+
+
+def test_an_unparseable_line_is_skipped():
+    found = parsed("python -c 'unterminated\naccelerate launch --num_processes 2 train.py a.yaml\n")
+    assert [command.entry for command in found] == ["train.py"]
+
+
+def test_operators_split_commands():
+    found = parsed("trl vllm-serve --model m & accelerate launch --num_processes 3 grpo.py --config a.yaml; wait\n")
+    assert [command.entry for command in found] == ["trl vllm-serve", "grpo.py"]
+
+
+def test_markdown_blocks_and_makefiles():
+    readme = "# Title\n\n```bash\n$ python train.py a.yaml\n```\n\n```python\npython not_a_command.py\n```\n"
+    [command] = markdown_commands(Path("/repo/README.md"), readme)
+    assert (command.entry, command.line) == ("train.py", 4)
+    makefile = "CONFIG := a.yaml\ntrain:\n\t@torchrun --nproc_per_node 2 train.py $(CONFIG)\n"
+    [command] = makefile_commands(Path("/repo/Makefile"), makefile)
+    assert (command.processes, command.arguments) == (2, ["a.yaml"])
+
+
+def _checkout(tmp_path: Path, files: dict[str, str]) -> Path:
+    (tmp_path / ".git").mkdir()
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(text), "utf-8")
+    return tmp_path
+
+
+_TRL = "model_name_or_path: m\ndataset_name: d\nper_device_train_batch_size: 1\n"
+_ACCELERATE = "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_processes: 8\n"
+
+
+def test_facts_of_a_named_config(tmp_path):
+    root = _checkout(tmp_path, {"configs/sft.yaml": _TRL, "acc.yaml": _ACCELERATE,
+                                "scripts/run.sh": "accelerate launch --config_file acc.yaml train.py configs/sft.yaml\n"})
+    facts = launches.facts_of(root / "configs" / "sft.yaml", root)
+    assert (facts.entry, facts.processes) == ("train.py", launches.FROM_CONFIG)
+    assert facts.accelerate_config == (root / "acc.yaml").resolve()
+    assert launches.facts_of(root / "acc.yaml", root) is None  # the launcher config is not the trainer's
+
+
+def test_a_unique_base_name_names_the_config(tmp_path):
+    root = _checkout(tmp_path, {"recipes/x/sft.yaml": _TRL, "run.sh": "torchrun --nproc_per_node 2 t.py sft.yaml\n"})
+    assert launches.facts_of(root / "recipes" / "x" / "sft.yaml", root).processes == 2
+    (root / "recipes" / "y").mkdir()
+    (root / "recipes" / "y" / "sft.yaml").write_text(_TRL, "utf-8")
+    launches.scan.cache_clear()
+    assert launches.facts_of(root / "recipes" / "x" / "sft.yaml", root) is None
+
+
+def test_disagreeing_launches_leave_the_fact_unknown(tmp_path):
+    root = _checkout(tmp_path, {"sft.yaml": _TRL, "a.sh": "torchrun --nproc_per_node 2 train.py sft.yaml\n",
+                                "b.sh": "torchrun --nproc_per_node 4 train.py sft.yaml\n"})
+    facts = launches.facts_of(root / "sft.yaml", root)
+    assert facts.entry == "train.py"
+    assert facts.processes is launches.UNKNOWN
+    assert any("disagree on the processes" in note for note in facts.notes)
+
+
+def _findings(path: Path, *extra: str) -> list[dict]:
+    result = trainlint("check", path, "--no-detect", "--format", "json", *extra)
+    assert result.code in (0, 1), result.err
+    return json.loads(result.out)
+
+
+def test_the_run_links_the_accelerate_config_of_the_launch(tmp_path):
+    # QNT004: 4-bit weights under FSDP need a float storage dtype; the FSDP is in the accelerate
+    # config that only the launch command pairs with the TRL file.
+    qlora = _TRL + "load_in_4bit: true\nuse_peft: true\ntorch_dtype: bfloat16\nbf16: true\n"
+    fsdp = "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nnum_processes: 2\n"
+    # TRL 0.10-0.25 set the storage dtype themselves (QNT004 is silent there and where TRL is unknown)
+    root = _checkout(tmp_path, {"train.yaml": qlora, "fsdp.yaml": fsdp, "requirements.txt": "trl==0.26.0\n"})
+    assert "QNT004" not in [f["code"] for f in _findings(root / "train.yaml", "--select", "QNT004")]
+    (root / "launch.sh").write_text("accelerate launch --config_file fsdp.yaml sft.py train.yaml\n", "utf-8")
+    launches.scan.cache_clear()
+    assert "QNT004" in [f["code"] for f in _findings(root / "train.yaml", "--select", "QNT004")]
+
+
+def test_outside_a_checkout_nothing_is_read(tmp_path):
+    (tmp_path / "sft.yaml").write_text(_TRL, "utf-8")
+    (tmp_path / "run.sh").write_text("trl sft --config sft.yaml\n", "utf-8")
+    assert launches.facts_of(tmp_path / "sft.yaml", None) is None
+
+
+_GRPO_EVAL = ("model_name_or_path: m\ndataset_name: d\nper_device_train_batch_size: 8\nper_device_eval_batch_size: 1\n"
+              "num_generations: 8\neval_strategy: steps\n")
+
+
+def test_the_launch_process_count_is_the_world_size(tmp_path):
+    root = _checkout(tmp_path, {"grpo.yaml": _GRPO_EVAL, "requirements.txt": "trl==0.19.0\n",
+                                "run.sh": "python grpo.py --config grpo.yaml\n"})
+    assert "TRN012" in [f["code"] for f in _findings(root / "grpo.yaml", "--select", "TRN012")]
+    # --world-size still wins: 8 processes x 1 hold a group of 8
+    assert _findings(root / "grpo.yaml", "--select", "TRN012", "--world-size", "8") == []
+
+
+def test_ver004_reads_trl_sft_from_the_launch(tmp_path):
+    text = "model_name_or_path: m\ndataset_name: d\ngradient_accumulation_steps: 8\n"
+    root = _checkout(tmp_path, {"train.yaml": text, "requirements.txt": "transformers==4.45.2\n"})
+    assert _findings(root / "train.yaml", "--select", "VER004") == []
+    (root / "run.sh").write_text("trl sft --config train.yaml\n", "utf-8")
+    launches.scan.cache_clear()
+    assert [f["code"] for f in _findings(root / "train.yaml", "--select", "VER004")] == ["VER004"]
+    (root / "run.sh").write_text("trl dpo --config train.yaml\n", "utf-8")
+    launches.scan.cache_clear()
+    assert _findings(root / "train.yaml", "--select", "VER004") == []
+
+
+_DEVICE_MAP = ("model_name_or_path: m\ndataset_name: d\nuse_peft: true\nmodel_init_kwargs:\n  device_map: auto\n"
+               "  quantization_config:\n    load_in_4bit: true\n")
+
+
+def test_trn050_is_silent_where_trl_sft_builds_the_model(tmp_path):
+    root = _checkout(tmp_path, {"sft.yaml": _DEVICE_MAP, "requirements.txt": "trl==0.19.0\n",
+                                "run.sh": "accelerate launch --num_processes 4 sft.py --config sft.yaml\n"})
+    assert [f["code"] for f in _findings(root / "sft.yaml", "--select", "TRN050")] == ["TRN050"]
+    (root / "run.sh").write_text("trl sft --config sft.yaml --num_processes 4\n", "utf-8")
+    launches.scan.cache_clear()
+    assert _findings(root / "sft.yaml", "--select", "TRN050", "--world-size", "4") == []
+
+
+_GRPO_VLLM = "model_name_or_path: m\ndataset_name: d\nnum_generations: 8\nuse_vllm: true\n"
+
+
+def test_trn052_needs_a_launch_and_no_server(tmp_path):
+    root = _checkout(tmp_path, {"grpo.yaml": _GRPO_VLLM, "requirements.txt": "trl==0.19.0\n"})
+    assert _findings(root / "grpo.yaml", "--select", "TRN052") == []  # no launch names it: unknown
+    (root / "run.sh").write_text("accelerate launch --num_processes 7 grpo.py --config grpo.yaml\n", "utf-8")
+    launches.scan.cache_clear()
+    assert [f["code"] for f in _findings(root / "grpo.yaml", "--select", "TRN052")] == ["TRN052"]
+    (root / "serve.sh").write_text("CUDA_VISIBLE_DEVICES=7 trl vllm-serve --model m\n", "utf-8")
+    launches.scan.cache_clear()
+    assert _findings(root / "grpo.yaml", "--select", "TRN052") == []
+
+
+def test_trn052_is_silent_for_a_named_server_and_colocate(tmp_path):
+    files = {"requirements.txt": "trl==0.19.0\n", "run.sh": "accelerate launch grpo.py --config grpo.yaml\n"}
+    for extra in ("vllm_mode: colocate\n", "vllm_server_host: 10.0.0.5\n"):
+        folder = tmp_path / extra.split(":")[0]
+        folder.mkdir()
+        root = _checkout(folder, {**files, "grpo.yaml": _GRPO_VLLM + extra})
+        assert _findings(root / "grpo.yaml", "--select", "TRN052") == []
+
+
+def test_a_declared_run_replaces_the_launch(tmp_path):
+    qlora = _TRL + "load_in_4bit: true\nuse_peft: true\ntorch_dtype: bfloat16\nbf16: true\n"
+    fsdp = "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nnum_processes: 2\n"
+    ddp = "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_processes: 2\n"
+    root = _checkout(tmp_path, {"train.yaml": qlora, "fsdp.yaml": fsdp, "ddp.yaml": ddp,
+                                "launch.sh": "accelerate launch --config_file fsdp.yaml sft.py train.yaml\n",
+                                "trainlint.toml": '[[runs]]\nfiles = ["train.yaml", "ddp.yaml"]\n'})
+    assert _findings(root / "train.yaml", "--select", "QNT004") == []
+
+
+def test_odd_words_do_not_break_the_parser():
+    found = parsed("torchrun --nproc_per_node ² train.py a.yaml 2>&1 | tee log.txt\npython <<EOF\nprint(1)\nEOF\n")
+    assert [(command.entry, command.processes) for command in found] == [("train.py", None)]
+
+
+def test_an_accelerate_config_linted_alone_joins_its_launched_runs(tmp_path):
+    qlora = _TRL + "load_in_4bit: true\nuse_peft: true\ntorch_dtype: bfloat16\nbf16: true\n"
+    fsdp = "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nnum_processes: 2\n"
+    root = _checkout(tmp_path, {"train.yaml": qlora, "fsdp.yaml": fsdp, "requirements.txt": "trl==0.26.0\n",
+                                "launch.sh": "accelerate launch --config_file fsdp.yaml sft.py train.yaml\n"})
+    found = _findings(root / "fsdp.yaml", "--select", "QNT004")
+    assert [(Path(f["file"]).name, f["code"]) for f in found] == [("train.yaml", "QNT004")]
