@@ -144,6 +144,10 @@ IR_KEYS = (
     ("precision.bf16_immediate_grad_update", "bool", "DeepSpeed bf16.immediate_grad_update as written: the bf16 "
                                                      "optimizer adds each gradient to its fp32 buffer in a hook"),
     ("parallel.ddp_find_unused", "bool", "DDP find_unused_parameters (written value only; the trainer decides when unset)"),
+    ("parallel.zero_quantized_weights", "bool", "ZeRO++ qwZ: ZeRO-3 weights quantized to int8 for the all-gather "
+                                               "(zero_quantized_weights), written value only"),
+    ("parallel.zero_quantized_nontrainable_weights", "bool", "ZeRO-3 frozen weights stored quantized "
+                                                            "(zero_quantized_nontrainable_weights), written value only"),
     ("parallel.offload_param_device", "str", "ZeRO offload_param.device as written (cpu, nvme, none)"),
     ("parallel.offload_optimizer_device", "str", "ZeRO offload_optimizer.device as written (cpu, nvme, none)"),
     ("parallel.offload_param_nvme_path", "str", "ZeRO offload_param.nvme_path as written (the swap folder for nvme)"),
