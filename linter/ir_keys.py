@@ -182,6 +182,9 @@ IR_KEYS = (
     ("training.max_steps", "int", "optimizer steps to run; > 0 overrides the epochs (TrainingArguments max_steps)"),
     ("training.backend", "str", "the framework's execution backend as written: local, ray, ... (Ludwig backend.type)"),
     ("training.remote_backend", "str", "the run trains on a remote service (Axolotl hatchery), not these GPUs"),
+    ("training.sync_ref_model", "bool", "the reference model is updated from the policy during training (TRL "
+                                         "sync_ref_model, TR-DPO), written value only"),
+    ("training.rl_beta", "num", "TRL beta as written (GRPO/RLOO: the KL coefficient; DPO/KTO: the loss temperature)"),
     ("training.precompute_ref", "bool", "reference log-probs computed once before training (TRL precompute_ref_log_probs)"),
     ("training.loss_type", "str", "the trainer's loss variant as written (TRL loss_type)"),
     ("checkpoint.load_best", "bool", "the best checkpoint is loaded at the end (load_best_model_at_end)"),

@@ -171,6 +171,10 @@ TRL_TRAINER_BINDINGS = (
     Binding("generation.steps", "steps_per_generation"),
     Binding("generation.ds3_gather", "ds3_gather_for_generation"),
     Binding("generation.use_vllm", "use_vllm"),
+    # DPOConfig (TRL >= 0.9.3), GRPOConfig (0.15.0), RLOOConfig (0.22.0), KTOConfig (1.7.0)
+    # sync_ref_model (TR-DPO reference updates, default False) and the configs' beta; written only.
+    Binding("training.sync_ref_model", "sync_ref_model"),
+    Binding("training.rl_beta", "beta"),
     # GRPOConfig.use_liger_loss (TRL 0.17.0, PR #3184; a deprecated alias of use_liger_kernel from
     # 0.25.0, removed in 0.28.0): the fused liger GRPO loss.
     Binding("training.liger_loss", "use_liger_loss"),
