@@ -59,6 +59,10 @@ IR_KEYS = (
     ("adapter.lora_bias", "bool", "PEFT lora_bias: the LoRA B matrix has a bias (peft >= 0.14)"),
     ("adapter.megatron_config", "bool", "a PEFT megatron_config is given (LoRA over Megatron-core layers)"),
     ("adapter.layers_to_transform", "int|numbers", "PEFT layers_to_transform: only these layer indices are adapted"),
+    ("adapter.rank_pattern_keys", "list", "PEFT LoraConfig rank_pattern keys (module-name regexes), in written order"),
+    ("adapter.rank_pattern_values", "numbers", "the ranks of adapter.rank_pattern_keys, in the same order"),
+    ("adapter.alpha_pattern_keys", "list", "PEFT LoraConfig alpha_pattern keys (module-name regexes), in written order"),
+    ("adapter.alpha_pattern_values", "numbers", "the alphas of adapter.alpha_pattern_keys, in the same order"),
     ("adapter.layers_pattern", "str|list", "PEFT layers_pattern: the module list name the layer indices refer to"),
     ("adapter.task_model", "bool", "PEFT wraps a model with a task head (a *ForCausalLM, *ForSequenceClassification "
                                    "class: task_type set), whose input embedding sits under a prefix "
