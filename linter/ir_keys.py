@@ -205,6 +205,13 @@ IR_KEYS = (
     ("precision.bf16_full_eval", "bool", "evaluation runs the model cast to bf16 (bf16_full_eval)"),
     ("precision.amp_backend", "str", "the trainer's mixed-precision backend as written (half_precision_backend: "
                                      "auto, apex, cpu_amp)"),
+    ("parallel.accelerate_distributed_type", "str", "accelerate config distributed_type, upper-cased as written"),
+    ("parallel.pc_dp_replicate_size", "int", "accelerate parallelism_config_dp_replicate_size as written"),
+    ("parallel.pc_dp_shard_size", "int", "accelerate parallelism_config_dp_shard_size as written"),
+    ("parallel.pc_tp_size", "int", "accelerate parallelism_config_tp_size as written"),
+    ("parallel.pc_cp_size", "int", "accelerate parallelism_config_cp_size (context parallelism) as written"),
+    ("parallel.pc_sp_size", "int", "accelerate parallelism_config_sp_size (DeepSpeed Ulysses) as written"),
+    ("parallel.pc_sp_backend", "str", "accelerate parallelism_config_sp_backend as written (default deepspeed)"),
     ("parallel.sequence_parallel", "int", "sequence-parallel degree: GPUs that split each sequence between them "
                                           "(XTuner sequence_parallel_size)"),
     ("data.sampler", "str", "the training dataloader's sampler class, by name, where the config names one"),

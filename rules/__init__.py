@@ -9,7 +9,7 @@ from . import (  # noqa: F401
     sharding, syntax, trainer_hazards, trainer_refusals, trainers, training, unsloth_saves, unsloth_scripts,
     version_bounds, versions,
 )
-from . import deepspeed_offload, peft_patterns, reference_sync  # noqa: F401,E402  (b4infra)
+from . import accelerate_parallelism, deepspeed_offload, peft_patterns, reference_sync  # noqa: F401,E402  (b4infra)
 
 
 # Checked by linter.registry: the import name `rules` is shared with other PyPI packages.

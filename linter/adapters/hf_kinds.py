@@ -237,3 +237,14 @@ def fsdp_sharding(value: Any) -> str | None:
         if word in ("FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD", "HYBRID_SHARD", "HYBRID_SHARD_ZERO2"):
             return "HYBRID_SHARD" if word.startswith("HYBRID") else word
     return None
+
+
+# accelerate config `parallelism_config` block (commands/config/config_args.py; launch.py exports each
+# key as PARALLELISM_CONFIG_*, which ParallelismConfig.__post_init__ reads, accelerate >= 1.10.0, #3682)
+# and distributed_type: written values only (every size defaults to 1).
+ACCELERATE_PARALLELISM_BINDINGS = (
+    Binding("parallel.accelerate_distributed_type", "distributed_type", convert=lambda value: str(value).upper()),
+    *(Binding(f"parallel.pc_{name}_size", f"parallelism_config.parallelism_config_{name}_size")
+      for name in ("dp_replicate", "dp_shard", "tp", "cp", "sp")),
+    Binding("parallel.pc_sp_backend", "parallelism_config.parallelism_config_sp_backend"),
+)
