@@ -16,7 +16,8 @@ from __future__ import annotations
 from linter.registry import ERROR, Rule, register
 from linter.versions import older_than
 
-_SIZES = ("dp_replicate", "dp_shard", "tp", "cp", "sp")
+_SIZES = {"dp_replicate": "parallel.pc_dp_replicate_size", "dp_shard": "parallel.pc_dp_shard_size",
+          "tp": "parallel.pc_tp_size", "cp": "parallel.pc_cp_size", "sp": "parallel.pc_sp_size"}
 _WHERE = "src/accelerate/parallelism_config.py ParallelismConfig"
 
 
@@ -24,8 +25,8 @@ class _Sizes:
     def __init__(self, config):
         self.config = config
         self.size = {}
-        for name in _SIZES:
-            value = config.value(f"parallel.pc_{name}_size")
+        for name, key in _SIZES.items():
+            value = config.value(key)
             self.size[name] = value if isinstance(value, int) and not isinstance(value, bool) else 1
         self.total = 1
         for value in self.size.values():

@@ -95,8 +95,9 @@ class PatternKeyMatchesNoModule(Rule):
             kind = config.value("adapter.kind")
             if config.value("file.kind") != "peft" or kind not in _CHAIN_FIXED:
                 continue
-            for name in ("rank_pattern", "alpha_pattern"):
-                for key in config.value(f"adapter.{name}_keys") or ():
+            for name, ir_key in (("rank_pattern", "adapter.rank_pattern_keys"),
+                                 ("alpha_pattern", "adapter.alpha_pattern_keys")):
+                for key in config.value(ir_key) or ():
                     rest = _anchored(key)
                     if rest is None:
                         continue
@@ -111,7 +112,7 @@ class PatternKeyMatchesNoModule(Rule):
                     else:
                         continue
                     yield self.finding(
-                        config, config.span(f"adapter.{name}_keys"),
+                        config, config.span(ir_key),
                         f"{name} key '{key}' matches no module: PEFT matches keys against the full dotted module "
                         f"name and {why}; the modules silently keep the default r / alpha (huggingface/peft#3582); "
                         f"write '{rest}' (or the full path without '^')")

@@ -244,7 +244,10 @@ def fsdp_sharding(value: Any) -> str | None:
 # and distributed_type: written values only (every size defaults to 1).
 ACCELERATE_PARALLELISM_BINDINGS = (
     Binding("parallel.accelerate_distributed_type", "distributed_type", convert=lambda value: str(value).upper()),
-    *(Binding(f"parallel.pc_{name}_size", f"parallelism_config.parallelism_config_{name}_size")
-      for name in ("dp_replicate", "dp_shard", "tp", "cp", "sp")),
+    Binding("parallel.pc_dp_replicate_size", "parallelism_config.parallelism_config_dp_replicate_size"),
+    Binding("parallel.pc_dp_shard_size", "parallelism_config.parallelism_config_dp_shard_size"),
+    Binding("parallel.pc_tp_size", "parallelism_config.parallelism_config_tp_size"),
+    Binding("parallel.pc_cp_size", "parallelism_config.parallelism_config_cp_size"),
+    Binding("parallel.pc_sp_size", "parallelism_config.parallelism_config_sp_size"),
     Binding("parallel.pc_sp_backend", "parallelism_config.parallelism_config_sp_backend"),
 )

@@ -66,13 +66,14 @@ def record_peft_facts(read) -> None:
         config.set("adapter.config_keys", Field(sorted(map(str, config.key_tree.value)), Origin(config.file_span)))
         # LoraConfig rank_pattern / alpha_pattern (PEFT >= 0.6.0, #873): module-name regex -> r / alpha,
         # recorded as the keys in written order and the numbers beside them.
-        for name in ("rank_pattern", "alpha_pattern"):
+        for name, keys, values in (("rank_pattern", "adapter.rank_pattern_keys", "adapter.rank_pattern_values"),
+                                   ("alpha_pattern", "adapter.alpha_pattern_keys", "adapter.alpha_pattern_values")):
             pattern = config.key_tree.value.get(name)
             if isinstance(pattern, dict) and pattern and all(isinstance(key, str) for key in pattern):
-                read.take(f"adapter.{name}_keys", name, convert=lambda value: list(value))
+                read.take(keys, name, convert=lambda value: list(value))
                 numbers = list(pattern.values())
                 if all(isinstance(n, (int, float)) and not isinstance(n, bool) for n in numbers):
-                    config.set(f"adapter.{name}_values", Field(numbers, Origin(read.key_span(name))))
+                    config.set(values, Field(numbers, Origin(read.key_span(name))))
     # peft/tuners/lora/config.py LoraConfig: target_modules defaults to None; LoraModel then takes the
     # model_type's defaults from TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING (target_parameters,
     # peft >= 0.17.0, is the other way to name what the adapter wraps).
