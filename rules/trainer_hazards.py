@@ -280,6 +280,8 @@ class TorchCompileFsdpFlatParams(Rule):
         fsdp: full_shard auto_wrap
         fsdp_config:
           use_orig_params: false
+    `requirements.txt` (the release decides the Trainer's FSDP version):
+        transformers==4.46.3
     Use instead:
         output_dir: out
         bf16: true
