@@ -1,6 +1,6 @@
 """accelerate's ParallelismConfig (the accelerate config's `parallelism_config` block): the checks
-ParallelismConfig.__post_init__ / _validate_accelerator and Accelerator._prepare_cp make, as a table
-(issue 16 recall).
+ParallelismConfig.__post_init__ / _validate_accelerator and Accelerator._prepare_cp make, and the FSDP2
+state dict types FullyShardedDataParallelPlugin refuses, as a table (issue 16 recall).
 
 Read in huggingface/accelerate (mirror at 16cb6eb8, v1.14.0 the newest tag; first releases from
 `git log -S` and `git tag --contains`): ParallelismConfig arrived in 9359a019 (#3682, v1.10.0), whose
@@ -33,6 +33,7 @@ class _Sizes:
             self.total *= value
         self.kind = config.value("parallel.accelerate_distributed_type")
         self.fsdp2 = self.kind == "FSDP" and str(config.value("parallel.fsdp_version")) == "2"
+        self.state_dict = str(config.value("parallel.fsdp_state_dict_type") or "")
         world = config.value("batch.world_size")
         self.world = world if isinstance(world, int) and not isinstance(world, bool) else None
 
@@ -56,6 +57,17 @@ _ROWS = (
          "ParallelismConfig is only compatible DistributedType.FSDP (version 2) or DistributedType.Multi{{Device}}",
          f"{_WHERE}._validate_accelerator (9359a019, #3682; DEEPSPEED accepted from c7e59dd7, #3817, v1.12.0)",
          "1.10.0", why="distributed_type {kind}{fsdp1} cannot run a parallelism_config"),
+    # FullyShardedDataParallelPlugin.set_state_dict_type (utils/dataclasses.py), run from __post_init__
+    # with the launcher's FSDP_STATE_DICT_TYPE: FSDP2 took only SHARDED_STATE_DICT in 1.6.x (d7c741a6,
+    # #3394); 8fb07353 (#3527, v1.7.0) accepted FULL_STATE_DICT and kept refusing LOCAL_STATE_DICT.
+    _Row(lambda s, v: s.fsdp2 and s.state_dict in ("FULL_STATE_DICT", "LOCAL_STATE_DICT", "1", "2"),
+         "parallel.fsdp_state_dict_type", "FSDP2 only supports SHARDED_STATE_DICT for now.",
+         "src/accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin.set_state_dict_type (d7c741a6, #3394)",
+         "1.6.0", until="1.7.0", why="fsdp_state_dict_type {state_dict} with fsdp_version 2"),
+    _Row(lambda s, v: s.fsdp2 and s.state_dict in ("LOCAL_STATE_DICT", "2"),
+         "parallel.fsdp_state_dict_type", "FSDP2 does not support LOCAL_STATE_DICT.",
+         "src/accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin.set_state_dict_type (8fb07353, #3527)",
+         "1.7.0", why="fsdp_state_dict_type {state_dict} with fsdp_version 2"),
     _Row(lambda s, v: (s.size["tp"] > 1 or s.size["cp"] > 1) and s.size["dp_replicate"] > 1 and s.size["dp_shard"] == 1,
          "parallel.pc_dp_replicate_size",
          "Tensor/Context parallelism (tp/cp_size > 1) cannot be used with pure data parallelism",
@@ -86,7 +98,9 @@ class AccelerateParallelismRefused(Rule):
     1.10.0 where ParallelismConfig arrived: sizes whose product is not `num_processes`; sizes
     above 1 under FSDP1 (only FSDP2 and the MULTI_* types take them); tensor or context parallelism with pure replication (`dp_replicate_size` > 1,
     `dp_shard_size` 1); from 1.13.0 context and sequence parallelism together; and on 1.12.x
-    any context parallelism (`parallelism_config_cp_size` > 1).
+    any context parallelism (`parallelism_config_cp_size` > 1). With `fsdp_version: 2` it also
+    flags the state dict types FullyShardedDataParallelPlugin refuses: anything but
+    SHARDED_STATE_DICT on 1.6.x, LOCAL_STATE_DICT from 1.7.0.
 
     ## Why is this bad?
     `Accelerator.__init__` validates the ParallelismConfig it builds from the launcher's
@@ -118,6 +132,9 @@ class AccelerateParallelismRefused(Rule):
       v1.10.0); c7e59dd7 "Deepspeed Ulysses/ALST integration" (#3817, v1.12.0); b923f65a
       (#3858, v1.13.0)
     - accelerate src/accelerate/accelerator.py Accelerator._prepare_cp
+    - accelerate src/accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin.set_state_dict_type:
+      d7c741a6 "Initial FSDP2 support" (#3394, v1.6.0), 8fb07353 "[FSDP2] Enable FULL_STATE_DICT"
+      (#3527, v1.7.0)
     - huggingface/accelerate#3856, #3867
     """
 
@@ -130,7 +147,7 @@ class AccelerateParallelismRefused(Rule):
             if config.value("file.kind") != "accelerate":
                 continue
             sizes = _Sizes(config)
-            if sizes.total <= 1 or not (sizes.kind == "FSDP" or str(sizes.kind).startswith("MULTI_")):
+            if not sizes.fsdp2 and (sizes.total <= 1 or not (sizes.kind == "FSDP" or str(sizes.kind).startswith("MULTI_"))):
                 continue  # only the multi-GPU launcher exports the sizes (utils/launch.py prepare_multi_gpu_env)
             found = None
             for row in _ROWS:
@@ -147,7 +164,7 @@ class AccelerateParallelismRefused(Rule):
                 if not row.when(sizes, version):
                     continue
                 fsdp1 = " (FSDP1)" if sizes.kind == "FSDP" else ""
-                why = row.why.format(kind=sizes.kind, fsdp1=fsdp1)
+                why = row.why.format(kind=sizes.kind, fsdp1=fsdp1, state_dict=sizes.state_dict)
                 message = row.message.format(total=sizes.total, world=sizes.world)
                 span = config.span(row.at) or config.span("parallel.pc_cp_size") or config.file_span
                 yield self.finding(config, span,

@@ -224,3 +224,12 @@ def test_ver002_fsdp2_ram_efficient_cpu_offload(tmp_path, pin, offload, fires):
     pins = (f"accelerate=={pin}",) if pin else ()
     files = {"accelerate.yaml": _FSDP2.format(offload=offload)}
     assert _codes(tmp_path, files, "VER002", pins) == (["VER002"] if fires else [])
+
+
+@pytest.mark.parametrize("state_dict, pin, fires", [
+    ("FULL_STATE_DICT", "1.6.0", True), ("FULL_STATE_DICT", "1.7.0", False), ("SHARDED_STATE_DICT", "1.6.0", False),
+    ("LOCAL_STATE_DICT", "1.12.0", True), ("LOCAL_STATE_DICT", "1.5.2", False)])
+def test_trn063_fsdp2_state_dict_types(tmp_path, state_dict, pin, fires):
+    files = {"accelerate.yaml": "distributed_type: FSDP\nnum_processes: 8\nfsdp_config:\n  fsdp_version: 2\n"
+                                f"  fsdp_state_dict_type: {state_dict}\n"}
+    assert _codes(tmp_path, files, "TRN063", (f"accelerate=={pin}",)) == (["TRN063"] if fires else [])
