@@ -233,3 +233,20 @@ def test_trn063_fsdp2_state_dict_types(tmp_path, state_dict, pin, fires):
     files = {"accelerate.yaml": "distributed_type: FSDP\nnum_processes: 8\nfsdp_config:\n  fsdp_version: 2\n"
                                 f"  fsdp_state_dict_type: {state_dict}\n"}
     assert _codes(tmp_path, files, "TRN063", (f"accelerate=={pin}",)) == (["TRN063"] if fires else [])
+
+
+# ---- TRN012: GRPOConfig.__post_init__'s world-size-free refusals ------------------------------------
+
+_GRPO = "model_name_or_path: m\ndataset_name: d\nper_device_train_batch_size: 8\nnum_generations: {generations}\n"
+
+
+@pytest.mark.parametrize("extra, generations, pin, fires", [
+    ("generation_batch_size: 64\nsteps_per_generation: 4\n", 8, "0.18.0", True),
+    ("generation_batch_size: 64\nsteps_per_generation: 4\n", 8, "0.17.0", False),
+    ("generation_batch_size: 64\n", 8, "0.18.0", False),
+    ("", 1, "0.17.0", True), ("", 1, "0.16.1", False), ("", 1, None, False),
+    ("auto_find_batch_size: true\n", 8, "1.9.0", True), ("auto_find_batch_size: true\n", 8, "1.8.0", False)])
+def test_trn012_grpo_config_refusals(tmp_path, extra, generations, pin, fires):
+    pins = (f"trl=={pin}",) if pin else ()
+    files = {"grpo.yaml": _GRPO.format(generations=generations) + extra}
+    assert _codes(tmp_path, files, "TRN012", pins) == (["TRN012"] if fires else [])
