@@ -41,6 +41,34 @@ def _anchored(key: str) -> str | None:
     return rest[:-1] if rest.endswith("$") else rest
 
 
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*")
+
+
+def _untargeted(config, key: str) -> str | None:
+    """The last name of a plain (regex-free) pattern key that no entry of a plain target_modules
+    list ends with: tuners_utils.py check_target_module_exists adapts a module whose name is an entry
+    or ends with "." + entry, and only adapted modules look the patterns up."""
+    targets = config.value("adapter.target_modules")
+    if (not targets or config.value("adapter.target_string") is not None or config.value("adapter.target_parameters")
+            or config.value("adapter.target_shorthand") or not _PLAIN_PATH.fullmatch(key)
+            or not all(isinstance(t, str) and _PLAIN_PATH.fullmatch(t) for t in targets)):
+        return None
+    if any(_may_match(key, target) for target in targets):
+        return None
+    return key.rsplit(".", 1)[-1]
+
+
+def _may_match(key: str, target: str) -> bool:
+    """Can `(.*\\.)?(key)$` (or `.*\\.{key}$`) match a module name that is `target` or ends with
+    "." + target? The key's '.' matches any character, and its match starts at the name's start or
+    right after a '.'."""
+    starts = [0, *(i + 1 for i, char in enumerate(target) if char == ".")]
+    if any(re.fullmatch(key, target[start:]) for start in starts):
+        return True
+    tail = key[-len(target):]
+    return len(key) > len(target) and key[-len(target) - 1] == "." and re.fullmatch(tail, target) is not None
+
+
 def _pins(config, context, code):
     found = config.version("peft")
     if found is None:
@@ -58,7 +86,9 @@ class PatternKeyMatchesNoModule(Rule):
     name, so an anchored key can match only a top-level module. Fires where the anchored name
     is one that always sits inside a transformer block (`q_proj`, `v_proj`, `query_key_value`,
     ...; on every PEFT release), and for any anchored key on LoRA before PEFT 0.15.0, whose
-    regex put the key after a dot (silent there when the version is unknown).
+    regex put the key after a dot (silent there when the version is unknown). It also flags a
+    plain key (`k_proj`, `layers.0.self_attn.k_proj`) whose module name is not among the
+    `target_modules` list: only adapted modules look the patterns up.
 
     ## Why is this bad?
     PEFT looks each module up with `re.match(rf"(.*\\.)?({key})$", name)` (LoRA before 0.15.0:
@@ -83,6 +113,8 @@ class PatternKeyMatchesNoModule(Rule):
       v0.15.0; `rf".*\\.{key}$"` from a4f35971c #2195, v0.14.0); tuners/lora/model.py
       _create_and_replace (0.6.0-0.13.2); tuners/loha, tuners/lokr model.py (`(.*\\.)?{key}$`)
     - src/peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING
+    - src/peft/tuners/tuners_utils.py check_target_module_exists (a list entry matches a module
+      whose name is the entry or ends with "." + entry)
     - huggingface/peft#3582, #3588 (a warning for unmatched keys)
     """
 
@@ -100,6 +132,13 @@ class PatternKeyMatchesNoModule(Rule):
                 for key in config.value(ir_key) or ():
                     rest = _anchored(key)
                     if rest is None:
+                        missed = _untargeted(config, key)
+                        if missed is not None:
+                            yield self.finding(
+                                config, config.span(ir_key),
+                                f"{name} key '{key}' matches no adapted module: it names '{missed}' modules, which "
+                                f"target_modules ({', '.join(config.value('adapter.target_modules'))}) does not adapt, "
+                                "so PEFT never reads it and the config's override applies nowhere")
                         continue
                     found = config.version("peft")
                     if found is not None and older_than(found[0], _PATTERNS) is not False:

@@ -250,3 +250,12 @@ def test_trn012_grpo_config_refusals(tmp_path, extra, generations, pin, fires):
     pins = (f"trl=={pin}",) if pin else ()
     files = {"grpo.yaml": _GRPO.format(generations=generations) + extra}
     assert _codes(tmp_path, files, "TRN012", pins) == (["TRN012"] if fires else [])
+
+
+@pytest.mark.parametrize("targets, key, fires", [
+    (["q_proj", "v_proj"], "k_proj", True), (["q_proj", "v_proj"], "layers.0.self_attn.k_proj", True),
+    (["q_proj", "v_proj"], "layers.0.self_attn.v_proj", False), (["self_attn.q_proj"], "q_proj", False),
+    ("all-linear", "k_proj", False), (".*q_proj", "k_proj", False), (["q_proj"], "q_pr.j", False), (["q_proj"], "k_pr.j", True)])
+def test_pef009_key_for_a_module_no_target_adapts(tmp_path, targets, key, fires):
+    files = _adapter(target_modules=targets, rank_pattern={key: 32})
+    assert _codes(tmp_path, files, "PEF009") == (["PEF009"] if fires else [])
