@@ -357,12 +357,18 @@ def installed(package: str) -> str | None:
         return None
 
 
+# Distributions published under an earlier name: LLaMA-Factory was `llmtuner` on PyPI up to 0.7.1
+# (setup.py name="llmtuner"; renamed "llamafactory" in dfa686b61, first released in 0.8.0).
+_FORMER_NAMES = {"llamafactory": ("llmtuner",)}
+
+
 def find_version(package: str, near: Path) -> Pin | None:
-    """The version of `package` a run of the config at `near` uses: the nearest exact pin, else
-    the installed distribution; None when unknown."""
-    found = pinned(package, near)
-    if found is not None:
-        return Pin(package, found[0], found[1])
+    """The version of `package` a run of the config at `near` uses: the nearest exact pin (of its
+    name or a former one), else the installed distribution; None when unknown."""
+    for name in (package, *_FORMER_NAMES.get(package, ())):
+        found = pinned(name, near)
+        if found is not None:
+            return Pin(package, found[0], found[1])
     version = installed(package)
     return Pin(package, version, None) if version else None
 

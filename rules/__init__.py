@@ -6,10 +6,10 @@ from . import (  # noqa: F401
     deepspeed_schedule, embeddings, incompatible_versions, launch_refusals, launchers, llm_validation,
     loss_masks, memory, model_layers, model_loading, models, numerics, optimizers, parallelism, peft_configs,
     peft_layers, precision, prequantized, quantization, quantized_weights, rl_losses, rl_trainers, schema,
-    sharding, syntax, trainer_hazards, trainer_refusals, trainers, training, unsloth_saves, unsloth_scripts,
-    version_bounds, versions,
+    sft_lengths, sharding, syntax, tokenizers, trainer_hazards, trainer_refusals, trainers, training,
+    training_length, unsloth_saves, unsloth_scripts, version_bounds, versions,
 )
-from . import accelerate_parallelism, deepspeed_offload, peft_patterns, reference_sync  # noqa: F401,E402  (b4infra)
+from . import accelerate_parallelism, compile_sharding, deepspeed_offload, peft_patterns, reference_sync  # noqa: F401,E402  (b4infra)
 
 
 # Checked by linter.registry: the import name `rules` is shared with other PyPI packages.

@@ -1,12 +1,15 @@
 """HF Trainer runs that start and then fail: the DeepSpeed out-of-memory retry, the single-process
-FSDP checkpoint save. Both are bounded by the pinned releases (silent when one is unknown)."""
+FSDP checkpoint save, the FSDP save that writes no weights. All are bounded by the pinned releases
+(silent when one is unknown)."""
 
 from __future__ import annotations
 
-from linter.registry import ERROR, Rule, register
+from linter.changes import SetValue
+from linter.fixes import Applicability
+from linter.registry import ERROR, WARNING, Rule, register
 from linter.versions import older_than
 
-from .facts import fsdp_version, pinned_version, world_size
+from .facts import HF_TRAINER_FILES, fsdp_version, pinned_version, world_size
 
 # Files the HF Trainer's argument classes read as written (as rules/trainer_arguments.py).
 _ARGUMENT_FILES = ("trl", "trainer", "llamafactory")
@@ -253,75 +256,109 @@ class FsdpSingleProcessFullStateSave(Rule):
                 f"({accelerate[1]}) saves through accelerator.get_state_dict, which")
 
 
+# transformers trainer.py Trainer.save_model, FSDP branch: from 4.36.0 (accelerator.get_state_dict) it
+# writes weights only `if "FULL_STATE_DICT" in str(self.accelerator.state.fsdp_plugin.state_dict_type)`;
+# otherwise nothing is written (no config, no weights). Unchanged in every wheel read from 4.36.0 to 5.23.0 (4.57: the accelerate > 0.24.1 test
+# dropped). 4.31-4.35 wrote save_fsdp_model's own files instead (a sharded pytorch_model_fsdp_0
+# folder beside config.json): a different message, not flagged here.
+_SAVE_NEEDS_FULL = "4.36.0"
+# torch.distributed.fsdp StateDictType: FULL_STATE_DICT 1, LOCAL_STATE_DICT 2, SHARDED_STATE_DICT 3
+# (accelerate's FullyShardedDataParallelPlugin.set_state_dict_type reads a digit as the number).
+_SHARDED = ("SHARDED_STATE_DICT", "3")
+
+
 @register
-class TorchCompileFsdpFlatParams(Rule):
-    """TRN062 torch-compile-fsdp-without-orig-params
+class FsdpShardedStateDictFinalSave(Rule):
+    """TRN055 fsdp-sharded-state-dict-final-save
 
     ## What it does
-    Flags `torch_compile: true` in a trainer file whose run shards the model with FSDP1 and
-    `use_orig_params` written false: in the trainer's own `fsdp_config` where the trainer file
-    turns FSDP on, else in the accelerate config that launches it (`fsdp_use_orig_params:
-    false`). FSDP2 (`fsdp_version: 2`) is not affected.
+    Flags `fsdp_state_dict_type: SHARDED_STATE_DICT` in an accelerate launcher config that runs
+    FSDP1 (no `fsdp_version`, or 1) for a TrainingArguments / TRL config that leaves FSDP to the
+    launcher (no `fsdp` of its own, no DeepSpeed), where the pinned transformers is 4.36.0 or
+    newer (silent when unknown). The two files must be one run, as `accelerate launch
+    --config_file` joins them: a `[[runs]]` in `trainlint.toml` declares it.
 
     ## Why is this bad?
-    `torch.compile` (which the Trainer/accelerate apply to the FSDP-wrapped model) cannot trace
-    FSDP1's flat parameters: Dynamo's VariableBuilder refuses any FSDP-managed module built with
-    `use_orig_params=False` ("Dynamo only supports FSDP with use_orig_params=True"). torch 2.0
-    asserts it and the first forward fails (huggingface/transformers#24641, #23341); later
-    torch releases report it as an unsupported graph break ("FSDP with use_orig_params=False"),
-    so the model is not compiled as asked. Every torch with `torch.compile` (2.0 on) refuses
-    it, so the rule needs no pin.
+    `Trainer.save_model` under FSDP writes the model only when the plugin's state dict type is
+    FULL_STATE_DICT; with SHARDED_STATE_DICT it writes nothing at all. The final
+    `trainer.save_model()` of the training script leaves the output folder without weights (or
+    adapter), and every `checkpoint-*` folder holds the model only as FSDP's sharded
+    `pytorch_model_fsdp_0` (for resuming), which `from_pretrained` cannot load until it is
+    merged (`accelerate merge-weights`, accelerate 0.31.0 on). The run reports success; the
+    model is missing (transformers#30491).
 
     ## Example
-    `train.yaml`:
+    `trl.yaml`:
+        model_name_or_path: meta-llama/Llama-2-13b-hf
+        dataset_name: trl-lib/Capybara
         output_dir: out
-        bf16: true
-        torch_compile: true
-        fsdp: full_shard auto_wrap
+    `accelerate.yaml`:
+        distributed_type: FSDP
+        num_processes: 8
         fsdp_config:
-          use_orig_params: false
-    `requirements.txt` (the release decides the Trainer's FSDP version):
-        transformers==4.46.3
-    Use instead:
-        output_dir: out
-        bf16: true
-        torch_compile: true
-        fsdp: full_shard auto_wrap
+          fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP
+          fsdp_state_dict_type: SHARDED_STATE_DICT
+          fsdp_use_orig_params: true
+    `trainlint.toml`:
+        [[runs]]
+        files = ["trl.yaml", "accelerate.yaml"]
+    `requirements.txt`:
+        transformers==4.39.2
+    Use instead, in `accelerate.yaml`:
+        distributed_type: FSDP
+        num_processes: 8
         fsdp_config:
-          use_orig_params: true
+          fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP
+          fsdp_state_dict_type: FULL_STATE_DICT
+          fsdp_use_orig_params: true
 
     ## Fix safety
-    No fix: `use_orig_params: true` changes FSDP's memory use and optimizer grouping; dropping
-    torch_compile is the other choice.
+    Unsafe: FULL_STATE_DICT gathers the whole model into rank 0's CPU memory at every save, which a
+    very large model may not fit; keeping sharded checkpoints and switching the plugin to
+    FULL_STATE_DICT in the script before the final `save_model`
+    (`trainer.accelerator.state.fsdp_plugin.set_state_dict_type("FULL_STATE_DICT")`, as PEFT's
+    examples/sft/train.py does) is the alternative.
 
     ## References
-    - torch/_dynamo/variables/builder.py VariableBuilder.wrap_module (`_is_fsdp_managed_module`:
-      the assert in torch 2.0, later `unimplemented(gb_type="FSDP with use_orig_params=False")`)
-    - transformers training_args.py (fsdp_config use_orig_params -> FSDP_USE_ORIG_PARAMS);
-      accelerate utils/dataclasses.py FullyShardedDataParallelPlugin.use_orig_params
-    - huggingface/transformers#24641, #23341, #23481
+    - transformers src/transformers/trainer.py Trainer.save_model (FSDP branch: `if
+      "FULL_STATE_DICT" in str(self.accelerator.state.fsdp_plugin.state_dict_type)`, from 4.36.0;
+      read in the 4.36.0 to 5.23.0 wheels), _save_checkpoint / _save_optimizer_and_scheduler
+      (save_fsdp_model: the sharded folder in each checkpoint)
+    - accelerate src/accelerate/utils/launch.py (FSDP_STATE_DICT_TYPE from the config's
+      fsdp_state_dict_type), utils/dataclasses.py FullyShardedDataParallelPlugin.set_state_dict_type
+      (FULL_STATE_DICT when unset under FSDP1), commands/merge.py (`accelerate merge-weights`,
+      4ba436ec, first in v0.31.0)
+    - huggingface/transformers#30491
     """
 
-    code = "TRN062"
-    name = "torch-compile-fsdp-without-orig-params"
-    severity = ERROR
+    code = "TRN055"
+    name = "fsdp-sharded-state-dict-final-save"
+    severity = WARNING
+    fix_applicability = Applicability.UNSAFE
 
     def check(self, run, context):
-        compiled = [config for config in run.configs
-                    if config.value("training.torch_compile") is True and _argument_file(config)]
-        if not compiled or fsdp_version(run) != 1:
+        launchers = [config for config in run.configs if config.value("file.kind") == "accelerate"
+                     and config.value("parallel.fsdp") is True]
+        if len(launchers) != 1 or launchers[0].value("parallel.fsdp_state_dict_type") not in _SHARDED:
             return
-        for config in compiled:
-            if config.value("parallel.fsdp") is True:
-                holder = config  # the Trainer sets FSDP_USE_ORIG_PARAMS from its own fsdp_config
-            else:
-                holder = next((other for other in run.configs if other.value("file.kind") == "accelerate"
-                               and other.value("parallel.fsdp") is True), None)
-            orig = holder.get("parallel.fsdp_use_orig_params") if holder is not None else None
-            if orig is None or orig.value is not False:
-                continue
-            yield self.finding(
-                holder, orig.span,
-                f"torch_compile (in {config.path.name}) with FSDP use_orig_params false: Dynamo cannot trace FSDP's "
-                "flat parameters (\"Dynamo only supports FSDP with use_orig_params=True\"): the first forward "
-                "fails on torch 2.0 and later torch releases leave the model uncompiled; set use_orig_params true")
+        launcher = launchers[0]
+        trainers = [config for config in run.configs if config.value("file.kind") in HF_TRAINER_FILES
+                    and config.value("arguments.project_parser") is not True]
+        if len(trainers) != 1 or fsdp_version(run) != 1:
+            return
+        trainer = trainers[0]
+        if (trainer.value("parallel.fsdp") is True or _deepspeed_link(trainer) is not None
+                or trainer.value("training.enabled") is False or trainer.value("training.trainer") == "ppo"):
+            return  # its own FSDP plugin (5.x), or another save path
+        transformers = pinned_version(trainer, "transformers", self.code, context)
+        if transformers is None or older_than(transformers[0], _SAVE_NEEDS_FULL):
+            return
+        yield self.finding(
+            launcher, launcher.span("parallel.fsdp_state_dict_type"),
+            f"FSDP with fsdp_state_dict_type SHARDED_STATE_DICT: transformers {transformers[0]} "
+            f"({transformers[1]}) Trainer.save_model writes model weights only for FULL_STATE_DICT, so the final "
+            f"save_model of {trainer.path.name} leaves no weights and checkpoints hold the model only as the sharded "
+            "pytorch_model_fsdp_0 (merge needed to load); use FULL_STATE_DICT, or switch to it before the final save",
+            fix=self.fix("Save a full state dict (unsafe: the whole model in rank 0's CPU memory at every save)",
+                         SetValue(launcher, "parallel.fsdp_state_dict_type", "FULL_STATE_DICT")),
+        )
