@@ -66,6 +66,10 @@ IR_KEYS = (
     ("adapter.lora_bias", "bool", "PEFT lora_bias: the LoRA B matrix has a bias (peft >= 0.14)"),
     ("adapter.megatron_config", "bool", "a PEFT megatron_config is given (LoRA over Megatron-core layers)"),
     ("adapter.layers_to_transform", "int|numbers", "PEFT layers_to_transform: only these layer indices are adapted"),
+    ("adapter.rank_pattern_keys", "list", "PEFT LoraConfig rank_pattern keys (module-name regexes), in written order"),
+    ("adapter.rank_pattern_values", "numbers", "the ranks of adapter.rank_pattern_keys, in the same order"),
+    ("adapter.alpha_pattern_keys", "list", "PEFT LoraConfig alpha_pattern keys (module-name regexes), in written order"),
+    ("adapter.alpha_pattern_values", "numbers", "the alphas of adapter.alpha_pattern_keys, in the same order"),
     ("adapter.layers_pattern", "str|list", "PEFT layers_pattern: the module list name the layer indices refer to"),
     ("adapter.task_model", "bool", "PEFT wraps a model with a task head (a *ForCausalLM, *ForSequenceClassification "
                                    "class: task_type set), whose input embedding sits under a prefix "
@@ -151,6 +155,10 @@ IR_KEYS = (
     ("precision.bf16_immediate_grad_update", "bool", "DeepSpeed bf16.immediate_grad_update as written: the bf16 "
                                                      "optimizer adds each gradient to its fp32 buffer in a hook"),
     ("parallel.ddp_find_unused", "bool", "DDP find_unused_parameters (written value only; the trainer decides when unset)"),
+    ("parallel.zero_quantized_weights", "bool", "ZeRO++ qwZ: ZeRO-3 weights quantized to int8 for the all-gather "
+                                               "(zero_quantized_weights), written value only"),
+    ("parallel.zero_quantized_nontrainable_weights", "bool", "ZeRO-3 frozen weights stored quantized "
+                                                            "(zero_quantized_nontrainable_weights), written value only"),
     ("parallel.offload_param_device", "str", "ZeRO offload_param.device as written (cpu, nvme, none)"),
     ("parallel.offload_optimizer_device", "str", "ZeRO offload_optimizer.device as written (cpu, nvme, none)"),
     ("parallel.offload_param_nvme_path", "str", "ZeRO offload_param.nvme_path as written (the swap folder for nvme)"),
@@ -189,6 +197,9 @@ IR_KEYS = (
     ("training.epochs", "num", "passes over the training set asked for (TrainingArguments num_train_epochs)"),
     ("training.backend", "str", "the framework's execution backend as written: local, ray, ... (Ludwig backend.type)"),
     ("training.remote_backend", "str", "the run trains on a remote service (Axolotl hatchery), not these GPUs"),
+    ("training.sync_ref_model", "bool", "the reference model is updated from the policy during training (TRL "
+                                         "sync_ref_model, TR-DPO), written value only"),
+    ("training.rl_beta", "num", "TRL beta as written (GRPO/RLOO: the KL coefficient; DPO/KTO: the loss temperature)"),
     ("training.precompute_ref", "bool", "reference log-probs computed once before training (TRL precompute_ref_log_probs)"),
     ("training.loss_type", "str", "the trainer's loss variant as written (TRL loss_type)"),
     ("checkpoint.load_best", "bool", "the best checkpoint is loaded at the end (load_best_model_at_end)"),
@@ -205,6 +216,13 @@ IR_KEYS = (
     ("precision.bf16_full_eval", "bool", "evaluation runs the model cast to bf16 (bf16_full_eval)"),
     ("precision.amp_backend", "str", "the trainer's mixed-precision backend as written (half_precision_backend: "
                                      "auto, apex, cpu_amp)"),
+    ("parallel.accelerate_distributed_type", "str", "accelerate config distributed_type, upper-cased as written"),
+    ("parallel.pc_dp_replicate_size", "int", "accelerate parallelism_config_dp_replicate_size as written"),
+    ("parallel.pc_dp_shard_size", "int", "accelerate parallelism_config_dp_shard_size as written"),
+    ("parallel.pc_tp_size", "int", "accelerate parallelism_config_tp_size as written"),
+    ("parallel.pc_cp_size", "int", "accelerate parallelism_config_cp_size (context parallelism) as written"),
+    ("parallel.pc_sp_size", "int", "accelerate parallelism_config_sp_size (DeepSpeed Ulysses) as written"),
+    ("parallel.pc_sp_backend", "str", "accelerate parallelism_config_sp_backend as written (default deepspeed)"),
     ("parallel.sequence_parallel", "int", "sequence-parallel degree: GPUs that split each sequence between them "
                                           "(XTuner sequence_parallel_size)"),
     ("data.sampler", "str", "the training dataloader's sampler class, by name, where the config names one"),

@@ -9,6 +9,8 @@ from . import (  # noqa: F401
     sft_lengths, sharding, syntax, tokenizers, trainer_hazards, trainer_refusals, trainers, training,
     training_length, unsloth_saves, unsloth_scripts, version_bounds, versions,
 )
+from . import accelerate_parallelism, compile_sharding, deepspeed_offload, peft_patterns, reference_sync  # noqa: F401,E402  (b4infra)
+
 
 # Checked by linter.registry: the import name `rules` is shared with other PyPI packages.
 TRAINLINT_BUILTIN_PACK = True

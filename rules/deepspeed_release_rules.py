@@ -138,3 +138,51 @@ class Bf16GradientReductionBug(DeepSpeedReleaseBug):
     code = "DS022"
     name = "bf16-gradient-reduction-bug"
     severity = WARNING
+
+
+@register
+class ZeroQuantizedWeightsBf16(DeepSpeedReleaseBug):
+    """DS028 zero-quantized-weights-with-bf16
+
+    ## What it does
+    Flags ZeRO-3 weight quantization (`zero_optimization.zero_quantized_weights`, ZeRO++ qwZ,
+    from 0.10.0; or `zero_quantized_nontrainable_weights`, from 0.10.2) in a bf16 config
+    (`bf16.enabled` true, or "auto" filled by a trainer's bf16) where the DeepSpeed in use (an
+    exact pin near the config, or the installed package) has no fix: every release so far (the
+    fix, #8215, is on master only). It fires without a pin too: every release that has the keys
+    has the bug; from 0.7.0 (pydantic ZeRO config, extra keys forbidden) to 0.9.x DeepSpeed
+    refuses them, and only releases before 0.7.0 ignore them.
+
+    ## Why is this bad?
+    DeepSpeed's `CUDAQuantizer` hands the parameter to a kernel that reads it through an
+    fp16 pointer whatever its dtype, and its dequantize always returns fp16, which the
+    ZeRO-3 gather writes back into the parameter. bf16 weights are read bit-wise as fp16 (the
+    values are already wrong) and come back as fp16, so the forward pass mixes fp16 weights
+    with bf16 activations and fails at the first step (DeepSpeed#7775; #4852).
+
+    ## Example
+    `ds_config.json`:
+        {"bf16": {"enabled": true}, "zero_optimization": {"stage": 3, "zero_quantized_weights": true}}
+    `requirements.txt`:
+        deepspeed==0.16.4
+    Use instead:
+        {"bf16": {"enabled": true}, "zero_optimization": {"stage": 3}}
+
+    ## Fix safety
+    No fix: dropping the quantized all-gather costs communication; training in fp16 or
+    waiting for a release with #8215 are the other choices.
+
+    ## References
+    - deepspeed/runtime/zero/partition_parameters.py Init (`CUDAQuantizer()` when
+      quantized_weights or quantized_nontrainable_weights), AllGatherHandle / NoGatherHandle
+      dequantize; ZeRO++ from d18aa2c79 (#3784, v0.10.0), quantized frozen weights from
+      7711bdbbd (#3954, v0.10.2)
+    - csrc/quantization/pt_binding.cpp (quantize_kernel reads `__half*`, dequantize<__half>)
+    - fix: 6098f799e "Keep parameter dtype through ZeRO-3 weight quantization" (#8215,
+      2026-08-19; not in v0.19.5, the newest tag)
+    - deepspeedai/DeepSpeed#7775, #4852
+    """
+
+    code = "DS028"
+    name = "zero-quantized-weights-with-bf16"
+    severity = ERROR

@@ -121,11 +121,27 @@ BUGS = (
         "gradients after they are averaged across GPUs, so that micro-batch counts only on the GPU that "
         "computed it and the GPUs step on different gradients (DeepSpeed#7985; fixed in 0.19.0); set "
         "bf16.immediate_grad_update true or upgrade", "0.18.3", "0.19.0"),
+    # ZeRO++ qwZ (d18aa2c79, #3784, v0.10.0) and quantized frozen weights (7711bdbbd, #3954, v0.10.2):
+    # partition_parameters.py Init uses CUDAQuantizer for both; its quantize kernel reads the tensor
+    # through a __half* (csrc/quantization/pt_binding.cpp) and dequantize<__half> returns fp16, which
+    # the gather paths write back into param.data. A bf16 model is read bit-wise as fp16 and comes
+    # back fp16 (DeepSpeed#7775). 6098f799e (#8215, 2026-08-19) keeps the dtype; no release has it
+    # yet (v0.19.5 is the newest tag), so `fixed` is None.
+    Bug("DS028", lambda d: d.bf16() and d.stage() == 3 and d("parallel.zero_quantized_weights") is True,
+        "parallel.zero_quantized_weights", "zero_quantized_weights with bf16 under ZeRO-3",
+        "DeepSpeed's weight quantizer reads the bf16 weights as fp16 bits and gathers them back as fp16, so the "
+        "forward pass gets wrong fp16 weights beside bf16 activations and fails (DeepSpeed#7775; fixed by #8215, "
+        "in no release yet); drop zero_quantized_weights or train in fp16", "0.10.0", None),
+    Bug("DS028", lambda d: d.bf16() and d.stage() == 3 and d("parallel.zero_quantized_nontrainable_weights") is True,
+        "parallel.zero_quantized_nontrainable_weights", "zero_quantized_nontrainable_weights with bf16 under ZeRO-3",
+        "DeepSpeed's weight quantizer reads the frozen bf16 weights as fp16 bits and gathers them back as fp16, "
+        "so the forward pass gets wrong fp16 weights beside bf16 activations (DeepSpeed#7775; fixed by #8215, in "
+        "no release yet); drop zero_quantized_nontrainable_weights or train in fp16", "0.10.2", None),
 )
 
 
 class DeepSpeedReleaseBug(Rule):
-    """Base of the DS020-DS022 rules: the rows of BUGS with the rule's code."""
+    """Base of the DS020-DS022 and DS028 rules: the rows of BUGS with the rule's code."""
 
     def check(self, run, context):
         rows = [row for row in BUGS if row.code == self.code]
@@ -138,9 +154,17 @@ class DeepSpeedReleaseBug(Rule):
                 continue
             found = pinned_version(config, "deepspeed", self.code, context)
             if found is None:
+                # A bug no release has fixed fires unpinned: every release that knows the key has
+                # it (the older ones refuse or ignore the key; DS028's docstring says which).
+                row = next((row for row in matching if row.fixed is None), None)
+                if row is not None:
+                    what = row.what.replace("{stage}", str(facts.stage()))
+                    yield self.finding(config, config.span(row.point),
+                                       f"{what} (every DeepSpeed release from {row.since}): {row.why}")
                 continue
             for row in matching:
-                if older_than(found[0], row.since) or not older_than(found[0], row.fixed):
+                if older_than(found[0], row.since) is not False or (
+                        row.fixed is not None and older_than(found[0], row.fixed) is not True):
                     continue
                 what = row.what.replace("{hpz}", str(facts("parallel.hpz_partition_size"))).replace(
                     "{stage}", str(facts.stage()))

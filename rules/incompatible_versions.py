@@ -29,11 +29,13 @@ class _Range:
 
 
 class _Pair:
-    __slots__ = ("ranges", "applies", "failure", "reference")
+    __slots__ = ("ranges", "applies", "failure", "reference", "point")
 
-    def __init__(self, ranges: tuple[_Range, ...], applies: Callable, failure: str, reference: str):
-        # applies(config) -> bool: the config runs the code path that breaks.
+    def __init__(self, ranges: tuple[_Range, ...], applies: Callable, failure: str, reference: str,
+                 point: str = "model.name"):
+        # applies(config) -> bool: the config runs the code path that breaks; `point`: the key shown.
         self.ranges, self.applies, self.failure, self.reference = ranges, applies, failure, reference
+        self.point = point
 
 
 def _qwen2_dense(config) -> bool:
@@ -54,6 +56,14 @@ def _xtuner_qwen2_dispatch(config) -> bool:
 
 
 # Each row: the affected release range of every package, what the config must run, the failure.
+def _fsdp2_ram_efficient_offload(config) -> bool:
+    """An accelerate FSDP2 config with RAM-efficient loading and parameter CPU offload."""
+    return (config.value("file.kind") == "accelerate" and config.value("parallel.fsdp") is True
+            and str(config.value("parallel.fsdp_version")) == "2"
+            and config.value("parallel.fsdp_ram_efficient_loading") is True
+            and config.value("parallel.offload_param") is True)
+
+
 _PAIRS = (
     _Pair(
         (_Range("xtuner", None, "0.2.0rc0"), _Range("transformers", "4.43.0", "4.48.0")),
@@ -62,6 +72,18 @@ _PAIRS = (
         "transformers removed in 4.43.0: with flash-attn installed the first forward raises AttributeError",
         "InternLM/xtuner#925; fixed in xtuner d81b366d (#878, first in 0.2.0rc0); transformers 4.48.0 drops "
         "Qwen2FlashAttention2, which XTuner then no longer patches",
+    ),
+    # accelerate utils/fsdp_utils.py fsdp2_prepare_model: with cpu_ram_efficient_loading,
+    # fsdp2_load_full_state_dict broadcasts rank 0's weights into sharded tensors on the GPU, while
+    # FSDP2's CPU offload (fsdp_offload_params) expects them on the CPU at lazy_init. From FSDP2
+    # support (d7c741a6, #3394, v1.6.0) to 363816a8 (#3910, v1.13.0), which moves them to the CPU.
+    _Pair(
+        (_Range("accelerate", "1.6.0", "1.13.0"),),
+        _fsdp2_ram_efficient_offload,
+        "with fsdp_version 2, fsdp_cpu_ram_efficient_loading and fsdp_offload_params, accelerate leaves the loaded "
+        "shards on the GPU while FSDP2's CPU offload expects them on the CPU: the first forward fails",
+        "huggingface/accelerate#3910 (363816a8, first in 1.13.0); FSDP2 support d7c741a6 (#3394, 1.6.0)",
+        point="parallel.offload_param",
     ),
 )
 
@@ -76,6 +98,10 @@ class IncompatibleVersions(Rule):
     path the config runs. The table holds one row per combination, each read from both
     projects' history:
 
+    - accelerate >= 1.6.0, < 1.13.0 with an FSDP2 accelerate config (`fsdp_version: 2`) that
+      sets both `fsdp_cpu_ram_efficient_loading` and `fsdp_offload_params`: the weights rank 0
+      broadcasts stay on the GPU while FSDP2's CPU offload expects them on the CPU, and the
+      first forward fails (huggingface/accelerate#3910).
     - xtuner < 0.2.0rc0 with transformers >= 4.43.0, < 4.48.0, training a Qwen2-architecture
       model (Qwen1.5, Qwen2, Qwen2.5 dense) without `use_varlen_attn`: XTuner replaces
       `Qwen2FlashAttention2.forward` with a function that calls
@@ -120,6 +146,9 @@ class IncompatibleVersions(Rule):
       4.43.0 (the method is gone: modeling_flash_attention_utils._flash_attention_forward);
       4.48.0 (no Qwen2FlashAttention2 class)
     - InternLM/xtuner#925, InternLM/xtuner#935 ("downgrade transformers to 4.42.4")
+    - accelerate src/accelerate/utils/fsdp_utils.py fsdp2_prepare_model /
+      fsdp2_load_full_state_dict: d7c741a6 "Initial FSDP2 support" (#3394, v1.6.0); fixed by
+      363816a8 (#3910, v1.13.0)
     """
 
     code = "VER002"
@@ -141,5 +170,6 @@ class IncompatibleVersions(Rule):
                     continue
                 named = ", ".join(f"{part.package} {pin[0]} ({pin[1]})" for part, pin in zip(pair.ranges, pins))
                 ranges = " with ".join(part.spelled() for part in pair.ranges)
-                yield self.finding(config, config.span("model.name"),
-                                   f"{named}: {ranges} do not work together here: {pair.failure} ({pair.reference})")
+                yield self.finding(config, config.span(pair.point) or config.file_span,
+                                   f"{named}: {ranges} {'break' if len(pair.ranges) == 1 else 'do not work together'} "
+                                   f"here: {pair.failure} ({pair.reference})")

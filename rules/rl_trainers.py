@@ -23,6 +23,20 @@ _GRPO_EVAL_CHECKED = (("0.15.0", "0.20.0"), ("0.22.0", None))
 _GRPO_EVAL_GENERATIONS = "0.27.0"  # num_generations_eval, where set, replaces num_generations
 
 
+# GRPOConfig.__post_init__ checks that need no world size: (key, condition, first TRL release, message):
+# cf5183db7 (v0.18.0), 5a0cebc78 (v0.17.0, then in grpo_trainer.py), 44d7ef9bd (#6411, v1.9.0).
+_GRPO_CONFIG_REFUSALS = (
+    ("generation.steps", lambda c: c.value("generation.batch_size") is not None
+     and c.value("generation.steps") is not None, "0.18.0",
+     "'generation_batch_size' and 'steps_per_generation' can not be both configured at the same time"),
+    ("generation.per_prompt", lambda c: isinstance(c.value("generation.per_prompt"), int)
+     and not isinstance(c.value("generation.per_prompt"), bool) and c.value("generation.per_prompt") < 2, "0.17.0",
+     "GRPO requires at least 2 generations per prompt to calculate the advantages"),
+    ("batch.auto_find", lambda c: c.value("batch.auto_find") is True, "1.9.0",
+     "auto_find_batch_size is not supported by GRPO, because the generation batch must contain full prompt groups"),
+)
+
+
 @register
 class GrpoBatchNotDivisible(Rule):
     """TRN012 grpo-batch-not-divisible
@@ -38,7 +52,9 @@ class GrpoBatchNotDivisible(Rule):
     or epoch), it also flags an evaluation batch (`per_device_eval_batch_size` x GPUs) that
     `num_generations` (`num_generations_eval` from TRL 0.27) does not divide, on the TRL
     releases that refuse it: 0.15 to 0.19 and from 0.22 (silent when the TRL version is
-    unknown).
+    unknown). With a pinned TRL it also flags GRPOConfig's other batch refusals: both
+    `generation_batch_size` and `steps_per_generation` written (from 0.18.0), `num_generations`
+    below 2 (from 0.17.0) and `auto_find_batch_size` (from 1.9.0).
 
     ## Why is this bad?
     GRPO scores each completion against the others generated for the same prompt, so a
@@ -74,6 +90,9 @@ class GrpoBatchNotDivisible(Rule):
       __post_init__ (0.18-0.19); dropped in 0.20.0 (508d551db, #3725); back in 0.22.0 (dfb96af81,
       #3889: `do_eval and eval_strategy != "no"`, and TrainingArguments.__post_init__ turns do_eval
       on with an eval_strategy); num_generations_eval from 0.27.0
+    - grpo_config.py GRPOConfig.__post_init__: both batch keys cf5183db7 (v0.18.0); at least 2
+      generations 5a0cebc78 (v0.17.0); auto_find_batch_size 44d7ef9bd (#6411, v1.9.0); rloo_config.py
+      has the same checks from 0.22.0
     - huggingface/trl#2776, #2858, #3061, #3566; huggingface/open-r1#249
     """
 
@@ -83,10 +102,11 @@ class GrpoBatchNotDivisible(Rule):
 
     def check(self, run, context):
         world = world_size(run, context)
-        if not positive_int(world):
-            return
         for config in run.configs:
             if config.value("file.kind") not in HF_TRAINER_FILES or config.value("training.trainer") != "grpo":
+                continue
+            yield from self._config_refusals(config)
+            if not positive_int(world):
                 continue
             yield from self._evaluation(config, world)
             generations, micro = config.value("generation.per_prompt"), config.value("batch.micro")
@@ -120,6 +140,18 @@ class GrpoBatchNotDivisible(Rule):
                 f"({how}) on {on}: GRPO refuses the config at launch; make the batch a multiple of "
                 f"num_generations",
             )
+
+    def _config_refusals(self, config):
+        """GRPOConfig.__post_init__'s world-size-free checks (RLOOConfig's, which shares the
+        num_generations mark, has them from its first release, 0.22.0), pinned TRL only."""
+        trl = config.version("trl")
+        if trl is None:
+            return
+        for key, holds, since, message in _GRPO_CONFIG_REFUSALS:
+            if holds(config) and older_than(trl[0], since) is False:
+                yield self.finding(config, config.span(key),
+                                   f"TRL {trl[0]} ({trl[1]}) refuses this GRPO/RLOO config at launch: \"{message}\" "
+                                   f"(GRPOConfig.__post_init__, GRPOTrainer.__init__ before 0.18; from TRL {since})")
 
     def _evaluation(self, config, world):
         """The evaluation batch, which the TRL releases in `_GRPO_EVAL_CHECKED` refuse where it

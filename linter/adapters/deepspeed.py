@@ -105,6 +105,10 @@ class DeepSpeedAdapter(Adapter):
         # Written values only (runtime/zero/config.py zero_hpz_partition_size default 1; runtime/config.py
         # data_types.grad_accum_dtype default None; runtime/precision_config.py immediate_grad_update).
         Binding("parallel.hpz_partition_size", "zero_optimization.zero_hpz_partition_size"),
+        # runtime/zero/config.py zero_quantized_weights (ZeRO++, v0.10.0) and
+        # zero_quantized_nontrainable_weights (v0.10.2): both default False, written values only.
+        Binding("parallel.zero_quantized_weights", "zero_optimization.zero_quantized_weights"),
+        Binding("parallel.zero_quantized_nontrainable_weights", "zero_optimization.zero_quantized_nontrainable_weights"),
         Binding("precision.grad_accum_dtype", "data_types.grad_accum_dtype"),
         Binding("parallel.communication_data_type", "communication_data_type"),  # written only (engine.py)
         Binding("precision.bf16_immediate_grad_update", "bf16.immediate_grad_update", "bfloat16.immediate_grad_update"),

@@ -83,7 +83,7 @@ from .shipped import ACCELERATE_DEEPSPEED_FILE
 from .trainer_arguments import TRAINER_ARGUMENT_BINDINGS
 from .hf_kinds import (ACCELERATE_FSDP_BINDINGS, TRL_TRAINER_BINDINGS, classify, distributed_type_of, fsdp_sharding,
                        record_project_arguments, record_repository_launchers, record_target_shorthand,
-                       record_trainer, trl_quant_storage)
+                       record_trainer, trl_quant_storage, ACCELERATE_PARALLELISM_BINDINGS)
 
 _TRAINING_ARGS = "transformers/training_args.py (TrainingArguments)"
 _TRL_CONFIG = "trl/trainer/base_config.py (bf16 = not fp16 when unset, TRL >= 0.19; gradient_checkpointing True)"
@@ -172,8 +172,7 @@ _LORA_BINDINGS = (
 )
 # accelerate config YAML (read for CUDA jobs that neither link a DeepSpeed JSON nor run FSDP).
 _ACCELERATE_BINDINGS = (
-    Binding("batch.world_size", "num_processes"),
-)
+    Binding("batch.world_size", "num_processes"), *ACCELERATE_PARALLELISM_BINDINGS)
 _ACCELERATE_DEEPSPEED_BINDINGS = (
     Binding("parallel.zero_stage", "deepspeed_config.zero_stage", default=2, source=_DEEPSPEED_PLUGIN),
     Binding("parallel.offload_param", "deepspeed_config.offload_param_device", convert=_offloaded),

@@ -176,6 +176,10 @@ TRL_TRAINER_BINDINGS = (
     # vllm_server_base_url (>= 0.18): written values only.
     Binding("generation.vllm_mode", "vllm_mode", convert=lambda value: str(value).lower()),
     Binding("generation.vllm_server", "vllm_server_base_url", "vllm_server_host"),
+    # DPOConfig (TRL >= 0.9.3), GRPOConfig (0.15.0), RLOOConfig (0.22.0), KTOConfig (1.7.0)
+    # sync_ref_model (TR-DPO reference updates, default False) and the configs' beta; written only.
+    Binding("training.sync_ref_model", "sync_ref_model"),
+    Binding("training.rl_beta", "beta"),
     # GRPOConfig.use_liger_loss (TRL 0.17.0, PR #3184; a deprecated alias of use_liger_kernel from
     # 0.25.0, removed in 0.28.0): the fused liger GRPO loss.
     Binding("training.liger_loss", "use_liger_loss"),
@@ -262,3 +266,17 @@ def trl_quant_storage(config: Any, load_dtype: Field | None) -> None:
     else:
         value = load_dtype.value
     config.set("quantization.quant_storage", Field(value, Origin(load_dtype.span, _TRL_STORAGE)))
+
+
+# accelerate config `parallelism_config` block (commands/config/config_args.py; launch.py exports each
+# key as PARALLELISM_CONFIG_*, which ParallelismConfig.__post_init__ reads, accelerate >= 1.10.0, #3682)
+# and distributed_type: written values only (every size defaults to 1).
+ACCELERATE_PARALLELISM_BINDINGS = (
+    Binding("parallel.accelerate_distributed_type", "distributed_type", convert=lambda value: str(value).upper()),
+    Binding("parallel.pc_dp_replicate_size", "parallelism_config.parallelism_config_dp_replicate_size"),
+    Binding("parallel.pc_dp_shard_size", "parallelism_config.parallelism_config_dp_shard_size"),
+    Binding("parallel.pc_tp_size", "parallelism_config.parallelism_config_tp_size"),
+    Binding("parallel.pc_cp_size", "parallelism_config.parallelism_config_cp_size"),
+    Binding("parallel.pc_sp_size", "parallelism_config.parallelism_config_sp_size"),
+    Binding("parallel.pc_sp_backend", "parallelism_config.parallelism_config_sp_backend"),
+)

@@ -28,9 +28,10 @@ PEFT_BINDINGS = (
     Binding("model.name", "base_model_name_or_path"),
     Binding("adapter.kind", "peft_type", convert=lambda kind: str(kind).lower()),
     Binding("adapter.r", "r"),
-    Binding("adapter.alpha", "lora_alpha"),
+    Binding("adapter.alpha", "lora_alpha", "alpha"),  # LoHaConfig / LoKrConfig name it alpha
     Binding("adapter.target_modules", "target_modules", convert=comma_list),
     Binding("adapter.modules_to_save", "modules_to_save", convert=comma_list),
+    Binding("adapter.target_parameters", "target_parameters", convert=bool),  # LoraConfig, PEFT >= 0.17.0
     # The LoraConfig / AdaLoraConfig fields whose __post_init__ checks rules/peft_configs.py reads.
     Binding("adapter.dora", "use_dora"),
     Binding("adapter.init_weights", "init_lora_weights"),
@@ -64,6 +65,16 @@ def record_peft_facts(read) -> None:
         if isinstance(tokens, dict):  # layer name -> token ids (a list means the input embedding)
             read.take("adapter.trainable_token_layers", "trainable_token_indices", convert=lambda value: sorted(value))
         config.set("adapter.config_keys", Field(sorted(map(str, config.key_tree.value)), Origin(config.file_span)))
+        # LoraConfig rank_pattern / alpha_pattern (PEFT >= 0.6.0, #873): module-name regex -> r / alpha,
+        # recorded as the keys in written order and the numbers beside them.
+        for name, keys, values in (("rank_pattern", "adapter.rank_pattern_keys", "adapter.rank_pattern_values"),
+                                   ("alpha_pattern", "adapter.alpha_pattern_keys", "adapter.alpha_pattern_values")):
+            pattern = config.key_tree.value.get(name)
+            if isinstance(pattern, dict) and pattern and all(isinstance(key, str) for key in pattern):
+                read.take(keys, name, convert=lambda value: list(value))
+                numbers = list(pattern.values())
+                if all(isinstance(n, (int, float)) and not isinstance(n, bool) for n in numbers):
+                    config.set(values, Field(numbers, Origin(read.key_span(name))))
     # peft/tuners/lora/config.py LoraConfig: target_modules defaults to None; LoraModel then takes the
     # model_type's defaults from TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING (target_parameters,
     # peft >= 0.17.0, is the other way to name what the adapter wraps).

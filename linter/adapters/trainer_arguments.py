@@ -40,5 +40,6 @@ TRAINER_ARGUMENT_BINDINGS = (
     Binding("memory.empty_cache_steps", "torch_empty_cache_steps"),
     Binding("parallel.fsdp_options", "fsdp", convert=_as_written),
     Binding("batch.auto_find", "auto_find_batch_size"),
+    Binding("training.torch_compile", "torch_compile"),  # default False; written value only
     Binding("optimizer.target_modules", "optim_target_modules", convert=comma_list),
 )

@@ -1,0 +1,171 @@
+"""accelerate's ParallelismConfig (the accelerate config's `parallelism_config` block): the checks
+ParallelismConfig.__post_init__ / _validate_accelerator and Accelerator._prepare_cp make, and the FSDP2
+state dict types FullyShardedDataParallelPlugin refuses, as a table (issue 16 recall).
+
+Read in huggingface/accelerate (mirror at 16cb6eb8, v1.14.0 the newest tag; first releases from
+`git log -S` and `git tag --contains`): ParallelismConfig arrived in 9359a019 (#3682, v1.10.0), whose
+__post_init__ reads the launcher's PARALLELISM_CONFIG_* variables (every size defaults to 1) and
+whose _validate_accelerator (called from Accelerator.__init__) compares the sizes with the job.
+Only the multi-GPU launcher (utils/launch.py prepare_multi_gpu_env: MULTI_* and FSDP) exports the
+sizes from the config; DeepSpeed and single-process launches are left out. Left out too: checks on
+handlers and device meshes a script passes, and the sizes < 1 checks.
+"""
+
+from __future__ import annotations
+
+from linter.registry import ERROR, Rule, register
+from linter.versions import older_than
+
+_SIZES = {"dp_replicate": "parallel.pc_dp_replicate_size", "dp_shard": "parallel.pc_dp_shard_size",
+          "tp": "parallel.pc_tp_size", "cp": "parallel.pc_cp_size", "sp": "parallel.pc_sp_size"}
+_WHERE = "src/accelerate/parallelism_config.py ParallelismConfig"
+
+
+class _Sizes:
+    def __init__(self, config):
+        self.config = config
+        self.size = {}
+        for name, key in _SIZES.items():
+            value = config.value(key)
+            self.size[name] = value if isinstance(value, int) and not isinstance(value, bool) else 1
+        self.total = 1
+        for value in self.size.values():
+            self.total *= value
+        self.kind = config.value("parallel.accelerate_distributed_type")
+        self.fsdp2 = self.kind == "FSDP" and str(config.value("parallel.fsdp_version")) == "2"
+        self.state_dict = str(config.value("parallel.fsdp_state_dict_type") or "")
+        world = config.value("batch.world_size")
+        self.world = world if isinstance(world, int) and not isinstance(world, bool) else None
+
+
+class _Row:
+    __slots__ = ("when", "at", "message", "source", "since", "until", "why")
+
+    def __init__(self, when, at, message, source, since, until=None, why=""):
+        self.when, self.at, self.message, self.source = when, at, message, source
+        self.since, self.until, self.why = since, until, why
+
+
+_ROWS = (
+    _Row(lambda s, v: s.total > 1 and s.world is not None and s.total != s.world
+         and not (s.size["sp"] > 1 and older_than(v, "1.12.0") is False),
+         "parallel.pc_dp_shard_size", "ParallelismConfig total_size ({total}) does not match num_processes ({world})",
+         f"{_WHERE}._validate_accelerator (9359a019, #3682)", "1.10.0",
+         why="the product of the parallelism sizes must equal the number of processes"),
+    _Row(lambda s, v: s.total > 1 and s.kind == "FSDP" and not s.fsdp2,
+         "parallel.accelerate_distributed_type",
+         "ParallelismConfig is only compatible DistributedType.FSDP (version 2) or DistributedType.Multi{{Device}}",
+         f"{_WHERE}._validate_accelerator (9359a019, #3682; DEEPSPEED accepted from c7e59dd7, #3817, v1.12.0)",
+         "1.10.0", why="distributed_type {kind}{fsdp1} cannot run a parallelism_config"),
+    # FullyShardedDataParallelPlugin.set_state_dict_type (utils/dataclasses.py), run from __post_init__
+    # with the launcher's FSDP_STATE_DICT_TYPE: FSDP2 took only SHARDED_STATE_DICT in 1.6.x (d7c741a6,
+    # #3394); 8fb07353 (#3527, v1.7.0) accepted FULL_STATE_DICT and kept refusing LOCAL_STATE_DICT.
+    _Row(lambda s, v: s.fsdp2 and s.state_dict in ("FULL_STATE_DICT", "LOCAL_STATE_DICT", "1", "2"),
+         "parallel.fsdp_state_dict_type", "FSDP2 only supports SHARDED_STATE_DICT for now.",
+         "src/accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin.set_state_dict_type (d7c741a6, #3394)",
+         "1.6.0", until="1.7.0", why="fsdp_state_dict_type {state_dict} with fsdp_version 2"),
+    _Row(lambda s, v: s.fsdp2 and s.state_dict in ("LOCAL_STATE_DICT", "2"),
+         "parallel.fsdp_state_dict_type", "FSDP2 does not support LOCAL_STATE_DICT.",
+         "src/accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin.set_state_dict_type (8fb07353, #3527)",
+         "1.7.0", why="fsdp_state_dict_type {state_dict} with fsdp_version 2"),
+    _Row(lambda s, v: (s.size["tp"] > 1 or s.size["cp"] > 1) and s.size["dp_replicate"] > 1 and s.size["dp_shard"] == 1,
+         "parallel.pc_dp_replicate_size",
+         "Tensor/Context parallelism (tp/cp_size > 1) cannot be used with pure data parallelism",
+         f"{_WHERE}.__post_init__ (9359a019, #3682)", "1.10.0",
+         why="tp/cp compose with FSDP (dp_shard_size > 1), not with replicated data parallelism"),
+    _Row(lambda s, v: s.size["cp"] > 1 and s.size["sp"] > 1, "parallel.pc_cp_size",
+         "Context Parallelism (CP) and Sequence Parallelism (SP) are mutually exclusive",
+         f"{_WHERE}.__post_init__ (b923f65a, #3858)", "1.13.0", why="cp_size and sp_size are both above 1"),
+    # c7e59dd7 (#3817, v1.12.0) returned early from Accelerator._prepare_cp when sp_backend is
+    # "deepspeed", its default and only valid value, so _cp_context was never set and the first
+    # `accelerator.maybe_context_parallel` raised; b923f65a (#3858, v1.13.0) removed the check.
+    _Row(lambda s, v: s.size["cp"] > 1 and s.size["sp"] <= 1, "parallel.pc_cp_size",
+         "AttributeError: 'Accelerator' object has no attribute '_cp_context'",
+         "src/accelerate/accelerator.py Accelerator._prepare_cp (c7e59dd7, #3817; fixed by b923f65a, #3858)",
+         "1.12.0", until="1.13.0",
+         why="accelerate 1.12 skips building the context-parallel context (sp_backend defaults to \"deepspeed\") "
+             "and the first training step fails (huggingface/accelerate#3856, #3867)"),
+)
+
+
+@register
+class AccelerateParallelismRefused(Rule):
+    """TRN063 accelerate-parallelism-refused
+
+    ## What it does
+    Flags an accelerate config whose `parallelism_config` sizes the accelerate in use (a pin
+    near the file or the installed package; silent when unknown) refuses or breaks on, from
+    1.10.0 where ParallelismConfig arrived: sizes whose product is not `num_processes`; sizes
+    above 1 under FSDP1 (only FSDP2 and the MULTI_* types take them); tensor or context parallelism with pure replication (`dp_replicate_size` > 1,
+    `dp_shard_size` 1); from 1.13.0 context and sequence parallelism together; and on 1.12.x
+    any context parallelism (`parallelism_config_cp_size` > 1). With `fsdp_version: 2` it also
+    flags the state dict types FullyShardedDataParallelPlugin refuses: anything but
+    SHARDED_STATE_DICT on 1.6.x, LOCAL_STATE_DICT from 1.7.0.
+
+    ## Why is this bad?
+    `Accelerator.__init__` validates the ParallelismConfig it builds from the launcher's
+    variables and raises ValueError with the messages the findings quote, before training.
+    accelerate 1.12.0 returns early from `_prepare_cp` when `sp_backend` is "deepspeed" — its
+    default and only valid value — so the context-parallel context is never built and the
+    first training step dies with "'Accelerator' object has no attribute '_cp_context'"
+    (huggingface/accelerate#3856, fixed in 1.13.0 by #3858).
+
+    ## Example
+    `accelerate.yaml`:
+        distributed_type: FSDP
+        num_processes: 2
+        fsdp_config:
+          fsdp_version: 2
+        parallelism_config:
+          parallelism_config_cp_size: 2
+    `requirements.txt`:
+        accelerate==1.12.0
+    Use instead accelerate 1.13.0 or later, in `requirements.txt`:
+        accelerate==1.13.0
+
+    ## Fix safety
+    No fix: the sizes, the distributed type or the accelerate pin are the author's to change.
+
+    ## References
+    - accelerate src/accelerate/parallelism_config.py ParallelismConfig.__post_init__ and
+      _validate_accelerator: 9359a019 "Parallelism config + TP + HSDP + BYODM" (#3682,
+      v1.10.0); c7e59dd7 "Deepspeed Ulysses/ALST integration" (#3817, v1.12.0); b923f65a
+      (#3858, v1.13.0)
+    - accelerate src/accelerate/accelerator.py Accelerator._prepare_cp
+    - accelerate src/accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin.set_state_dict_type:
+      d7c741a6 "Initial FSDP2 support" (#3394, v1.6.0), 8fb07353 "[FSDP2] Enable FULL_STATE_DICT"
+      (#3527, v1.7.0)
+    - huggingface/accelerate#3856, #3867
+    """
+
+    code = "TRN063"
+    name = "accelerate-parallelism-refused"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            if config.value("file.kind") != "accelerate":
+                continue
+            sizes = _Sizes(config)
+            if not sizes.fsdp2 and (sizes.total <= 1 or not (sizes.kind == "FSDP" or str(sizes.kind).startswith("MULTI_"))):
+                continue  # only the multi-GPU launcher exports the sizes (utils/launch.py prepare_multi_gpu_env)
+            found = None
+            for row in _ROWS:
+                if found is None:
+                    found = config.version("accelerate")
+                    if found is None:
+                        context.notes.append(f"{config.path}: {self.code} skipped: the accelerate version is unknown")
+                        break
+                version = found[0]
+                if older_than(version, row.since) is not False:
+                    continue
+                if row.until is not None and older_than(version, row.until) is not True:
+                    continue
+                if not row.when(sizes, version):
+                    continue
+                fsdp1 = " (FSDP1)" if sizes.kind == "FSDP" else ""
+                why = row.why.format(kind=sizes.kind, fsdp1=fsdp1, state_dict=sizes.state_dict)
+                message = row.message.format(total=sizes.total, world=sizes.world)
+                span = config.span(row.at) or config.span("parallel.pc_cp_size") or config.file_span
+                yield self.finding(config, span,
+                                   f"{why}: accelerate {version} ({found[1]}) fails: \"{message}\" ({row.source})")
