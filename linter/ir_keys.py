@@ -262,6 +262,9 @@ IR_KEYS = (
     ("adapter.llama_pro", "bool", "LLaMA Pro: only the expanded blocks train"),
     ("attention.shift_short", "bool", "LongLoRA shifted short attention (S^2-Attn)"),
     ("optimizer.badam_mode", "str", "BAdam's block switching: layer or ratio"),
+    ("optimizer.badam_update_ratio", "num", "the share of parameters ratio-wise BAdam updates each step"),
+    ("checkpoint.resume_from", "str|bool", "the checkpoint training resumes from, as written (a path, or true: "
+                                           "the output directory's last one)"),
     ("inference.backend", "str", "the engine that generates: huggingface, vllm, sglang"),
     ("logging.report_to", "list", "the experiment trackers the run logs to, as written"),
     ("media.image_max_pixels", "int", "the most pixels an input image is resized to"),
