@@ -78,7 +78,14 @@ IR_KEYS = (
     ("generation.vllm_max_lora_rank", "int", "the largest LoRA rank that colocated vLLM engine is sized for "
                                              "(Unsloth max_lora_rank)"),
     ("model.patched_types", "list", "the model_types the script's loader has sent to its own patched model classes "
-                                    "in every release that has the loader (Unsloth FastLanguageModel: llama, mistral)"),
+                                    "in every release that has the loader (Unsloth FastLanguageModel: llama, mistral), "
+                                    "recorded where the same class adds the adapter"),
+    ("model.generic_loader", "bool", "the script's loader always takes the framework's generic model path, never its "
+                                     "per-architecture patched classes (Unsloth FastModel / FastVisionModel)"),
+    ("quantization.loader_built", "bool", "the loader builds the quantization config itself from its own "
+                                          "load_in_4bit / load_in_8bit keywords (Unsloth from_pretrained)"),
+    ("quantization.none_requested", "bool", "the loader is asked for no quantization and no full fine-tuning "
+                                            "(load_in_4bit written False, nothing else chosen: a 16-bit LoRA)"),
     ("generation.vllm_max_model_len", "int", "the longest sequence, prompt included, that colocated vLLM engine "
                                              "accepts (Unsloth load_vllm max_model_len = from_pretrained "
                                              "max_seq_length)"),
