@@ -302,6 +302,12 @@ IR_KEYS = (
     ("training.early_stopping_patience", "num", "evaluations without improvement before training stops"),
     ("batch.per_device_total", "int", "micro batch times accumulation, written as one number per device"),
     ("data.datasets", "bool", "the training datasets setting is written (any value but null)"),
+    ("data.sharegpt_types", "list", "the types of the datasets in a ShareGPT format (Axolotl sharegpt, sharegpt:chat, "
+                                    "sharegpt.load_role, ...), as written"),
+    ("data.sharegpt_conversation", "str", "the FastChat conversation template the first `type: sharegpt` dataset "
+                                          "names (Axolotl datasets[].conversation)"),
+    ("data.sharegpt_filled", "str", "the chat_template that Axolotl copies into a `type: sharegpt` dataset without "
+                                    "a conversation, as its FastChat conversation name"),
     ("data.pretraining", "bool", "an iterable (streamed) pretraining dataset is written (any value but null)"),
     ("data.exact_dedup", "bool", "exact duplicate samples are removed while preparing the data"),
     ("data.push_to_hub", "bool", "the prepared dataset is pushed to the hub"),

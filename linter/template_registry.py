@@ -44,3 +44,10 @@ def releases_with(package: str, name: str) -> list[str]:
 def source(package: str) -> str:
     table = _table(package)
     return table["source"] if table else ""
+
+
+@lru_cache(maxsize=1)
+def fastchat() -> dict:
+    """data/fastchat_conversations.json (bench/fastchat_conversations.py): the conversation names of each
+    fschat Axolotl pinned, Axolotl's own, and its chat_template names before and after #1664."""
+    return json.loads((Path(__file__).parent / "data" / "fastchat_conversations.json").read_text("utf-8"))
