@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-
 from linter.registry import ERROR, Rule, register
 
 # Which table holds the names a file kind's `template` may take, and the package whose release decides.
@@ -95,6 +93,8 @@ class UnregisteredTemplate(Rule):
 
 
 def _closest(name: str, names) -> str:
+    import difflib  # only when a finding is made
+
     close = difflib.get_close_matches(name, sorted(names), n=3, cutoff=0.6)
     prefixed = [other for other in sorted(names) if other.startswith(name) and other not in close][:3 - len(close)]
     suggestions = close + prefixed
