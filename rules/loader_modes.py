@@ -115,7 +115,8 @@ class PatchedPeftRefusesModules(Rule):
 
     ## What it does
     Flags `modules_to_save` entries other than `lm_head` and `embed_tokens` (and, with the
-    colocated vLLM engine, any `modules_to_save`) in Unsloth's
+    colocated vLLM engine, `fast_inference=True`, any `modules_to_save` or a `bias` other than
+    "none") in Unsloth's
     `FastLanguageModel.get_peft_model`, for a model that `FastLanguageModel` loads through its
     own patched classes: llama and mistral in every release; with a pinned unsloth also gemma,
     qwen2, gemma2, and qwen3 from 2025.4.2. Models loaded in 8 bits or for full fine-tuning are
@@ -126,7 +127,9 @@ class PatchedPeftRefusesModules(Rule):
     `FastLlamaModel.get_peft_model` raises TypeError ("Unsloth: Module = input_layernorm is not
     allowed. Only 'lm_head' and 'embed_tokens' is allowed.") after the base model has been
     downloaded and loaded; with `fast_inference=True` it raises NotImplementedError ("Currently
-    fast inference does not work with training embeddings or lm_head").
+    fast inference does not work with training embeddings or lm_head", "... with using biases
+    for LoRA"). Its other checks are left out: the rank checks repeat PEFT's own, and the
+    accepted `init_lora_weights` values changed between releases.
 
     ## Example
     `unsloth.py`:
@@ -144,8 +147,8 @@ class PatchedPeftRefusesModules(Rule):
     ## References
     - unsloth/models/llama.py FastLlamaModel.get_peft_model "Check modules_to_save": the TypeError
       since 4a88539991 (#366, 2024-04-22; no PyPI release is older: PyPI starts at 2024.8), still
-      at 015bdef0d9; the fast-inference NotImplementedError since 144190bd06 (#1620, 2025.2.1, with
-      fast_inference itself)
+      at 015bdef0d9; the two fast-inference NotImplementedErrors since 144190bd06 (#1620, 2025.2.1,
+      with fast_inference itself)
     - unsloth/models/loader.py FastLanguageModel.from_pretrained (model_type dispatch; load_in_8bit,
       full_finetuning to FastModel from f35d5977d6, 2025.3.10), vision.py (UNSLOTH_USE_NEW_MODEL=1:
       get_peft_model forwards to FastBaseModel.get_peft_model, which passes modules_to_save to PEFT)
@@ -160,11 +163,14 @@ class PatchedPeftRefusesModules(Rule):
         for config in run.configs:
             modules = config.value("adapter.modules_to_save")
             types = config.value("model.patched_types")
-            if not modules or not types or not isinstance(modules, list):
-                continue
             engine = config.value("generation.colocated_vllm") is True
+            bias = config.value("adapter.bias")
+            biased = engine and isinstance(bias, str) and bias != "none"
+            if not types or not (isinstance(modules, list) and modules or biased):
+                continue
+            modules = modules if isinstance(modules, list) else []
             refused = [name for name in modules if name not in _TRAINED_IN_FULL]
-            if not refused and not engine:
+            if not refused and not (engine and modules) and not biased:
                 continue
             if config.value("quantization.bits") == 8 or config.value("model.full_finetuning") is True:
                 continue
@@ -181,12 +187,19 @@ class PatchedPeftRefusesModules(Rule):
                     f"{refused[0]} is not allowed\") after the model has loaded; train other modules through "
                     "target_modules, or drop them",
                 )
-            else:
+            elif engine and modules:
                 yield self.finding(
                     config, config.span("adapter.modules_to_save"),
                     "modules_to_save with fast_inference=True: get_peft_model raises NotImplementedError "
                     "(\"Currently fast inference does not work with training embeddings or lm_head\") after the "
                     "model and its vLLM engine have loaded",
+                )
+            else:
+                yield self.finding(
+                    config, config.span("adapter.bias"),
+                    f"bias={bias!r} with fast_inference=True: get_peft_model raises NotImplementedError "
+                    "(\"Currently fast inference does not work with using biases for LoRA\") after the model and "
+                    "its vLLM engine have loaded; use bias=\"none\"",
                 )
 
     @staticmethod

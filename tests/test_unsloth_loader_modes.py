@@ -99,3 +99,14 @@ def test_embeddings_with_fast_inference_refused(tmp_path):
 ])
 def test_generic_path_is_silent(tmp_path, text):
     assert not found(tmp_path, text, "2025.10.1", "TRN065")
+
+
+def test_bias_with_fast_inference_refused(tmp_path):
+    text = _load("FastLanguageModel", "unsloth/llama-3-8b", "load_in_4bit=True, fast_inference=True",
+                 "r=16, bias='all'")
+    assert any("biases" in message for message in found(tmp_path, text, None, "TRN065"))
+    (tmp_path / "b").mkdir()
+    plain = text.replace("bias='all'", "bias='none'")
+    assert not found(tmp_path / "b", plain, None, "TRN065")
+    (tmp_path / "c").mkdir()
+    assert not found(tmp_path / "c", text.replace(", fast_inference=True", ""), None, "TRN065")

@@ -304,7 +304,8 @@ class UnslothAdapter(Adapter):
             return
         config.set("adapter.kind", Field("lora", Origin(span_of(document, *document.span(peft.func)))))
         for key, name in (("adapter.r", "r"), ("adapter.alpha", "lora_alpha"),
-                          ("adapter.target_modules", "target_modules"), ("adapter.modules_to_save", "modules_to_save")):
+                          ("adapter.target_modules", "target_modules"), ("adapter.modules_to_save", "modules_to_save"),
+                          ("adapter.bias", "bias")):
             found = keyword(peft, name)
             if found is not None:
                 record(key, found.value)
