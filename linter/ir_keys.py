@@ -4,6 +4,8 @@ fact an adapter records starts here."""
 
 from __future__ import annotations
 
+from .checked_keys import CHECKED_KEYS  # the keys frameworks' own launch checks read
+
 IR_KEYS = (
     # The file itself
     ("file.kind", "str", "what kind of file of its framework this is (deepspeed, trainer, trl, accelerate, peft, "
@@ -60,6 +62,7 @@ IR_KEYS = (
     ("adapter.target_linear", "bool", "the adapter wraps every linear layer (Axolotl lora_target_linear)"),
     ("adapter.target_shorthand", "str", "a target_modules string PEFT's LoraConfig receives as written and "
                                         "expands itself (\"all-linear\"), where the framework passes it unchanged"),
+    ("adapter.bias", "str", "which biases the adapter trains: none, all or lora_only (PEFT LoraConfig bias)"),
     ("adapter.init_weights", "bool|str", "PEFT init_lora_weights as written: True, False or a method name "
                                          "(gaussian, loftq, pissa, eva, ...)"),
     ("adapter.loftq_config", "bool", "a non-empty PEFT loftq_config is given"),
@@ -89,7 +92,14 @@ IR_KEYS = (
     ("generation.vllm_max_lora_rank", "int", "the largest LoRA rank that colocated vLLM engine is sized for "
                                              "(Unsloth max_lora_rank)"),
     ("model.patched_types", "list", "the model_types the script's loader has sent to its own patched model classes "
-                                    "in every release that has the loader (Unsloth FastLanguageModel: llama, mistral)"),
+                                    "in every release that has the loader (Unsloth FastLanguageModel: llama, mistral), "
+                                    "recorded where the same class adds the adapter"),
+    ("model.generic_loader", "bool", "the script's loader always takes the framework's generic model path, never its "
+                                     "per-architecture patched classes (Unsloth FastModel / FastVisionModel)"),
+    ("quantization.loader_built", "bool", "the loader builds the quantization config itself from its own "
+                                          "load_in_4bit / load_in_8bit keywords (Unsloth from_pretrained)"),
+    ("quantization.none_requested", "bool", "the loader is asked for no quantization and no full fine-tuning "
+                                            "(load_in_4bit written False, nothing else chosen: a 16-bit LoRA)"),
     ("generation.vllm_max_model_len", "int", "the longest sequence, prompt included, that colocated vLLM engine "
                                              "accepts (Unsloth load_vllm max_model_len = from_pretrained "
                                              "max_seq_length)"),
@@ -206,171 +216,6 @@ IR_KEYS = (
     ("checkpoint.save_strategy", "str", "when checkpoints are saved (no, steps, epoch, best), as written"),
     ("checkpoint.save_only_model", "bool", "checkpoints hold the model only, no optimizer state (save_only_model)"),
     ("checkpoint.eval_strategy", "str", "when the model is evaluated (no, steps, epoch), as written"),
-    # TrainingArguments fields whose combinations the trainer refuses at launch (written values, or
-    # TrainingArguments' defaults where the binding states one)
-    ("scheduler.type", "str", "the learning-rate schedule as written (lr_scheduler_type, DeepSpeed scheduler.type)"),
-    ("scheduler.warmup_ratio", "num", "share of the training steps spent warming up (warmup_ratio)"),
-    ("checkpoint.save_steps", "num", "steps between checkpoints (save_steps; below 1 a share of the training steps)"),
-    ("checkpoint.eval_steps", "num", "steps between evaluations (eval_steps; below 1 a share of the training steps)"),
-    ("precision.fp16_full_eval", "bool", "evaluation runs the model cast to fp16 (fp16_full_eval)"),
-    ("precision.bf16_full_eval", "bool", "evaluation runs the model cast to bf16 (bf16_full_eval)"),
-    ("precision.amp_backend", "str", "the trainer's mixed-precision backend as written (half_precision_backend: "
-                                     "auto, apex, cpu_amp)"),
-    ("parallel.accelerate_distributed_type", "str", "accelerate config distributed_type, upper-cased as written"),
-    ("parallel.pc_dp_replicate_size", "int", "accelerate parallelism_config_dp_replicate_size as written"),
-    ("parallel.pc_dp_shard_size", "int", "accelerate parallelism_config_dp_shard_size as written"),
-    ("parallel.pc_tp_size", "int", "accelerate parallelism_config_tp_size as written"),
-    ("parallel.pc_cp_size", "int", "accelerate parallelism_config_cp_size (context parallelism) as written"),
-    ("parallel.pc_sp_size", "int", "accelerate parallelism_config_sp_size (DeepSpeed Ulysses) as written"),
-    ("parallel.pc_sp_backend", "str", "accelerate parallelism_config_sp_backend as written (default deepspeed)"),
-    ("parallel.sequence_parallel", "int", "sequence-parallel degree: GPUs that split each sequence between them "
-                                          "(XTuner sequence_parallel_size)"),
-    ("data.sampler", "str", "the training dataloader's sampler class, by name, where the config names one"),
-    ("data.sampler_shards_all_ranks", "bool", "the training sampler deals samples over every rank (global rank and "
-                                              "world size), not over the data-parallel groups: the GPUs that share "
-                                              "one sequence get different samples"),
-    ("data.num_workers", "int", "data-loading worker processes (dataloader_num_workers; 0: the main process)"),
-    ("data.prefetch_factor", "int", "batches each data-loading worker loads ahead (dataloader_prefetch_factor)"),
-    ("memory.empty_cache_steps", "num", "steps between torch.cuda.empty_cache() calls (torch_empty_cache_steps)"),
-    ("parallel.fsdp_options", "bool|str|list", "the trainer's FSDP options as written (full_shard, shard_grad_op, "
-                                               "offload, auto_wrap, ...)"),
-    ("batch.auto_find", "bool", "auto_find_batch_size: the micro batch is halved after an out-of-memory error"),
-    ("optimizer.target_modules", "list|str", "the modules a low-rank optimizer (GaLore, APOLLO) projects "
-                                             "(optim_target_modules)"),
-    ("generation.per_prompt", "int", "completions generated per prompt (TRL GRPO num_generations)"),
-    ("generation.per_prompt_eval", "int", "completions generated per prompt at evaluation, where it differs "
-                                          "(TRL GRPO num_generations_eval)"),
-    ("generation.batch_size", "int", "completions generated per generation round (TRL GRPO generation_batch_size)"),
-    ("generation.steps", "int", "optimizer steps per generation round (TRL GRPO steps_per_generation)"),
-    ("generation.predict_with_generate", "bool", "evaluation and prediction decode with generate() "
-                                                 "(Seq2SeqTrainingArguments predict_with_generate), written value only"),
-    ("generation.ds3_gather", "bool", "TRL ds3_gather_for_generation as written: ZeRO-3 weights gathered whole "
-                                      "before generating (TRL's default: true)"),
-    ("generation.use_vllm", "bool", "TRL use_vllm as written: vLLM, not the trained model, generates completions"),
-    ("generation.vllm_mode", "str", "TRL vllm_mode as written: server (a separate trl vllm-serve) or colocate"),
-    ("generation.vllm_server", "str", "the vLLM server a TRL trainer connects to, as written (vllm_server_base_url "
-                                      "or vllm_server_host)"),
-    ("training.trainer", "str", "which trainer runs the config where one framework has several (TRL: grpo, ...; "
-                                   "Ludwig LLM trainer.type: none, finetune, grpo, ...)"),
-    ("tokenizer.added_tokens", "list", "new tokens added to the vocabulary before training (Axolotl `tokens`)"),
-    ("tokenizer.class", "str", "the transformers tokenizer class the config names to load the tokenizer with "
-                               "(Axolotl tokenizer_type: getattr(transformers, name).from_pretrained)"),
-    ("tokenizer.path", "str", "the checkpoint the tokenizer is loaded from (Axolotl tokenizer_config, else "
-                              "base_model)"),
-    ("tokenizer.transformers_below", "str", "a transformers release the run's is older than, as the framework's "
-                                            "own exact pin implies (Axolotl before 0.14.0 pins transformers 4.x)"),
-    ("tokenizer.fix_untrained", "bool", "untrained token embeddings are reset before training (Axolotl "
-                                        "fix_untrained_tokens)"),
-    ("data.chat_template", "str", "the named chat template the training samples are formatted with, as written "
-                                  "(LLaMA-Factory template; Axolotl chat_template with a chat_template dataset)"),
-    ("data.assistant_only_loss", "bool", "the loss covers only the assistant tokens the chat template's "
-                                         "{% generation %} markers mark (TRL SFTConfig assistant_only_loss)"),
-    ("data.chat_template_file", "str", "a chat template (a file, a tokenizer to take it from, or the template "
-                                       "text) that replaces the model's own before training (TRL SFTConfig "
-                                       "chat_template_path; a recipe's chat_template, tokenizer_name_or_path)"),
-    ("tokenizer.pad_is_eos", "bool", "a training script sets the pad token to the EOS token"),
-    ("data.response_marker", "str", "the text that opens each response the loss is kept on; every other label is "
-                                    "masked (Unsloth train_on_responses_only response_part)"),
-    ("data.instruction_marker", "str", "the text that closes a kept response by opening the next instruction "
-                                       "(Unsloth train_on_responses_only instruction_part)"),
-    ("data.template_special_tokens", "list", "the special tokens (<|...|>, <word_word>) the chat template the "
-                                             "samples are rendered with writes literally"),
-    ("data.template_placeholders", "int", "how many bos/eos placeholders that chat template renders (each one "
-                                          "token the tokenizer decides)"),
-    ("data.collator_masks_padding", "str", "the collator (by name) that labels every pad id -100"),
-    # The argument checks a trainer's own parser runs at launch (rules/argument_checks.py): the keys
-    # they read, as written or with the framework's default.
-    ("training.stage", "str", "the training stage: pt, sft, rm, ppo, dpo, kto (LLaMA-Factory stage)"),
-    ("training.do_eval", "bool", "the run evaluates (TrainingArguments do_eval), written value or default"),
-    ("training.do_predict", "bool", "the run predicts on the evaluation set (TrainingArguments do_predict)"),
-    ("training.reward_model", "str", "the reward model a PPO run scores with (path or adapter)"),
-    ("training.reward_model_type", "str", "how the PPO reward model is loaded: lora, oft, full, api"),
-    ("training.label_smoothing", "num", "preference-loss label smoothing (LLaMA-Factory dpo_label_smoothing)"),
-    ("data.streaming", "bool", "the dataset is streamed (an iterable dataset without a length)"),
-    ("data.val_size", "num", "the share (< 1) or count (>= 1) of training examples split off for evaluation"),
-    ("data.train_sets", "list", "the named training datasets"),
-    ("data.eval_sets", "list", "the named evaluation datasets"),
-    ("data.tokenized_path", "str", "a saved, already tokenized dataset (its splits) loaded instead of the named ones"),
-    ("data.max_samples", "int", "each dataset is truncated to this many examples"),
-    ("data.mix_strategy", "str", "how several datasets are mixed: concat, interleave_under, interleave_over"),
-    ("data.interleave_probs", "list", "the sampling probability of each dataset, as written"),
-    ("data.train_on_prompt", "bool", "the loss covers the prompt tokens too"),
-    ("data.mask_history", "bool", "the loss covers the last turn only"),
-    ("data.neat_packing", "bool", "packed sequences do not attend across examples"),
-    ("eval.compute_accuracy", "bool", "token-level accuracy computed at evaluation (from the logits)"),
-    ("quantization.device_map", "str", "the device map of a quantized model as written (auto spreads it)"),
-    ("model.resize_vocab", "bool", "the embedding matrices are resized to the tokenizer"),
-    ("adapter.paths", "list", "adapters loaded on top of the base model before training or export"),
-    ("adapter.create_new", "bool", "a new adapter is created on top of the loaded ones"),
-    ("adapter.pissa_init", "bool", "LoRA initialised with PiSSA"),
-    ("adapter.rslora", "bool", "rank-stabilised LoRA scaling"),
-    ("adapter.loraplus_ratio", "num", "LoRA+ learning-rate ratio of the B matrices"),
-    ("adapter.llama_pro", "bool", "LLaMA Pro: only the expanded blocks train"),
-    ("attention.shift_short", "bool", "LongLoRA shifted short attention (S^2-Attn)"),
-    ("optimizer.badam_mode", "str", "BAdam's block switching: layer or ratio"),
-    ("inference.backend", "str", "the engine that generates: huggingface, vllm, sglang"),
-    ("logging.report_to", "list", "the experiment trackers the run logs to, as written"),
-    ("media.image_max_pixels", "int", "the most pixels an input image is resized to"),
-    ("media.image_min_pixels", "int", "the fewest pixels an input image is resized to"),
-    ("media.video_max_pixels", "int", "the most pixels a video frame is resized to"),
-    ("media.video_min_pixels", "int", "the fewest pixels a video frame is resized to"),
-    ("model.rope_scaling", "str", "the RoPE scaling method the model is loaded with (linear, dynamic, yarn, llama3)"),
-    ("tokenizer.split_special_tokens", "bool", "special tokens in the text are split like plain text"),
-    ("tokenizer.use_fast", "bool", "the fast (Rust) tokenizer is loaded"),
-    ("export.dir", "str", "where an export run writes the merged model"),
-    ("export.quantization_bit", "int", "the bits an export run quantizes the merged model to (GPTQ)"),
-    ("export.quantization_dataset", "str", "the calibration dataset of an export quantization"),
-    # Settings a launcher's own config schema checks together before training (rules/launch_refusals.py)
-    ("launch.validated_by", "str", "the package whose config schema validates this file at launch and refuses "
-                                   "combinations it does not support (its pinned version bounds each refusal)"),
-    ("eval.val_set_size", "num", "the share (or count) of the training data split off for evaluation"),
-    ("eval.test_datasets", "bool", "separate evaluation datasets are listed"),
-    ("eval.preference_split_ignored", "list", "[first, fixed]: the releases of the package that validates this file "
-                                              "(launch.validated_by), from `first` and before `fixed`, whose "
-                                              "preference-training (rl) data loader ignores the eval split share and "
-                                              "builds an eval set from the separate eval datasets only"),
-    ("eval.table_size", "num", "how many eval samples are logged as a prediction table"),
-    ("eval.sample_packing", "bool|str", "eval batches are packed, as written"),
-    ("eval.per_epoch", "num", "evaluations per epoch"),
-    ("eval.benchmark", "bool", "a benchmark evaluation runs with each evaluation"),
-    ("checkpoint.saves_per_epoch", "num", "checkpoints saved per epoch"),
-    ("checkpoint.best_metric", "bool", "a metric for the best checkpoint is named"),
-    ("training.early_stopping_patience", "num", "evaluations without improvement before training stops"),
-    ("batch.per_device_total", "int", "micro batch times accumulation, written as one number per device"),
-    ("data.datasets", "bool", "the training datasets setting is written (any value but null)"),
-    ("data.pretraining", "bool", "an iterable (streamed) pretraining dataset is written (any value but null)"),
-    ("data.exact_dedup", "bool", "exact duplicate samples are removed while preparing the data"),
-    ("data.push_to_hub", "bool", "the prepared dataset is pushed to the hub"),
-    ("data.remove_unused_columns", "bool", "dataset columns the model does not take are dropped (written anything "
-                                               "but false)"),
-    ("hub.use_auth_token", "bool", "the hub token is used (written true)"),
-    ("training.dpo_loss_mix", "bool", "a list of DPO losses (or their weights) is written"),
-    ("training.unfrozen_parameters", "bool", "only the listed parameters train (the rest are frozen)"),
-    ("training.deepcompile", "bool", "DeepSpeed's DeepCompile is asked for"),
-    ("training.neftune", "bool", "NEFTune noise is added to the embeddings (neftune_noise_alpha)"),
-    ("training.neftune_legacy", "bool", "NEFTune noise under its deprecated name (noisy_embedding_alpha)"),
-    ("training.torch_compile", "bool|str", "torch.compile is on, as written"),
-    ("training.torch_compile_options", "bool", "options for torch.compile are written"),
-    ("adapter.merge", "bool", "the adapter is merged into the base model (a merge run, not training)"),
-    ("adapter.kernels", "bool", "fused LoRA kernels (MLP, QKV or O projection) are on"),
-    ("adapter.fuse_mlp", "bool", "the MLP modules are replaced by fused ones"),
-    ("adapter.target_parameters", "bool", "the adapter targets parameters (not modules) by name"),
-    ("adapter.peft_default_targets", "bool", "a LoRA adapter reaches PEFT with target_modules None (and no "
-     "target_parameters): PEFT takes the model_type's default targets from its table or refuses"),
-    ("adapter.dropout", "num", "LoRA dropout"),
-    ("optimizer.lr_groups", "bool", "parameter groups with their own learning rates are written"),
-    ("optimizer.loraplus", "bool", "LoRA+ (a larger learning rate for the B matrices) is on"),
-    ("quantization.gptq", "bool", "the base model is a GPTQ-quantized checkpoint"),
-    ("quantization.bnb_on_load", "bool", "the quantization request reaches transformers' from_pretrained as a "
-     "BitsAndBytesConfig whatever quantization_config the checkpoint was saved with"),
-    ("quantization.model_config", "bool", "a quantization config class other than bitsandbytes is named"),
-    ("model.trust_remote_code", "bool", "the model's own code from the hub is run"),
-    ("model.revision", "bool", "a revision (branch, tag or commit) of the base model is named"),
-    ("memory.selective_checkpointing", "bool", "only selected modules are recomputed in the backward pass"),
-    ("memory.max_memory", "bool", "a per-device memory map for model loading is written"),
-    ("memory.gpu_memory_limit", "bool", "a GPU memory limit for model loading is written"),
-    ("parallel.deepspeed", "bool", "a DeepSpeed config is named"),
-    ("attention.xformers_flag", "bool", "the legacy boolean xformers attention flag is on"),
     # Model family, features and prompt, where the framework declares them in the config (Ludwig)
     ("model.kind", "str", "the framework's model family, as written or defaulted: ecd, llm, gbm (Ludwig model_type)"),
     ("model.multimodal", "bool", "the base model is loaded as a vision-language model (Ludwig, Axolotl is_multimodal)"),
@@ -387,4 +232,4 @@ IR_KEYS = (
     ("prompt.template", "str", "the prompt template each sample is formatted with, as written"),
     ("prompt.task", "str", "the task instruction put in the prompt, as written"),
     ("prompt.retrieval", "str", "the retrieval method that adds similar samples to the prompt, as written"),
-)
+) + CHECKED_KEYS

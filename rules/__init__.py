@@ -2,14 +2,15 @@
 it is named in the `trainlint.rules` entry-point group like any third-party pack."""
 
 from . import (  # noqa: F401
-    adapters, argument_checks, attention, auto_values, batches, data, deepspeed, deepspeed_release_rules,
-    deepspeed_schedule, embeddings, generation_servers, incompatible_versions, launch_refusals, launchers, llm_validation,
-    loss_masks, memory, model_layers, model_loading, models, numerics, optimizers, parallelism, peft_configs,
-    peft_layers, precision, prequantized, quantization, quantized_weights, rl_losses, rl_trainers, schema,
-    sft_lengths, sharding, syntax, tokenizers, trainer_hazards, trainer_refusals, trainers, training,
-    training_length, unsloth_saves, unsloth_scripts, version_bounds, versions,
+    accelerate_parallelism, adapters, argument_checks, attention, auto_values, batches, compile_sharding,
+    data, deepspeed, deepspeed_offload, deepspeed_release_rules, deepspeed_schedule, embeddings,
+    generation_servers, incompatible_versions, launch_refusals, launchers, llm_validation, loader_modes,
+    loss_masks, memory, model_layers, model_loading, models, numerics, optimizer_sharding, optimizers,
+    parallelism, peft_configs, peft_layers, peft_patterns, precision, prequantized, quantization,
+    quantized_weights, reference_sync, rl_losses, rl_trainers, schema, sft_lengths, sharding, syntax,
+    template_names, tokenizers, trainer_hazards, trainer_refusals, trainers, training, training_length,
+    unsloth_saves, unsloth_scripts, version_bounds, versions,
 )
-from . import accelerate_parallelism, compile_sharding, deepspeed_offload, peft_patterns, reference_sync  # noqa: F401,E402  (b4infra)
 
 
 # Checked by linter.registry: the import name `rules` is shared with other PyPI packages.

@@ -6,6 +6,7 @@ from linter.registry import ERROR, Rule, register
 from linter.versions import older_than
 
 from .argument_table import EXPORT, INFER, TABLES, TRAIN
+from .argument_workflows import WORKFLOW_ROWS
 from .facts import world_size
 
 
@@ -111,6 +112,13 @@ class ParserRefuses(Rule):
     `quantization_config`, or a -GPTQ/-AWQ/-bnb-4bit upload), as the loaded model's
     `quantization_method` does.
 
+    The same table form holds the checks made when training starts (rules/argument_workflows.py):
+    the custom optimizers' refusals in `train/trainer_utils.py` (layer-wise GaLore or APOLLO
+    with gradient accumulation, an `optim` GaLore or APOLLO has no class for, ratio-wise BAdam
+    with a zero update ratio), the PPO trainer's (an evaluation set, `resume_from_checkpoint`),
+    and `do_predict` on a stage whose workflow never predicts (pt, dpo, kto, ppo: nothing is
+    written and nothing refuses it).
+
     Checks that later releases dropped (`predict_with_generate` while training, `pure_bf16`
     with bf16/fp16 before 0.8.3, a missing `template` before 0.9.2, ...) fire only on a pinned
     release that has them.
@@ -159,13 +167,15 @@ class ParserRefuses(Rule):
     - hiyouga/LLaMA-Factory (HEAD ff6d4d12): src/llamafactory/hparams/parser.py
       (get_train_args, get_infer_args, _verify_model_args), hparams/data_args.py,
       hparams/finetuning_args.py, hparams/model_args.py (ProcessorArguments, ExportArguments),
-      train/tuner.py (export_model), model/adapter.py (init_adapter); each row names
+      train/tuner.py (export_model), model/adapter.py (init_adapter), train/trainer_utils.py
+      (create_custom_optimizer), train/ppo/trainer.py, train/*/workflow.py; each row names
       the commit and first release of its message (`git log -S`), e.g. streaming `max_steps`
       43e83548b (0.1.4), `val_size` with `eval_dataset` 502555b65 (0.8.3), the evaluation set
       b0d49e137 (0.9.4), `pure_bf16` with ZeRO-3 bf99223a8 (0.8.3); which rows fire without a
       pin: bench/llamafactory_key_history.md (each row's keys' first release against its check's)
     - hiyouga/LLaMA-Factory#6581, #9175, #2176, #744, #3476, #1626, #5030, #2235, #4175,
-      #5171 (merging into a GPTQ base), #4923 (PiSSA on an AWQ base)
+      #5171 (merging into a GPTQ base), #4923 (PiSSA on an AWQ base), #5887 (layer-wise GaLore
+      with gradient accumulation), #6321 (DPO with do_predict)
     """
 
     code = "TRN021"
@@ -178,6 +188,7 @@ class ParserRefuses(Rule):
             if table is None:
                 continue
             package, rows = table
+            rows = rows + WORKFLOW_ROWS if package == "llamafactory" else rows
             release = config.version(package)
             command = _command(config)
             facts = None
@@ -197,7 +208,9 @@ class ParserRefuses(Rule):
                                          f"version is unknown (the check exists from {row.since}"
                                          f"{f' until {row.until}' if row.until else ''})")
                     continue
-                if row.until is not None:
+                if row.ignored:
+                    when = f"{row.where} has {row.message} (every release: {row.commit})"
+                elif row.until is not None:
                     when = (f"{package} {release[0]} ({release[1]}) refuses it (\"{row.message}\", {row.where}, "
                             f"from {row.since} until {row.until}, {row.commit})")
                 elif newer:

@@ -31,13 +31,16 @@ TRAIN, ANY, EXPORT, INFER = "train", "any", "export", "infer"
 class Row:
     """One refused combination (a plain class: see incompatible_versions._Range)."""
 
-    __slots__ = ("message", "where", "since", "commit", "always", "anchor", "command", "applies", "damage", "until")
+    __slots__ = ("message", "where", "since", "commit", "always", "anchor", "command", "applies", "damage", "until",
+                 "ignored")
 
     def __init__(self, message: str, where: str, since: str, commit: str, anchor: str | tuple[str, ...],
                  applies: Callable, damage: str | Callable, *, always: bool = False, command: str = ANY,
-                 until: str | None = None):
+                 until: str | None = None, ignored: bool = False):
         # until: the first release without the check (a limitation lifted later; never `always`).
+        # ignored: nothing refuses it; `message` says what the code does instead (a workflow skips a step).
         self.message, self.where, self.since, self.commit, self.until = message, where, since, commit, until
+        self.ignored = ignored
         self.anchor = (anchor,) if isinstance(anchor, str) else anchor
         self.applies, self.damage, self.always, self.command = applies, damage, always, command
 
@@ -392,5 +395,6 @@ LIFTED = (
         "set use_fast_tokenizer: false", until="0.9.5"),
 )
 
-# Whose parser: the file kind a row table belongs to, and the package whose release bounds it.
+# Whose parser: the file kind a row table belongs to, and the package whose release bounds it (the
+# checks made when training starts, rules/argument_workflows.py, are added by argument_checks.py).
 TABLES = {"llamafactory": ("llamafactory", ROWS + LIFTED)}

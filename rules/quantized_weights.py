@@ -12,6 +12,10 @@ _LUDWIG_NO_DEEPSPEED = "0.13.0"
 
 # bitsandbytes' LLM.int8() matmul needs Turing (compute capability 7.5) or newer.
 _INT8_MATMUL = (7, 5)
+# Before 0.45.0 (#1401, 81e6345d) bitsandbytes' igemmlt ran cuBLASLt on the col_turing / col_ampere
+# tile layouts (functional.py get_special_format_str: col_turing for major <= 7 and major >= 9,
+# col_ampere for 8), which Hopper's cuBLASLt does not support (status 15, "cublasLt ran into an error!").
+_HOPPER_INT8_FIXED = "0.45.0"
 
 
 def _training(config) -> bool:
@@ -31,13 +35,19 @@ class Int8BelowTuring(Rule):
 
     ## What it does
     Flags training on top of 8-bit (LLM.int8(), `load_in_8bit`) weights when a target GPU has
-    compute capability below 7.5 (V100, P100, P40).
+    compute capability below 7.5 (V100, P100, P40), or is a Hopper GPU (compute capability 9.x:
+    H100, H200, GH200) with a pinned bitsandbytes before 0.45.0 (silent on Hopper when the
+    bitsandbytes version is unknown).
 
     ## Why is this bad?
     bitsandbytes' LLM.int8() matrix multiplication needs Turing or newer. On older GPUs it falls
     back to a slow path whose training reports a loss of 0.0 or diverges, while the same script
     trains on a Turing or Ampere card. bitsandbytes' own advice is its 4-bit quantization, which
-    works on every GPU.
+    works on every GPU. On Hopper, bitsandbytes before 0.45.0 runs the int8 matmul through
+    cuBLASLt's col_turing / col_ampere tile layouts, which Hopper does not support: the first
+    forward pass fails with "cuBLAS API failed with status 15" / "cublasLt ran into an error!",
+    after the dataset is prepared and the model loaded (Axolotl's 8-bit LoRA example on an H100,
+    bitsandbytes#538). bitsandbytes 0.45.0 dropped those layouts.
 
     ## Example
     `axolotl.yaml`, on a V100:
@@ -64,6 +74,11 @@ class Int8BelowTuring(Rule):
       the 0.45.0 LLM.int8() rewrite (#1401) drops the layout-specific kernels without naming older
       GPUs, and bitsandbytes/diagnostics/cuda.py still warns "Compute capability < 7.5 detected! Only
       slow 8-bit matmul is supported for your GPU!" (0.44.1, 0.45.0 and the current main branch)
+    - Hopper: bitsandbytes/functional.py get_special_format_str and igemmlt (0.44.1: col_turing for
+      major 9), autograd/_functions.py supports_igemmlt (only cc < 7.5 and tensor-core-less cards
+      excluded); 0.45.0 (#1401, 81e6345d, "LLM.int8() Refactoring: remove col32/col_ampere/col_turing
+      transforms") computes with int8_linear_matmul on row-major data; bitsandbytes#538, #599,
+      axolotl-ai-cloud/axolotl#1596 (Axolotl refuses adapter + load_in_8bit on sm_90 from b1d292122)
     """
 
     code = "QNT006"
@@ -74,11 +89,24 @@ class Int8BelowTuring(Rule):
 
     def check(self, run, context):
         lacking = [target for target in context.targets if target.compute_capability < _INT8_MATMUL]
-        if not lacking:
+        hopper = [target for target in context.targets if target.compute_capability[0] == 9]
+        if not lacking and not hopper:
             return
         for config in run.configs:
             bits = config.get("quantization.bits")
             if not _bitsandbytes_8bit(config) or not _training(config):
+                continue
+            if hopper:
+                old = context.version_before("bitsandbytes", _HOPPER_INT8_FIXED, config, self.code)
+                if old is not None:
+                    names = ", ".join(f"{target.name} (cc {target.cc})" for target in hopper)
+                    yield self.finding(
+                        config, bits.span,
+                        f"8-bit (LLM.int8()) training on {names} with bitsandbytes {old[0]} ({old[1]}): its int8 "
+                        "matmul uses cuBLASLt's col_turing/col_ampere layouts, which Hopper does not support, and the "
+                        "first forward pass fails (\"cuBLAS API failed with status 15\"); use bitsandbytes >= "
+                        f"{_HOPPER_INT8_FIXED} or 4-bit quantization", targets=hopper)
+            if not lacking:
                 continue
             names = ", ".join(f"{target.name} (cc {target.cc})" for target in lacking)
             yield self.finding(

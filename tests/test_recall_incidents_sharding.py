@@ -226,3 +226,25 @@ def test_trn020_silent_under_deepspeed(write):
     body = "model_name_or_path: m\ndataset_name: d\noutput_dir: out\noptim: adamw_bnb_8bit\ndeepspeed: ds.json\n"
     write("requirements.txt", "bitsandbytes==0.42.0\n")
     assert codes(write("a.yaml", body), "--select", "TRN020") == []
+
+
+_AXOLOTL_FSDP1_AO = ("base_model: m\ndatasets:\n  - path: d\n    type: alpaca\nmicro_batch_size: 1\nsequence_len: 2048\n"
+                     "optimizer: adamw_torch_8bit\n"
+                     "saves_per_epoch: 1\nfsdp:\n  - full_shard\n  - auto_wrap\nfsdp_config:\n"
+                     "  fsdp_offload_params: false\n")
+
+
+@pytest.mark.parametrize("optimizer", ["adamw_torch_8bit", "adamw_torch_4bit", "ao_adamw_fp8"])
+def test_trn020_torchao_low_bit_state_under_fsdp1_any_version(write, optimizer):
+    """torchao's low-bit states implement neither new_zeros nor cat (axolotl#2744): no pin needed."""
+    found = findings(write("a.yaml", _AXOLOTL_FSDP1_AO.replace("adamw_torch_8bit", optimizer)), "--select", "TRN020")
+    assert [f["code"] for f in found] == ["TRN020"] and "torchao" in found[0]["message"]
+
+
+def test_trn020_torchao_silent_without_optimizer_saves_or_under_fsdp2(write):
+    assert codes(write("v2.yaml", _AXOLOTL_FSDP1_AO + "fsdp_version: 2\n"), "--select", "TRN020") == []
+    assert codes(write("model_only.yaml", _AXOLOTL_FSDP1_AO + "save_only_model: true\n"), "--select", "TRN020") == []
+    trl = _FSDP1_8BIT.replace("paged_adamw_8bit", "adamw_torch_8bit")
+    write("requirements.txt", "transformers==4.57.6\n")
+    assert codes(write("trl.yaml", trl), "--select", "TRN020") == ["TRN020"]
+    assert codes(write("trl_nosave.yaml", trl + "save_strategy: 'no'\n"), "--select", "TRN020") == []

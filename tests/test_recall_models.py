@@ -450,3 +450,18 @@ def test_flash_attention_2_on_remote_code_without_it(tmp_path, model, attention,
     path.write_text(f"model_name_or_path: {model}\ntrust_remote_code: true\ndataset_name: trl-lib/Capybara\n"
                     f"output_dir: out\nattn_implementation: {attention}\n")
     assert codes(str(path), "--select", "MOD008") == (["MOD008"] if fires else [])
+
+
+@pytest.mark.parametrize("name", INT8)
+@pytest.mark.parametrize("bitsandbytes, fires", [("0.43.0", True), ("0.44.1", True), ("0.45.0", False),
+                                                 (None, False)])
+def test_qnt006_int8_on_hopper_only_before_bitsandbytes_045(recall_copy, name, bitsandbytes, fires):
+    """bitsandbytes < 0.45.0 runs int8 through cuBLASLt col_turing/col_ampere layouts, unsupported on sm_90
+    (bitsandbytes#538, axolotl#1596); 0.45.0 (#1401) dropped them. Unknown version: silent."""
+    path = recall_copy(name)
+    if bitsandbytes:
+        (path.parent / "requirements.txt").write_text(f"bitsandbytes=={bitsandbytes}\n")
+    found = [f for f in findings(path, "--gpu", "H100") if f["code"] == "QNT006"]
+    assert bool(found) is fires
+    if fires:
+        assert found[0]["targets"] == ["H100-80GB"] and "status 15" in found[0]["message"]

@@ -89,7 +89,8 @@ def test_parsed_values():
         "quantization.double_quant": True, "adapter.kind": "lora", "adapter.r": 16, "adapter.alpha": 16,
         "adapter.target_modules": ["q_proj", "v_proj"], "memory.gradient_checkpointing": True,
         "batch.micro": 2, "batch.grad_accum": 4, "sequence.packing": False, "optimizer.lr": 2e-4,
-        "precision.fp16": True, "precision.bf16": False,
+        "precision.fp16": True, "precision.bf16": False, "model.patched_types": ["llama", "mistral"],
+        "quantization.loader_built": True,
     }
 
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..document import Mapping, Scalar
+from ..document import Mapping, Scalar, Sequence
 from ..ir import Field, Origin
-from . import Binding, Reader, strategy, templated
+from . import Binding, Reader, span_of, strategy, templated
 
 _VALIDATION = "axolotl/utils/schemas/validation.py"
 _RL_DATA = "axolotl/utils/data/rl.py"
@@ -108,6 +108,7 @@ _ALSO_READ = ("adapter", "load_in_4bit", "load_in_8bit", "rl", "base_model", "op
 
 def record_checked(read: Reader) -> None:
     """Record the settings Axolotl's validation checks, and that it checks them."""
+    _record_sharegpt(read)
     root = read.document.root
     written = {pair.key.value for pair in root.pairs} if isinstance(root, Mapping) else set()
     paths = [path for binding in CHECKED_BINDINGS for path in binding.paths if path[0] in written]
@@ -132,6 +133,48 @@ def record_checked(read: Reader) -> None:
     if read.config.value("training.trainer") not in (None, "sft"):
         read.config.set("eval.preference_split_ignored",
                         Field(["0.4.0", "0.9.0"], Origin(read.key_span("rl"), _RL_DATA, "rl")))
+
+
+_SHAREGPT_FILL = ("utils/config/__init__.py normalize_cfg_datasets (9d4225a05, #1664, until fd3b80716): a type: "
+                  "sharegpt dataset without `conversation` gets `conversation: <chat_template>`")
+
+
+def _record_sharegpt(read: Reader) -> None:
+    """datasets[] of a sharegpt type (sharegpt, sharegpt:chat, sharegpt.load_role, ...): their types,
+    the first `type: sharegpt` dataset's `conversation` (a FastChat template name), or the
+    chat_template that fills an empty one."""
+    datasets = read.node("datasets")
+    if not isinstance(datasets, Sequence):
+        return
+    types, first_type, conversation, empty = [], None, None, False
+    for item in datasets.items:
+        pair = item.get("type") if isinstance(item, Mapping) else None
+        if pair is None or not isinstance(pair.value, Scalar) or not isinstance(pair.value.value, str):
+            continue
+        if not pair.value.value.startswith("sharegpt"):
+            continue
+        types.append(pair.value.value)
+        first_type = first_type or pair.value
+        if pair.value.value != "sharegpt" or conversation is not None or empty:
+            continue
+        written = item.get("conversation")
+        if written is not None and isinstance(written.value, Scalar) and isinstance(written.value.value, str) \
+                and written.value.value:
+            conversation = written.value
+        elif written is None or isinstance(written.value, Scalar) and not written.value.value:
+            empty = True
+    if not types:
+        return
+    document = read.document
+    read.config.set("data.sharegpt_types", Field(types, Origin(span_of(document, first_type.start, first_type.end))))
+    if conversation is not None:
+        read.config.set("data.sharegpt_conversation",
+                        Field(conversation.value, Origin(span_of(document, conversation.start, conversation.end))))
+    elif empty:
+        template = read.node("chat_template")
+        if isinstance(template, Scalar) and isinstance(template.value, str) and template.value:
+            read.config.set("data.sharegpt_filled", Field(template.value, Origin(
+                span_of(document, template.start, template.end), _SHAREGPT_FILL)))
 
 
 def _plugins_leave_config(read: Reader) -> bool:

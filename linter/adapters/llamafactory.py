@@ -163,6 +163,8 @@ _ARGUMENT_CHECK_BINDINGS = (
     Binding("adapter.llama_pro", "use_llama_pro", default=False, source=_FINETUNING_ARGS),
     Binding("attention.shift_short", "shift_attn", default=False, source=_MODEL_ARGS),
     Binding("optimizer.badam_mode", "badam_mode", default="layer", source=_FINETUNING_ARGS),
+    Binding("optimizer.badam_update_ratio", "badam_update_ratio", convert=as_float),  # default 0.05
+    Binding("checkpoint.resume_from", "resume_from_checkpoint"),  # transformers TrainingArguments
     Binding("inference.backend", "infer_backend", default="huggingface", source=_MODEL_ARGS),
     Binding("logging.report_to", "report_to", convert=_names),
     Binding("media.image_max_pixels", "image_max_pixels", default=768 * 768, source=_MODEL_ARGS),

@@ -36,6 +36,7 @@ from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from ..python_reader import AUTO, UNKNOWN, PythonDocument, call_name, is_open, keyword
 from . import Adapter, new_config, record_literal, span_of
 from .unsloth_engine import record_engine_and_saving, record_plain_sft_arguments
+from .unsloth_loading import record_loading
 from .unsloth_templates import record_response_markers
 
 _LOADER = "unsloth/models/loader.py (FastLanguageModel.from_pretrained)"
@@ -160,6 +161,21 @@ def _argument(call: ast.Call, name: str, position: int | None = None) -> ast.exp
     return call.args[position] if len(call.args) > position else None
 
 
+def _flags(document: PythonDocument, loader: ast.Call) -> dict | None:
+    """from_pretrained's mode flags as the loader reads them; None where one is unknown."""
+    if is_open(loader) or _argument(loader, "quantization_config") is not None:
+        return None  # the flags may come from elsewhere: unknown
+    flags = {}
+    for name, position, fallback in (("load_in_4bit", 3, True), ("load_in_8bit", None, False),
+                                     ("load_in_16bit", None, False), ("full_finetuning", None, False),
+                                     ("load_in_fp8", None, False)):
+        node = _argument(loader, name, position)
+        flags[name] = fallback if node is None else document.literal(node)
+        if flags[name] is UNKNOWN:
+            return None
+    return flags
+
+
 class _Script:
     """The calls of one script that hold its settings."""
 
@@ -226,6 +242,7 @@ class UnslothAdapter(Adapter):
         self._adapter(document, config, script, full_finetuning, record, default)
         record_engine_and_saving(document, config, loader, script.peft, record, default)
         record_plain_sft_arguments(document, config, script.trainer)
+        record_loading(document, config, loader, script.peft, _flags(document, loader))
         for key, name in _KEYWORDS.items():
             found = script.keyword(name)
             if found is not None:
@@ -259,16 +276,9 @@ class UnslothAdapter(Adapter):
 
     def _bits(self, document, config: ConfigIR, loader: ast.Call, default, record) -> bool | None:
         """Record quantization.bits as Unsloth's loader decides it; whether it fine-tunes fully."""
-        if is_open(loader) or _argument(loader, "quantization_config") is not None:
-            return None  # the flags may come from elsewhere: unknown
-        flags = {}
-        for name, position, fallback in (("load_in_4bit", 3, True), ("load_in_8bit", None, False),
-                                         ("load_in_16bit", None, False), ("full_finetuning", None, False),
-                                         ("load_in_fp8", None, False)):
-            node = _argument(loader, name, position)
-            flags[name] = fallback if node is None else document.literal(node)
-            if flags[name] is UNKNOWN:
-                return None
+        flags = _flags(document, loader)
+        if flags is None:
+            return None
         model_name = config.value("model.name")
         if flags["full_finetuning"]:
             return True  # loader.py: "full finetuning ... disabling LoRA / QLoRA"
@@ -297,7 +307,8 @@ class UnslothAdapter(Adapter):
             return
         config.set("adapter.kind", Field("lora", Origin(span_of(document, *document.span(peft.func)))))
         for key, name in (("adapter.r", "r"), ("adapter.alpha", "lora_alpha"),
-                          ("adapter.target_modules", "target_modules"), ("adapter.modules_to_save", "modules_to_save")):
+                          ("adapter.target_modules", "target_modules"), ("adapter.modules_to_save", "modules_to_save"),
+                          ("adapter.bias", "bias")):
             found = keyword(peft, name)
             if found is not None:
                 record(key, found.value)

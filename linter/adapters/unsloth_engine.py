@@ -34,12 +34,6 @@ _ENGINE = "unsloth/models/loader.py (FastLanguageModel.from_pretrained max_lora_
 _FORCED_VLLM = ("unsloth/models/rl.py (a trainer with use_vllm gets args.use_vllm = True when the model has a "
                 "vllm_engine)")
 _VLLM_TRAINERS = ("GRPOTrainer", "GRPOConfig")
-# FastLanguageModel (loader.py, since feec338c08, 2023-12-18) sends model_type "llama" to
-# FastLlamaModel and "mistral" to FastMistralModel (a FastLlamaModel subclass) in every release to
-# 015bdef0d9; other types were refused (NotImplementedError) or, from d0e0dad7d0 (2025.3.10), sent
-# to FastModel, as is load_in_8bit / full_finetuning.
-_PATCHED = ("unsloth/models/loader.py (FastLanguageModel.from_pretrained: llama -> FastLlamaModel, "
-            "mistral -> FastMistralModel, in every release)")
 _SAVE_CALLS = ("save_pretrained_merged", "push_to_hub_merged")
 _REFUSED_SAVE = "merged_4bit"
 _SIXTEEN_BIT = "merged_16bit"
@@ -121,11 +115,8 @@ def record_engine_and_saving(document: PythonDocument, config: ConfigIR, loader:
                                                                  _FORCED_VLLM)))
     if peft is not None:
         init = keyword(peft, "init_lora_weights")
-        if init is not None and record("adapter.init_weights", init.value) is not None:
-            owner = loader.func.value if isinstance(loader.func, ast.Attribute) else None
-            if isinstance(owner, ast.Name) and owner.id == "FastLanguageModel":
-                config.set("model.patched_types", Field(["llama", "mistral"], Origin(
-                    span_of(document, *document.span(loader.func)), _PATCHED)))
+        if init is not None:
+            record("adapter.init_weights", init.value)  # model.patched_types: unsloth_loading.py
     calls = list(document.calls(*_SAVE_CALLS))
     dead = dead_lines(document) if calls else []
     live = [call for call in calls if not any(first <= call.lineno <= last for first, last in dead)]

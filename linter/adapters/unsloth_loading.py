@@ -1,0 +1,59 @@
+"""Unsloth scripts: which model path the loader and get_peft_model take, and the quantization the
+loader is asked for, read with `ast` (facts only; the rules bound them by release).
+
+From unslothai/unsloth (bare mirror at 015bdef0d9):
+- unsloth/models/loader.py FastLanguageModel.from_pretrained dispatches by model_type to its own
+  patched classes (llama -> FastLlamaModel, mistral -> FastMistralModel since feec338c08,
+  2023-12-18, in every release; gemma, qwen2, gemma2 and, from 2025.4.2, qwen3 later); every other
+  type, and from 2025.3.10 (f35d5977d6) load_in_8bit / full_finetuning, goes to FastModel
+  (vision.py FastBaseModel), which sets UNSLOTH_USE_NEW_MODEL=1 so that FastLanguageModel's
+  get_peft_model (llama.py FastLlamaModel.get_peft_model) forwards to FastBaseModel's.
+- FastModel / FastVisionModel (loader.py, from f35d5977d6) always load through FastBaseModel, and
+  their get_peft_model is FastBaseModel's.
+- FastBaseModel.from_pretrained (vision.py) builds the BitsAndBytesConfig itself from
+  load_in_4bit / load_in_8bit (the loader's own keywords, not a transformers quantization_config).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..ir import ConfigIR, Field, Origin
+from ..python_reader import PythonDocument, is_open, keyword
+from . import span_of
+
+_PATCHED = ("unsloth/models/loader.py (FastLanguageModel.from_pretrained: llama -> FastLlamaModel, "
+            "mistral -> FastMistralModel, in every release)")
+_GENERIC = "unsloth/models/loader.py (FastModel / FastVisionModel load through vision.py FastBaseModel)"
+_GENERIC_OWNERS = ("FastModel", "FastVisionModel")
+_OWN_OWNER = "FastLanguageModel"
+
+
+def _owner(call: ast.Call | None) -> str | None:
+    function = call.func if call is not None else None
+    if isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name):
+        return function.value.id
+    return None
+
+
+def record_loading(document: PythonDocument, config: ConfigIR, loader: ast.Call, peft: ast.Call | None,
+                   flags: dict | None) -> None:
+    """model.patched_types where FastLanguageModel both loads the model and adds the adapter;
+    model.generic_loader for FastModel / FastVisionModel; quantization.loader_built and
+    quantization.none_requested from the loader's literal flags (`flags`: None when unknown)."""
+    where = span_of(document, *document.span(loader.func))
+    owner = _owner(loader)
+    if owner == _OWN_OWNER and peft is not None and _owner(peft) == _OWN_OWNER:
+        config.set("model.patched_types", Field(["llama", "mistral"], Origin(where, _PATCHED)))
+    if owner in _GENERIC_OWNERS:
+        config.set("model.generic_loader", Field(True, Origin(where, _GENERIC)))
+    if flags is None or is_open(loader):
+        return
+    if config.value("quantization.bits") in (4, 8):
+        config.set("quantization.loader_built", Field(True, Origin(config.span("quantization.bits"), _GENERIC)))
+    chosen = [name for name in ("load_in_4bit", "load_in_8bit", "load_in_16bit", "load_in_fp8", "full_finetuning")
+              if flags.get(name)]
+    written = keyword(loader, "load_in_4bit")
+    if not chosen and written is not None:
+        config.set("quantization.none_requested",
+                   Field(True, Origin(span_of(document, *document.span(written.value)))))

@@ -1,0 +1,220 @@
+"""A chat template name the framework's release does not register (TRN067)."""
+
+from __future__ import annotations
+
+from linter.registry import ERROR, Rule, register
+
+# Which table holds the names a file kind's `template` may take, and the package whose release decides.
+_PACKAGES = {"llamafactory": "llamafactory"}
+
+
+@register
+class UnregisteredTemplate(Rule):
+    """TRN067 unregistered-template
+
+    ## What it does
+    Flags a LLaMA-Factory `template:` name that the pinned LLaMA-Factory release does not
+    register, from a table of every release's registered names (data/template.py
+    `register_template`, read from each release tag by bench/llamafactory_templates.py). With
+    the version unknown (or a development build the table does not hold), it flags only a name
+    that no release, nor the repository's HEAD, ever registered.
+
+    ## Why is this bad?
+    `get_template_and_fix_tokenizer` raises ValueError("Template gpt does not exist.") on every
+    rank when the workflow builds the template, after the launch; templates are renamed between
+    releases (the gpt-oss template was `gpt` in 0.9.4.dev0 and `gpt_oss` in 0.9.4,
+    LLaMA-Factory#9759), so a name from another release's example fails.
+
+    ## Example
+    `llamafactory.yaml`:
+        model_name_or_path: openai/gpt-oss-20b
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        dataset: alpaca_en_demo
+        template: gpt
+        output_dir: out
+    Use instead:
+        model_name_or_path: openai/gpt-oss-20b
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        dataset: alpaca_en_demo
+        template: gpt_oss
+        output_dir: out
+
+    ## Fix safety
+    No fix: the right template depends on the model and the data; the message names the
+    release's closest names.
+
+    ## References
+    - hiyouga/LLaMA-Factory src/llamafactory/data/template.py register_template and
+      get_template_and_fix_tokenizer ("Template {} does not exist.", in every release from 0.0.9:
+      src/llmtuner/extras/template.py up to 0.2.2); the names per release tag in
+      linter/data/llamafactory_templates.json (bench/llamafactory_templates.py)
+    - `gpt` registered by 4dfad2490 (#8826, 0.9.4.dev0), renamed `gpt_oss` by 6ef985471 (#9638)
+    - hiyouga/LLaMA-Factory#9759
+    """
+
+    code = "TRN067"
+    name = "unregistered-template"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            package = _PACKAGES.get(config.value("file.kind"))
+            found = config.get("data.chat_template") if package else None
+            if found is None or not isinstance(found.value, str) or found.origin.default_source is not None:
+                continue
+            from linter import template_registry as registry  # the table is read only when needed
+
+            name = found.value
+            version = config.version(package)
+            names = registry.registered(package, version[0]) if version is not None else None
+            if names is not None:
+                if name in names:
+                    continue
+                earlier = registry.releases_with(package, name)
+                known = f" (releases {earlier[0]} to {earlier[-1]} register it)" if earlier else ""
+                yield self.finding(
+                    config, found.span,
+                    f"template {name!r} is not registered in {package} {version[0]} ({version[1]}){known}: the "
+                    f"launch fails with \"Template {name} does not exist.\"{_closest(name, names)}")
+                continue
+            every = registry.ever_registered(package)
+            if every is None or name in every:
+                if version is None:
+                    context.notes.append(f"{config.path}: {self.code} skipped: the {package} version is unknown")
+                continue
+            yield self.finding(
+                config, found.span,
+                f"template {name!r} is registered by no {package} release (nor its main branch): the launch "
+                f"fails with \"Template {name} does not exist.\"{_closest(name, every)}")
+
+
+def _closest(name: str, names) -> str:
+    import difflib  # only when a finding is made
+
+    close = difflib.get_close_matches(name, sorted(names), n=3, cutoff=0.6)
+    prefixed = [other for other in sorted(names) if other.startswith(name) and other not in close][:3 - len(close)]
+    suggestions = close + prefixed
+    return f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
+
+
+# Axolotl releases (axolotl-ai-cloud/axolotl tags): v0.4.0 pinned fschat 0.2.34 and registered chatml; the
+# 0.4.1 main branch pinned 0.2.36, then FastChat 5095615, then 27a05b04, and registered chatml_glaive and
+# llama3 too; v0.5.0 is the first release after fd3b80716 (#2021), which refuses every sharegpt type.
+_REFUSED_FROM = "0.5.0"
+
+
+@register
+class SharegptConversationUnknown(Rule):
+    """TRN066 sharegpt-conversation-unknown
+
+    ## What it does
+    Flags an Axolotl dataset of a ShareGPT type that the Axolotl release cannot load:
+    - with axolotl 0.5.0 or later pinned, any `type: sharegpt*` dataset (refused at validation);
+    - with axolotl 0.4.x pinned, a `type: sharegpt` dataset whose `conversation` is no FastChat
+      conversation template of the fschat that release pinned (nor one Axolotl registers:
+      chatml, chatml_glaive, llama3), or — on the 0.4.1 branch — whose empty `conversation` is
+      filled from a `chat_template` that no such template matches;
+    - with the version unknown, only a `conversation` no pinned fschat ever registered, or an
+      empty one filled from a `chat_template` that Axolotl accepted only after the fill existed
+      (phi_3, phi_35, qwen_25, mistral_v1, ...): every release that accepts such a
+      chat_template either fails at the dataset or refuses the type. v0.3.0 (September 2023,
+      before FastChat conversations) ignored `conversation` and had no `chat_template`.
+
+    ## Why is this bad?
+    The sharegpt loader builds its prompter with fastchat's `get_conv_template(conversation)`;
+    for an unregistered name it raises, `prompt_strategies.load()` swallows the error and
+    returns None, and the run dies preparing the data with "unhandled prompt tokenization
+    strategy: sharegpt" (axolotl-ai-cloud/axolotl#1683). From 0.5.0 the validation refuses the
+    type: "`type: sharegpt.*` is deprecated. Please use `type: chat_template` instead."
+
+    ## Example
+    `axolotl.yaml`:
+        base_model: microsoft/Phi-3-mini-4k-instruct
+        chat_template: phi_3
+        datasets:
+          - path: mlabonne/FineTome-100k
+            type: sharegpt
+        micro_batch_size: 1
+    Use instead:
+        base_model: microsoft/Phi-3-mini-4k-instruct
+        chat_template: phi_3
+        datasets:
+          - path: mlabonne/FineTome-100k
+            type: chat_template
+            field_messages: conversations
+            message_property_mappings:
+              role: from
+              content: value
+        micro_batch_size: 1
+
+    ## Fix safety
+    No fix: `type: chat_template` reads the messages under other field names, which the author
+    must map.
+
+    ## References
+    - axolotl prompters.py ShareGPTPrompter (get_conv_template, from e7d3e2dbb #578),
+      prompt_strategies/sharegpt.py (register_conv_template: chatml; chatml_glaive b7d8a7dc4;
+      llama3 50421c8b1), prompt_strategies/__init__.py load, utils/config normalize_cfg_datasets
+      (the fill, 9d4225a05 #1664, 2024-05-29); phi_3 accepted from cf64284a0 (#1582, 2024-06-04)
+    - the refusal: utils/schemas/validation.py deprecate_sharegpt_datasets (fd3b80716, #2021,
+      first in v0.5.0; still at 067b021c8)
+    - lm-sys/FastChat fastchat/conversation.py at v0.2.34, v0.2.36, 5095615, 27a05b04 (the pins in
+      Axolotl's requirements.txt); the names in linter/data/fastchat_conversations.json
+      (bench/fastchat_conversations.py)
+    - axolotl-ai-cloud/axolotl#1683
+    """
+
+    code = "TRN066"
+    name = "sharegpt-conversation-unknown"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            types = config.get("data.sharegpt_types")
+            if types is None:
+                continue
+            from linter import template_registry as registry  # the tables are read only when needed
+            from linter.versions import older_than
+
+            table = registry.fastchat()
+            version = config.version("axolotl")
+            conversation = config.get("data.sharegpt_conversation")
+            filled = config.get("data.sharegpt_filled")
+            late = set(table["axolotl_chat_template_enum"]["last"]) - set(table["axolotl_chat_template_enum"]["fill"])
+            if version is not None and older_than(version[0], _REFUSED_FROM) is False:
+                yield self.finding(
+                    config, types.span,
+                    f"axolotl {version[0]} ({version[1]}) refuses {types.value[0]!r} datasets at validation "
+                    "(\"`type: sharegpt.*` is deprecated. Please use `type: chat_template` instead.\"); convert the "
+                    "dataset to type: chat_template")
+                continue
+            if version is not None and older_than(version[0], "0.4.0") is not False:
+                continue  # before FastChat conversations (or not known here)
+            if version is not None and older_than(version[0], "0.4.1") is True:
+                names = set(table["fschat"]["0.2.34"]) | set(table["axolotl_conversations"]["v0.4.0"])
+                filled, where = None, f"axolotl {version[0]} ({version[1]}, fschat 0.2.34)"
+            else:
+                pins = ("0.2.36", "5095615", "27a05b04") if version else tuple(table["fschat"])
+                names = {name for pin in pins for name in table["fschat"][pin]} | {
+                    name for found in table["axolotl_conversations"].values() for name in found}
+                where = (f"axolotl {version[0]} ({version[1]})" if version else
+                         "any Axolotl release that reads it (v0.4.0 on; 0.5.0 and later refuse the type)")
+            if conversation is not None and conversation.value not in names:
+                yield self.finding(
+                    config, conversation.span,
+                    f"conversation {conversation.value!r} is no FastChat conversation template in {where}: the "
+                    "sharegpt loader fails (\"unhandled prompt tokenization strategy: sharegpt\") when the data is "
+                    "prepared; name a FastChat template, or use type: chat_template")
+            elif conversation is None and filled is not None and filled.value in late:
+                yield self.finding(
+                    config, filled.span,
+                    f"chat_template {filled.value!r} with a type: sharegpt dataset without `conversation`: Axolotl "
+                    f"copies it into the dataset's conversation, and {filled.value} is no FastChat conversation "
+                    "template, so the sharegpt loader fails (\"unhandled prompt tokenization strategy: sharegpt\"); "
+                    "Axolotl 0.5.0 and later refuse type: sharegpt; use type: chat_template")
+            elif version is None:
+                context.notes.append(f"{config.path}: {self.code} skipped: the axolotl version is unknown")

@@ -1,0 +1,72 @@
+"""TRN021: the rows of rules/argument_workflows.py (LLaMA-Factory's checks when training starts:
+the custom optimizers, the PPO trainer, and do_predict on a stage whose workflow never predicts)
+fire on the combination, stay silent on a neighbour, and keep to their version bounds."""
+
+from __future__ import annotations
+
+import pytest
+
+from rules.argument_workflows import WORKFLOW_ROWS
+from test_llamafactory_parser import _PPO, _SFT, messages
+
+_FULL = {**_SFT, "finetuning_type": "full"}
+
+# (message, refused config, the neighbour that passes)
+CASES = [
+    ("Unknown optim: {training_args.optim}.", {**_FULL, "use_galore": True, "optim": "adamw_torch_fused"},
+     {"optim": "paged_adamw_8bit"}),
+    ("Per-layer GaLore does not support gradient accumulation.",
+     {**_FULL, "use_galore": True, "galore_layerwise": True, "gradient_accumulation_steps": 8},
+     {"gradient_accumulation_steps": 1}),
+    ("Unknown optim: {training_args.optim}.", {**_FULL, "use_apollo": True, "optim": "adamw_8bit"},
+     {"optim": "adamw_torch"}),
+    ("Per-layer APOLLO does not support gradient accumulation.",
+     {**_FULL, "use_apollo": True, "apollo_layerwise": True, "gradient_accumulation_steps": 4},
+     {"apollo_layerwise": False}),
+    ("assert finetuning_args.badam_update_ratio > 1e-6",
+     {**_FULL, "use_badam": True, "badam_mode": "ratio", "badam_update_ratio": 0.0}, {"badam_update_ratio": 0.05}),
+    ("no do_predict branch", {**_SFT, "stage": "dpo", "do_train": False, "do_predict": True, "eval_dataset": "x"},
+     {"stage": "rm"}),
+    ("PPOTrainer does not support eval dataset yet.", {**_PPO, "val_size": 0.1}, {"val_size": None}),
+    ("`resume_from_checkpoint` will be supported in the future version.",
+     {**_PPO, "resume_from_checkpoint": "saves/ppo/checkpoint-100"}, {"stage": "sft"}),
+]
+
+
+def test_every_row_has_a_case():
+    assert all(any(message in row.message for message, *_ in CASES) for row in WORKFLOW_ROWS)
+
+
+@pytest.mark.parametrize("message, refused, change", CASES, ids=[f"{i}" for i in range(len(CASES))])
+def test_row_fires_and_its_neighbour_does_not(tmp_path, message, refused, change):
+    (tmp_path / "refused").mkdir()
+    (tmp_path / "accepted").mkdir()
+    assert any(message in found for found in messages(tmp_path / "refused", refused))
+    assert not any(message in found for found in messages(tmp_path / "accepted", {**refused, **change}))
+
+
+@pytest.mark.parametrize("message, refused", [(message, refused) for message, refused, _ in CASES
+                                              if not message.startswith("PPOTrainer")])
+def test_always_rows_fire_without_a_pin(tmp_path, message, refused):
+    assert any(message in found for found in messages(tmp_path, refused, pin=None))
+
+
+def test_ppo_eval_set_only_from_its_release(tmp_path):
+    refused = {**_PPO, "eval_dataset": "x"}
+    for name, pin, fires in (("unpinned", None, False), ("old", "0.8.2", False), ("new", "0.8.3", True)):
+        (tmp_path / name).mkdir()
+        found = messages(tmp_path / name, refused, pin=pin)
+        assert any("PPOTrainer does not support eval dataset" in message for message in found) is fires, name
+
+
+def test_galore_without_training_or_with_the_default_optim_is_silent(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    layerwise = {**_FULL, "use_galore": True, "galore_layerwise": True, "gradient_accumulation_steps": 8}
+    assert not messages(tmp_path / "a", {**layerwise, "do_train": False, "do_eval": True, "val_size": 0.1})
+    assert not messages(tmp_path / "b", {**_FULL, "use_galore": True})
+
+
+def test_do_predict_on_sft_is_not_the_workflow_row(tmp_path):
+    found = messages(tmp_path, {**_SFT, "do_predict": True, "predict_with_generate": True, "val_size": 0.1})
+    assert not any("no do_predict branch" in message for message in found)
