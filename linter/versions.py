@@ -97,6 +97,8 @@ def forget() -> None:
     _normalised_text.cache_clear()
     _read_text.cache_clear()
     pin_files.cache_clear()
+    _folders_up_to_repository.cache_clear()
+    _search_folders.cache_clear()
 
 
 @lru_cache(maxsize=4096)
@@ -115,19 +117,28 @@ def pin_files(folder: Path) -> list[Path]:
     return [folder / name for name in ordered]
 
 
-def _folders_up_to_repository(near: Path) -> list[Path]:
+@lru_cache(maxsize=4096)
+def _folders_up_to_repository(folder: Path) -> list[Path]:
     # Up to the repository root: pins above it belong to another project.
-    return folders_to_checkout(near.parent if not near.is_dir() else near)
+    return folders_to_checkout(folder)
 
 
 def _search(package: str, near: Path) -> tuple[str, list[tuple[str, Path]]] | None:
-    """("pin" or "conflict", [(version, file), ...]) for the nearest folder that pins `package`."""
-    wanted = _normalise(package)
+    """("pin" or "conflict", [(version, file), ...]) for the nearest folder that pins `package`;
+    files named as `near` is (relative to the working directory for a relative path)."""
     # Absolute: a relative path's parents stop at "." (the folders above the working directory
     # were never searched), and _pins_in caches by path.
     relative = not Path(near).is_absolute()
     near = Path(near).absolute()
-    for folder in _folders_up_to_repository(near):
+    found = _search_folders(_normalise(package), near.parent if not near.is_dir() else near)
+    if found is None or not relative:
+        return found
+    return found[0], [(version, Path(os.path.relpath(path))) for version, path in found[1]]
+
+
+@lru_cache(maxsize=None)  # asked by version_of, disagreeing and conflict for one file alike
+def _search_folders(wanted: str, start: Path) -> tuple[str, list[tuple[str, Path]]] | None:
+    for folder in _folders_up_to_repository(start):
         found: list[tuple[str, Path]] = []
         conflict = False
         for candidate in pin_files(folder):
@@ -137,16 +148,14 @@ def _search(package: str, near: Path) -> tuple[str, list[tuple[str, Path]]] | No
             version = _pins_in(candidate).get(wanted)
             if not version:
                 continue
-            # Named as the config was: relative to the working directory for a relative path.
-            shown = Path(os.path.relpath(candidate)) if relative else candidate
             if isinstance(version, tuple):  # one file pins it twice, differently
                 conflict = True
-                found.extend((each, shown) for each in version[1:])
+                found.extend((each, candidate) for each in version[1:])
                 continue
             conflict = conflict or any(not same_version(version, other) for other, _ in found)
-            found.append((version, shown))
+            found.append((version, candidate))
         if found:
-            return ("conflict" if conflict else "pin"), found
+            return (CONFLICT if conflict else "pin"), found
     return None
 
 
@@ -159,13 +168,17 @@ def pinned(package: str, near: Path) -> tuple[str, Path] | None:
     return found[1][0]
 
 
+def disagreeing(package: str, near: Path) -> list[tuple[str, Path]]:
+    """The pins of `package` that disagree in the nearest folder pinning it, as (version, file);
+    [] when they agree or nothing pins it. A bound every one of them is below is still known."""
+    found = _search(package, near)
+    return found[1] if found is not None and found[0] == CONFLICT else []
+
+
 def conflict(package: str, near: Path) -> str | None:
     """For notes: the disagreeing pins of `package` that leave its version unknown, e.g.
     "deepspeed==0.12.2 (requirements.txt), deepspeed==0.14.4 (pyproject.toml)"; else None."""
-    found = _search(package, near)
-    if found is None or found[0] != CONFLICT:
-        return None
-    return ", ".join(f"{package}=={version} ({path.name})" for version, path in found[1])
+    return ", ".join(f"{package}=={version} ({path.name})" for version, path in disagreeing(package, near)) or None
 
 
 @lru_cache(maxsize=None)
