@@ -116,17 +116,12 @@ def test_ver004_silent_where_the_repositorys_own_script_reads_the_file(write, tm
     not say whether the run packs unless it writes `packing`."""
     (tmp_path / ".git").mkdir()
     write("requirements.txt", "transformers==4.42.4\n")
-    write("sppo/alignment/configs.py", """from dataclasses import dataclass
-import transformers
-
-@dataclass
-class DataArguments:
-    dataset_mixer: dict = None
-
-@dataclass
-class SFTConfig(transformers.TrainingArguments):
-    max_seq_length: int = 1024
-""")
+    # (joined from lines: a class written at column 0 in this file would be one of trainlint's
+    # own repository, whose incident fixtures project_args reads)
+    write("sppo/alignment/configs.py", "\n".join([
+        "from dataclasses import dataclass", "import transformers", "", "@dataclass", "class DataArguments:",
+        "    dataset_mixer: dict = None", "", "@dataclass", "class SFTConfig(transformers.TrainingArguments):",
+        "    max_seq_length: int = 1024", ""]))
     recipe = SFT.format(steps=2, extra="max_seq_length: 2048\ndataset_mixer: {a: 1.0}")
     assert "VER004" not in codes(write("recipes/sft/config_qlora.yaml", recipe))
     # writing `packing: false` in such a file is a fact again
