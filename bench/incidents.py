@@ -42,9 +42,12 @@ BATCHES = {
                           "seeing it", "no: rules were then written for its misses (second session of 2026-11-24)"),
     "blind-2026-11-24c": ("blind batch 3 (`blind-2026-11-24c`, mined 2026-11-24 at 12d0f84)",
                           "0 / 3, still 0 / 3 at 8801cfa (a fourth, unsloth-no-mixed-precision-flash-attn, was dropped after: its cause "
-                          "rests on a maintainer's unconfirmed diagnosis, not on source)", "yes"),
+                          "rests on a maintainer's unconfirmed diagnosis, not on source)",
+                          "no: rules were then written for its misses (branch batch3, third session of 2026-11-24)"),
     "blind-2026-11-24d": ("blind batch 4 (`blind-2026-11-24d`, mined 2026-11-24 at 8801cfa)",
-                          "measured at 8801cfa when merged", "yes"),
+                          "2 / 22 at 5b03df1 (rules as at 8801cfa; 2 / 12 from the DeepSpeed, accelerate, transformers, PEFT and TRL "
+                          "trackers, 0 / 10 from Axolotl, LLaMA-Factory and Unsloth; TRN021 already reported the refusal "
+                          "of lf-oft-adapter-export-refused, which the miner had labelled as a new rule)", "yes"),
 }
 
 ROOT = Path(__file__).resolve().parent.parent

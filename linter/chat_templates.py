@@ -49,7 +49,7 @@ def _own_template(folder: Path) -> tuple[str, str] | None:
     return (template, f"{config_file} chat_template") if isinstance(template, str) else None
 
 
-def _folders(model_name: str, config_dir: Path | None) -> list[Path]:
+def checkpoint_folders(model_name: str, config_dir: Path | None) -> list[Path]:
     """The local checkpoint folder, else the Hub cache's snapshot (refs/main's, else the newest)."""
     from .models import _hub_cache
 
@@ -72,7 +72,7 @@ def chat_template(model_name: str, config_dir: Path | None = None) -> ChatTempla
     """What is known of `model_name`'s chat template; None when it can be read nowhere here."""
     import hashlib
 
-    for folder in _folders(model_name, config_dir):
+    for folder in checkpoint_folders(model_name, config_dir):
         own = _own_template(folder)
         if own is not None:
             text, where = own
@@ -97,3 +97,22 @@ def training_swap(template: ChatTemplate) -> tuple[str, str] | None:
 def swaps_checked_through() -> str:
     """The last TRL release whose get_training_chat_template the table was read from."""
     return _table()["trl_checked_through"]
+
+
+# Special tokens as chat templates spell them: `<|im_start|>`, `<|start_header_id|>`, and the
+# underscored `<start_of_turn>` / `<tool_call>` kind (never a plain word in angle brackets).
+_SPECIAL = re.compile(r"<\|[^|<>\s]+\|>|<[a-z][a-z0-9]*(?:_[a-z0-9]+)+>")
+
+
+def special_tokens(text: str) -> list[str]:
+    """The special tokens `text` spells, in order, each once."""
+    return list(dict.fromkeys(_SPECIAL.findall(text)))
+
+
+def unsloth_template(name: str) -> tuple[list[str], int, str] | None:
+    """(the special tokens the template writes literally, how many bos/eos placeholders it renders,
+    source) for the template unsloth's get_chat_template installs under `name`; None for a name
+    the table does not hold."""
+    block = _table()["unsloth_templates"]
+    row = block["templates"].get(name)
+    return None if row is None else (row["tokens"], row["placeholders"], block["source"])

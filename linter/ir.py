@@ -259,3 +259,9 @@ def canonical_dtype(value: Any) -> Any:
     if isinstance(value, str):
         return _DTYPES.get(value.strip().lower(), value)
     return value
+
+
+def upper_name(value: Any) -> str:
+    """An enum name as its framework reads it, case-insensitively (accelerate's
+    `StateDictType[value.upper()]`): written back, the upper-case name reads the same."""
+    return str(value).upper()

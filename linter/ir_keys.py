@@ -41,7 +41,8 @@ IR_KEYS = (
     ("quantization.compute_dtype", "dtype", "dtype 4-bit layers compute in"),
     ("quantization.double_quant", "bool", "nested quantization of the 4-bit scales"),
     ("quantization.method", "str", "LLaMA-Factory quantization_method (bnb, gptq, awq, ...)"),
-    ("quantization.quant_storage", "dtype", "dtype the packed 4-bit weights are stored in (sharding needs it)"),
+    ("quantization.quant_storage", "dtype", "dtype the packed 4-bit weights are stored in (sharding needs it); a str "
+                                            "starting 'unknown' where the framework's unknown version decides"),
     # Parameter-efficient adapters
     ("adapter.kind", "str", "lora, qlora, ...; None (written) when every parameter trains"),
     ("adapter.r", "int", "LoRA rank"),
@@ -178,6 +179,9 @@ IR_KEYS = (
     ("memory.activation_offload", "bool", "saved activations moved to CPU RAM or disk"),
     ("training.enabled", "bool", "False: the config predicts or evaluates only"),
     ("training.max_steps", "int", "optimizer steps to run; > 0 overrides the epochs (TrainingArguments max_steps)"),
+    ("trainer.sft_plain_arguments", "bool", "an SFT trainer gets a plain transformers TrainingArguments "
+                                            "(no SFT fields: TRL rebuilds it as its SFTConfig with defaults)"),
+    ("training.epochs", "num", "passes over the training set asked for (TrainingArguments num_train_epochs)"),
     ("training.backend", "str", "the framework's execution backend as written: local, ray, ... (Ludwig backend.type)"),
     ("training.remote_backend", "str", "the run trains on a remote service (Axolotl hatchery), not these GPUs"),
     ("training.precompute_ref", "bool", "reference log-probs computed once before training (TRL precompute_ref_log_probs)"),
@@ -223,6 +227,12 @@ IR_KEYS = (
     ("training.trainer", "str", "which trainer runs the config where one framework has several (TRL: grpo, ...; "
                                    "Ludwig LLM trainer.type: none, finetune, grpo, ...)"),
     ("tokenizer.added_tokens", "list", "new tokens added to the vocabulary before training (Axolotl `tokens`)"),
+    ("tokenizer.class", "str", "the transformers tokenizer class the config names to load the tokenizer with "
+                               "(Axolotl tokenizer_type: getattr(transformers, name).from_pretrained)"),
+    ("tokenizer.path", "str", "the checkpoint the tokenizer is loaded from (Axolotl tokenizer_config, else "
+                              "base_model)"),
+    ("tokenizer.transformers_below", "str", "a transformers release the run's is older than, as the framework's "
+                                            "own exact pin implies (Axolotl before 0.14.0 pins transformers 4.x)"),
     ("tokenizer.fix_untrained", "bool", "untrained token embeddings are reset before training (Axolotl "
                                         "fix_untrained_tokens)"),
     ("data.chat_template", "str", "the named chat template the training samples are formatted with, as written "
@@ -233,6 +243,14 @@ IR_KEYS = (
                                        "text) that replaces the model's own before training (TRL SFTConfig "
                                        "chat_template_path; a recipe's chat_template, tokenizer_name_or_path)"),
     ("tokenizer.pad_is_eos", "bool", "a training script sets the pad token to the EOS token"),
+    ("data.response_marker", "str", "the text that opens each response the loss is kept on; every other label is "
+                                    "masked (Unsloth train_on_responses_only response_part)"),
+    ("data.instruction_marker", "str", "the text that closes a kept response by opening the next instruction "
+                                       "(Unsloth train_on_responses_only instruction_part)"),
+    ("data.template_special_tokens", "list", "the special tokens (<|...|>, <word_word>) the chat template the "
+                                             "samples are rendered with writes literally"),
+    ("data.template_placeholders", "int", "how many bos/eos placeholders that chat template renders (each one "
+                                          "token the tokenizer decides)"),
     ("data.collator_masks_padding", "str", "the collator (by name) that labels every pad id -100"),
     # The argument checks a trainer's own parser runs at launch (rules/argument_checks.py): the keys
     # they read, as written or with the framework's default.

@@ -242,12 +242,19 @@ def unknown_version_reason(package: str, near: Path) -> str:
     return "no exact pin in requirements*.txt/pyproject.toml nearby, none installed"
 
 
+# Distributions published under an earlier name: LLaMA-Factory was `llmtuner` on PyPI up to 0.7.1
+# (setup.py name="llmtuner"; renamed "llamafactory" in dfa686b61, first released in 0.8.0).
+_FORMER_NAMES = {"llamafactory": ("llmtuner",)}
+
+
 def find_version(package: str, near: Path) -> Pin | None:
-    """The version of `package` a run of the config at `near` uses: the nearest exact pin, else
-    the installed distribution; None when unknown (pins that disagree included)."""
-    found = _search(package, near)
-    if found is not None:  # pins that disagree: unknown, not the installed package
-        return Pin(package, *found[1][0]) if found[0] != CONFLICT else None
+    """The version of `package` a run of the config at `near` uses: the nearest exact pin (of its
+    name or a former one), else the installed distribution; None when unknown (pins that
+    disagree included)."""
+    for name in (package, *_FORMER_NAMES.get(package, ())):
+        found = _search(name, near)
+        if found is not None:  # pins that disagree: unknown, not the installed package
+            return Pin(package, *found[1][0]) if found[0] != CONFLICT else None
     version = installed(package)
     return Pin(package, version, None) if version else None
 

@@ -6,8 +6,8 @@ from . import (  # noqa: F401
     deepspeed_schedule, embeddings, incompatible_versions, launch_refusals, launchers, llm_validation,
     loss_masks, memory, model_layers, model_loading, models, numerics, optimizers, parallelism, peft_configs,
     peft_layers, precision, prequantized, quantization, quantized_weights, rl_losses, rl_trainers, schema,
-    sharding, syntax, trainer_hazards, trainer_refusals, trainers, training, unsloth_saves, unsloth_scripts,
-    version_bounds, versions,
+    sft_lengths, sharding, syntax, tokenizers, trainer_hazards, trainer_refusals, trainers, training,
+    training_length, unsloth_saves, unsloth_scripts, version_bounds, versions,
 )
 
 # Checked by linter.registry: the import name `rules` is shared with other PyPI packages.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from linter.registry import ERROR, Rule, register
+from .facts import fsdp_version, world_size
 
 # peft/tuners/lora/bnb.py: DoRA arrived in PEFT 0.9.0 for plain Linear layers only; the
 # bitsandbytes Linear8bitLt and Linear4bit raise "... does not support DoRA yet, please set it to
@@ -164,4 +165,98 @@ class ModulesToSaveZero3PeftVersion(Rule):
                 "loads under deepspeed.zero.Init and PEFT copies the saved modules' empty ZeRO-3 partitions, so the "
                 "first forward fails (\"param.ds_status == ZeroParamStatus.AVAILABLE\"); PEFT gathers them from "
                 f"{_MODULES_TO_SAVE_GATHERED} (#1450): upgrade PEFT, or use ZeRO-2",
+            )
+
+
+# peft/tuners/lora/layer.py LoraLayer._apply_dora, 0.9.0 to 0.11.1: `lora_weight = lora_B.weight @
+# lora_A.weight` reads the LoRA weights without calling the modules; a0788a3f9 (#1806, "Refactor to
+# make DoRA and QDoRA work with FSDP", first in v0.12.0) moved DoRA into tuners/lora/dora.py, which
+# goes through lora_B(lora_A(x_eye)). peft/utils/other.py fsdp_auto_wrap_policy wraps every leaf
+# module whose weight requires grad (lora_A, lora_B) in its own FSDP unit; transformers trainer.py
+# _fsdp_qlora_plugin_updates installs it for a PeftModel with a LoraConfig (DoRA is one) from 4.39.0
+# (read in the 4.39.0 to 5.0.0 wheels; 5.5.0 moves it to integrations/fsdp.py).
+_DORA_THROUGH_CALL = "0.12.0"
+# TRL reads use_dora (ModelConfig) from 0.16.0 (f074dcdc8, huggingface/trl#2974), whose setup.py
+# requires transformers>=4.46.0: a TRL file whose DoRA is on always runs under the wrapping Trainer
+# (the transformers pin is not needed). Other frameworks' trainers are not read here.
+
+
+@register
+class DoraFsdpPeftVersion(Rule):
+    """PEF008 dora-fsdp-peft-version
+
+    ## What it does
+    Flags DoRA (`use_dora: true`) in a TRL config trained under FSDP1 (the config's own `fsdp`,
+    or an accelerate launcher config with `distributed_type: FSDP` in the same run), where the
+    PEFT in use is 0.9.x to 0.11.x (silent when unknown). TRL reads `use_dora` only from 0.16.0,
+    which requires transformers 4.46.0, whose Trainer wraps the LoRA layers in their own FSDP
+    units (from 4.39.0). Silent on one GPU (FSDP1 then keeps whole weights, NO_SHARD).
+
+    ## Why is this bad?
+    Under FSDP the Trainer wraps a LoRA model with PEFT's `fsdp_auto_wrap_policy`: every
+    `lora_A` and `lora_B` is its own FSDP unit, whose full weight exists only inside that
+    module's call. Before PEFT 0.12.0 DoRA computes its weight norm from `lora_B.weight @
+    lora_A.weight`, outside those calls, where each rank holds only its flat shard: the first
+    training step fails with shape errors (or, where two shards happen to have the same size,
+    computes with shards). PEFT 0.12.0 moved DoRA into its own module and calls the LoRA
+    layers "to make DoRA and QDoRA work with FSDP" (huggingface/peft#1806, #1737).
+
+    ## Example
+    `trl.yaml`:
+        model_name_or_path: meta-llama/Meta-Llama-3-8B
+        dataset_name: trl-lib/Capybara
+        use_peft: true
+        lora_target_modules: all-linear
+        use_dora: true
+    `accelerate.yaml`:
+        distributed_type: FSDP
+        num_processes: 2
+        fsdp_config:
+          fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP
+          fsdp_use_orig_params: true
+    `trainlint.toml`:
+        [[runs]]
+        files = ["trl.yaml", "accelerate.yaml"]
+    `requirements.txt`:
+        peft==0.11.1
+    Use instead PEFT 0.12.0 or later, in `requirements.txt`:
+        peft==0.12.0
+
+    ## Fix safety
+    No fix: the pin is the author's; plain LoRA (`use_dora: false`) or one GPU are the other
+    choices.
+
+    ## References
+    - peft src/peft/tuners/lora/layer.py LoraLayer._apply_dora (`lora_B.weight @ lora_A.weight`,
+      v0.9.0 to v0.11.1); a0788a3f9 (#1806), first in v0.12.0 (`git tag --contains`):
+      tuners/lora/dora.py DoraLinearLayer, `lora_B(lora_A(x_eye))`
+    - peft src/peft/utils/other.py fsdp_auto_wrap_policy (lambda_policy_fn: leaf modules whose
+      weight requires grad)
+    - transformers src/transformers/trainer.py Trainer._fsdp_qlora_plugin_updates (4.39.0 to 5.0.0;
+      integrations/fsdp.py from 5.5.0)
+    - trl trl/trainer/model_config.py ModelConfig.use_dora (f074dcdc8, #2974, first in v0.16.0;
+      setup.py transformers>=4.46.0)
+    - huggingface/peft#1737, #1806; hiyouga/LlamaFactory#3550
+    """
+
+    code = "PEF008"
+    name = "dora-fsdp-peft-version"
+    severity = ERROR
+
+    def check(self, run, context):
+        dora = [config for config in run.configs if config.value("adapter.dora") is True
+                and config.value("file.kind") == "trl"]
+        if not dora or not any(config.value("parallel.fsdp") is True for config in run.configs):
+            return
+        if fsdp_version(run) != 1 or world_size(run, context) == 1:
+            return  # one process: FSDP1 falls back to NO_SHARD and keeps whole weights
+        for config in dora:
+            old = context.version_before("peft", _DORA_THROUGH_CALL, config, self.code)
+            if old is None or context.version_before("peft", _DORA_FIRST, config, self.code) is not None:
+                continue
+            yield self.finding(
+                config, config.span("adapter.dora"),
+                f"DoRA under FSDP with PEFT {old[0]} ({old[1]}): the Trainer wraps each lora_A/lora_B in its own "
+                "FSDP unit, and before 0.12.0 DoRA reads lora_B.weight @ lora_A.weight outside them, where each "
+                f"rank holds a flat shard: the first step fails; upgrade PEFT to {_DORA_THROUGH_CALL} or turn DoRA off",
             )

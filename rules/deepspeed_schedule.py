@@ -25,11 +25,14 @@ class DeepSpeedSchedulerOverridesTrainer(Rule):
     """DS023 deepspeed-scheduler-overrides-trainer
 
     ## What it does
-    Flags a trainer config (TrainingArguments / TRL, LLaMA-Factory) that writes an
-    `lr_scheduler_type` while the DeepSpeed config it links has a `scheduler` block of another
-    shape: WarmupLR (warm-up, then constant) for anything but `constant` /
-    `constant_with_warmup`, WarmupDecayLR (linear decay) for anything but `linear`,
-    WarmupCosineLR for anything but the cosine schedules, and OneCycle / LRRangeTest for any.
+    Flags the `scheduler` block of a DeepSpeed config linked from a trainer config
+    (TrainingArguments / TRL, LLaMA-Factory) that writes an `lr_scheduler_type` of another
+    shape. The finding sits on the DeepSpeed block, the setting that wins (and the one the fix
+    removes), with the `lr_scheduler_type` that is dropped: one finding for all the trainer
+    configs that link the file and ask for the same schedule. Shapes that differ:
+    WarmupLR (warm-up, then constant) for anything but `constant` / `constant_with_warmup`,
+    WarmupDecayLR (linear decay) for anything but `linear`, WarmupCosineLR for anything but
+    the cosine schedules, and OneCycle / LRRangeTest for any.
 
     ## Why is this bad?
     When the DeepSpeed config has a `scheduler` section, transformers hands DeepSpeed a
@@ -82,11 +85,14 @@ class DeepSpeedSchedulerOverridesTrainer(Rule):
             shape = _SAME_SHAPE.get(scheduler.value.lower())
             if shape is None or written.value.lower() in shape:
                 continue
+            tree = config.key_tree
+            located = tree.locate(("scheduler",)) if tree is not None else None
+            span = (located.key_span or located.value_span) if located is not None else scheduler.span
             yield self.finding(
-                trainer, written.span,
-                f"lr_scheduler_type {written.value} is not used: the DeepSpeed config ({config.path.name}) has a "
-                f"scheduler block ({scheduler.value}), which replaces the trainer's schedule; drop the scheduler "
-                "block to get the trainer's, or make the two agree")
+                config, span,
+                f"scheduler block ({scheduler.value}) replaces the schedule of the trainer config that links this "
+                f"file: its lr_scheduler_type {written.value} is not used while this block is here; drop the block to "
+                "get the trainer's schedule, or make the two agree")
 
 
 @register

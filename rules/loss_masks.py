@@ -117,3 +117,103 @@ class AssistantOnlyLossWithoutGenerationMarkers(Rule):
             f"assistant_only_loss with {model}, whose chat template has no {{% generation %}} markers "
             f"({template.source}), on TRL {trl[0]} ({trl[1]}): {what}{later}; set chat_template_path to a template "
             "that marks the assistant turn with {% generation %}")
+
+
+@register
+class ResponseMarkerNotInTemplate(Rule):
+    """TRN059 responses-only-marker-not-in-template
+
+    ## What it does
+    Flags a response-only loss mask (Unsloth `train_on_responses_only`) whose `response_part` or
+    `instruction_part` spells a special token the chat template the samples are rendered with
+    never writes: Llama-3 header markers over ChatML text, say.
+
+    The template is the one `get_chat_template` installs
+    by name (a shipped table of the special tokens each named template writes); silent where the
+    script may render the samples otherwise, and where bos/eos placeholders could account for the
+    missing tokens.
+
+    ## Why is this bad?
+    The markers are tokenized and searched for in every tokenized sample. A response marker that
+    never occurs leaves every label at -100: current Unsloth (unsloth_zoo fix_zero_training_loss)
+    raises "All labels in your dataset are -100" before training, earlier releases printed a
+    warning and trained with a loss of 0, learning nothing. An instruction marker that never
+    occurs keeps the loss on everything after the first response, user turns included.
+
+    ## Example
+    `train.py`:
+        from unsloth import FastLanguageModel
+        from unsloth.chat_templates import get_chat_template, train_on_responses_only
+        from trl import SFTTrainer
+        model, tokenizer = FastLanguageModel.from_pretrained("unsloth/Meta-Llama-3.1-8B-Instruct")
+        tokenizer = get_chat_template(tokenizer, chat_template="chatml")
+        texts = [tokenizer.apply_chat_template(c, tokenize=False) for c in conversations]
+        trainer = SFTTrainer(model=model, tokenizer=tokenizer, train_dataset=dataset)
+        trainer = train_on_responses_only(
+            trainer,
+            instruction_part="<|start_header_id|>user<|end_header_id|>\\n\\n",
+            response_part="<|start_header_id|>assistant<|end_header_id|>\\n\\n",
+        )
+    Use instead the markers of the template in use, in `train.py`:
+        from unsloth import FastLanguageModel
+        from unsloth.chat_templates import get_chat_template, train_on_responses_only
+        from trl import SFTTrainer
+        model, tokenizer = FastLanguageModel.from_pretrained("unsloth/Meta-Llama-3.1-8B-Instruct")
+        tokenizer = get_chat_template(tokenizer, chat_template="chatml")
+        texts = [tokenizer.apply_chat_template(c, tokenize=False) for c in conversations]
+        trainer = SFTTrainer(model=model, tokenizer=tokenizer, train_dataset=dataset)
+        trainer = train_on_responses_only(
+            trainer,
+            instruction_part="<|im_start|>user\\n",
+            response_part="<|im_start|>assistant\\n",
+        )
+
+    ## Fix safety
+    No fix: which template the data should use, and so which markers, is the user's choice.
+
+    ## References
+    - unsloth/chat_templates.py get_chat_template and CHAT_TEMPLATES (unslothai/unsloth at
+      015bdef0d9 and ca6c3dcc99; the tokens per name: linter/data/chat_templates.json)
+    - train_on_responses_only: unsloth/chat_templates.py (#770, ca6c3dcc99, 2024-07-14), then
+      unsloth_zoo/dataset_utils.py (9d6e19d9, 2024-10-13; at ce232d6c: labels -100 outside
+      response_part .. instruction_part spans)
+    - unsloth_zoo/training_utils.py fix_zero_training_loss (47d90579, 2025-02-12: the
+      "All labels in your dataset are -100" error; before it a warning and a zero loss)
+    - unslothai/unsloth#1128
+    """
+
+    code = "TRN059"
+    name = "responses-only-marker-not-in-template"
+    severity = ERROR
+
+    def check(self, run, context):
+        from linter.chat_templates import special_tokens
+
+        for config in run.configs:
+            tokens = config.value("data.template_special_tokens")
+            if tokens is None:
+                continue
+            placeholders = config.value("data.template_placeholders") or 0
+            missing = {}  # marker key -> the special tokens it spells that the template never writes
+            for key in ("data.instruction_marker", "data.response_marker"):
+                marker = config.value(key)
+                absent = [token for token in special_tokens(marker) if token not in tokens] \
+                    if isinstance(marker, str) else []
+                if len(absent) > placeholders:
+                    missing[key] = absent
+            if not missing:
+                continue
+            if "data.response_marker" in missing:
+                what = ("no label is ever kept: every label is -100, and Unsloth raises \"All labels in your dataset "
+                        "are -100\" (older releases train with a loss of 0)")
+            else:
+                what = "a kept response never ends: the loss covers everything after the first response, user turns too"
+            spelled = "; ".join(f"{config.value(key)!r} spells {', '.join(absent)}" for key, absent in missing.items())
+            first = min(missing, key=lambda key: config.span(key).start)
+            source = config.get("data.template_special_tokens").origin.default_source.split(" (", 1)[0]
+            yield self.finding(
+                config, config.span(first),
+                f"loss-mask marker{'s' if len(missing) > 1 else ''} {spelled}: special tokens the chat template the "
+                f"samples are rendered with ({source}) never writes (it writes {', '.join(tokens) or 'none'}), so "
+                f"{'they never occur' if len(missing) > 1 else 'it never occurs'} and {what}; use the markers of "
+                "that template")

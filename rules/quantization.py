@@ -292,7 +292,9 @@ class QloraShardedQuantStorage(Rule):
         use_peft: true
         dtype: bfloat16
         fsdp: full_shard auto_wrap
-    Use instead:
+    `requirements.txt`:
+        trl==0.26.0
+    Use instead, in `sft.yaml`:
         model_name_or_path: meta-llama/Meta-Llama-3-8B
         dataset_name: trl-lib/Capybara
         load_in_4bit: true
@@ -304,7 +306,9 @@ class QloraShardedQuantStorage(Rule):
     Where a pin (or the installed package) says bitsandbytes < 0.43.0 or transformers < 4.39.0,
     the storage cannot be set at all: those releases keep 4-bit weights in uint8 whatever the
     config (or the framework) asks, and the finding says to upgrade. Axolotl sets the storage to
-    bfloat16 itself from v0.5.0; with an older pinned axolotl the file's own setting counts.
+    bfloat16 itself from v0.5.0; with an older pinned axolotl the file's own setting counts. TRL
+    0.10 to 0.25 store 4-bit weights in the file's `dtype` / `torch_dtype` themselves: a TRL file
+    that writes a dtype and no storage is silent there, and where the TRL version is unknown.
 
     ## Fix safety
     Safe: the storage dtype only changes how the packed 4-bit data is typed for sharding; the
@@ -317,6 +321,9 @@ class QloraShardedQuantStorage(Rule):
       passes quant_storage only where `bnb.nn.Linear4bit` accepts it
     - bitsandbytes nn/modules.py Linear4bit/Params4bit quant_storage: bitsandbytes#970
       (dcfb6f81, "Initial FSDP Support for QLoRA Finetuning"), first released in 0.43.0
+    - trl/trainer/utils.py get_quantization_config: `bnb_4bit_quant_storage=model_config.torch_dtype`
+      from 1dae55f90 (huggingface/trl#1863, first in v0.10), `model_args.bnb_4bit_quant_storage`
+      (ModelConfig, default None) from v0.26.0
     - axolotl src/axolotl/utils/models.py load_model: `"bnb_4bit_quant_storage": torch.bfloat16`
       from 2a1589f6f (#1428, 2024-03-21), first in v0.5.0
     - PEFT docs, "FSDP + QLoRA" and "DeepSpeed ZeRO-3 + QLoRA" (bnb_4bit_quant_storage)
@@ -347,6 +354,9 @@ class QloraShardedQuantStorage(Rule):
                     f"with the model's other parameters; upgrade to {package}>={bound} and store them in the model dtype")
                 continue
             storage = config.get("quantization.quant_storage")
+            if storage is not None and str(storage.value).startswith("unknown"):
+                context.notes.append(f"{config.path}: {self.code} skipped: 4-bit storage {storage.value}")
+                continue
             load_dtype = config.value("model.load_dtype")
             wanted = load_dtype if load_dtype in ("bfloat16", "float16", "float32") else None
             if wanted is None:

@@ -1,12 +1,15 @@
 """HF Trainer runs that start and then fail: the DeepSpeed out-of-memory retry, the single-process
-FSDP checkpoint save. Both are bounded by the pinned releases (silent when one is unknown)."""
+FSDP checkpoint save, the FSDP save that writes no weights. All are bounded by the pinned releases
+(silent when one is unknown)."""
 
 from __future__ import annotations
 
-from linter.registry import ERROR, Rule, register
+from linter.changes import SetValue
+from linter.fixes import Applicability
+from linter.registry import ERROR, WARNING, Rule, register
 from linter.versions import older_than
 
-from .facts import fsdp_version, pinned_version, world_size
+from .facts import HF_TRAINER_FILES, fsdp_version, pinned_version, world_size
 
 # Files the HF Trainer's argument classes read as written (as rules/trainer_arguments.py).
 _ARGUMENT_FILES = ("trl", "trainer", "llamafactory")
@@ -251,3 +254,111 @@ class FsdpSingleProcessFullStateSave(Rule):
             return None
         return (f"with use_orig_params false, transformers {transformers[0]} with accelerate {accelerate[0]} "
                 f"({accelerate[1]}) saves through accelerator.get_state_dict, which")
+
+
+# transformers trainer.py Trainer.save_model, FSDP branch: from 4.36.0 (accelerator.get_state_dict) it
+# writes weights only `if "FULL_STATE_DICT" in str(self.accelerator.state.fsdp_plugin.state_dict_type)`;
+# otherwise nothing is written (no config, no weights). Unchanged in every wheel read from 4.36.0 to 5.23.0 (4.57: the accelerate > 0.24.1 test
+# dropped). 4.31-4.35 wrote save_fsdp_model's own files instead (a sharded pytorch_model_fsdp_0
+# folder beside config.json): a different message, not flagged here.
+_SAVE_NEEDS_FULL = "4.36.0"
+# torch.distributed.fsdp StateDictType: FULL_STATE_DICT 1, LOCAL_STATE_DICT 2, SHARDED_STATE_DICT 3
+# (accelerate's FullyShardedDataParallelPlugin.set_state_dict_type reads a digit as the number).
+_SHARDED = ("SHARDED_STATE_DICT", "3")
+
+
+@register
+class FsdpShardedStateDictFinalSave(Rule):
+    """TRN055 fsdp-sharded-state-dict-final-save
+
+    ## What it does
+    Flags `fsdp_state_dict_type: SHARDED_STATE_DICT` in an accelerate launcher config that runs
+    FSDP1 (no `fsdp_version`, or 1) for a TrainingArguments / TRL config that leaves FSDP to the
+    launcher (no `fsdp` of its own, no DeepSpeed), where the pinned transformers is 4.36.0 or
+    newer (silent when unknown). The two files must be one run, as `accelerate launch
+    --config_file` joins them: a `[[runs]]` in `trainlint.toml` declares it.
+
+    ## Why is this bad?
+    `Trainer.save_model` under FSDP writes the model only when the plugin's state dict type is
+    FULL_STATE_DICT; with SHARDED_STATE_DICT it writes nothing at all. The final
+    `trainer.save_model()` of the training script leaves the output folder without weights (or
+    adapter), and every `checkpoint-*` folder holds the model only as FSDP's sharded
+    `pytorch_model_fsdp_0` (for resuming), which `from_pretrained` cannot load until it is
+    merged (`accelerate merge-weights`, accelerate 0.31.0 on). The run reports success; the
+    model is missing (transformers#30491).
+
+    ## Example
+    `trl.yaml`:
+        model_name_or_path: meta-llama/Llama-2-13b-hf
+        dataset_name: trl-lib/Capybara
+        output_dir: out
+    `accelerate.yaml`:
+        distributed_type: FSDP
+        num_processes: 8
+        fsdp_config:
+          fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP
+          fsdp_state_dict_type: SHARDED_STATE_DICT
+          fsdp_use_orig_params: true
+    `trainlint.toml`:
+        [[runs]]
+        files = ["trl.yaml", "accelerate.yaml"]
+    `requirements.txt`:
+        transformers==4.39.2
+    Use instead, in `accelerate.yaml`:
+        distributed_type: FSDP
+        num_processes: 8
+        fsdp_config:
+          fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP
+          fsdp_state_dict_type: FULL_STATE_DICT
+          fsdp_use_orig_params: true
+
+    ## Fix safety
+    Unsafe: FULL_STATE_DICT gathers the whole model into rank 0's CPU memory at every save, which a
+    very large model may not fit; keeping sharded checkpoints and switching the plugin to
+    FULL_STATE_DICT in the script before the final `save_model`
+    (`trainer.accelerator.state.fsdp_plugin.set_state_dict_type("FULL_STATE_DICT")`, as PEFT's
+    examples/sft/train.py does) is the alternative.
+
+    ## References
+    - transformers src/transformers/trainer.py Trainer.save_model (FSDP branch: `if
+      "FULL_STATE_DICT" in str(self.accelerator.state.fsdp_plugin.state_dict_type)`, from 4.36.0;
+      read in the 4.36.0 to 5.23.0 wheels), _save_checkpoint / _save_optimizer_and_scheduler
+      (save_fsdp_model: the sharded folder in each checkpoint)
+    - accelerate src/accelerate/utils/launch.py (FSDP_STATE_DICT_TYPE from the config's
+      fsdp_state_dict_type), utils/dataclasses.py FullyShardedDataParallelPlugin.set_state_dict_type
+      (FULL_STATE_DICT when unset under FSDP1), commands/merge.py (`accelerate merge-weights`,
+      4ba436ec, first in v0.31.0)
+    - huggingface/transformers#30491
+    """
+
+    code = "TRN055"
+    name = "fsdp-sharded-state-dict-final-save"
+    severity = WARNING
+    fix_applicability = Applicability.UNSAFE
+
+    def check(self, run, context):
+        launchers = [config for config in run.configs if config.value("file.kind") == "accelerate"
+                     and config.value("parallel.fsdp") is True]
+        if len(launchers) != 1 or launchers[0].value("parallel.fsdp_state_dict_type") not in _SHARDED:
+            return
+        launcher = launchers[0]
+        trainers = [config for config in run.configs if config.value("file.kind") in HF_TRAINER_FILES
+                    and config.value("arguments.project_parser") is not True]
+        if len(trainers) != 1 or fsdp_version(run) != 1:
+            return
+        trainer = trainers[0]
+        if (trainer.value("parallel.fsdp") is True or _deepspeed_link(trainer) is not None
+                or trainer.value("training.enabled") is False or trainer.value("training.trainer") == "ppo"):
+            return  # its own FSDP plugin (5.x), or another save path
+        transformers = pinned_version(trainer, "transformers", self.code, context)
+        if transformers is None or older_than(transformers[0], _SAVE_NEEDS_FULL):
+            return
+        yield self.finding(
+            launcher, launcher.span("parallel.fsdp_state_dict_type"),
+            f"FSDP with fsdp_state_dict_type SHARDED_STATE_DICT: transformers {transformers[0]} "
+            f"({transformers[1]}) Trainer.save_model writes model weights only for FULL_STATE_DICT, so the final "
+            f"save_model of {trainer.path.name} leaves no weights and checkpoints hold the model only as the sharded "
+            "pytorch_model_fsdp_0 (merge needed to load); use FULL_STATE_DICT, or switch to it before the final save",
+            fix=self.fix("Save a full state dict (unsafe: the whole model in rank 0's CPU memory at every save)",
+                         SetValue(launcher, "parallel.fsdp_state_dict_type", "FULL_STATE_DICT")),
+        )

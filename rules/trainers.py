@@ -70,8 +70,13 @@ class UnslothWithZero3(Rule):
 
 # transformers/training_args.py TrainingArguments.__post_init__: with load_best_model_at_end the
 # save and eval strategies must match (since 4.9.0, PR #12786; "best", a save strategy of
-# transformers 4.46, is exempt).
+# transformers 4.46, is exempt). The check compares the values after the field defaults, which
+# are the same in every release from 4.9.0 to 5.23.0: eval_strategy (evaluation_strategy before
+# 4.41) "no", save_strategy "steps" (read in the 4.9.0, 4.25.1, 4.36.0, 4.46.0, 4.57.6, 5.0.0 and
+# 5.23.0 wheels; nothing in __post_init__ changes either before the check, and TRL's configs and
+# LLaMA-Factory's parser keep TrainingArguments' defaults).
 _STRATEGY_CHECK = "4.9.0"
+_DEFAULT_STRATEGIES = {"checkpoint.save_strategy": "steps", "checkpoint.eval_strategy": "no"}
 
 
 @register
@@ -80,9 +85,11 @@ class LoadBestStrategyMismatch(Rule):
 
     ## What it does
     Flags `load_best_model_at_end: true` in a TrainingArguments, TRL or LLaMA-Factory config
-    whose written `save_strategy` and `eval_strategy` (or the older `evaluation_strategy`)
-    differ, unless `save_strategy` is `best`. Silent where either strategy is not written, or
-    where the transformers in use is older than 4.9.0.
+    whose `save_strategy` and `eval_strategy` (or the older `evaluation_strategy`) differ,
+    unless `save_strategy` is `best`. A strategy the file does not write is TrainingArguments'
+    default: `eval_strategy` "no", `save_strategy` "steps", so a file that turns on
+    `load_best_model_at_end` and writes neither is refused too. Silent where the transformers in
+    use is older than 4.9.0.
 
     ## Why is this bad?
     Loading the best model at the end needs a checkpoint at every evaluation, so
@@ -119,7 +126,8 @@ class LoadBestStrategyMismatch(Rule):
 
     ## References
     - transformers/training_args.py: TrainingArguments.__post_init__ (load_best_model_at_end
-      sanity checks)
+      sanity checks, from 4.9.0, PR #12786), which compares the strategies after the field
+      defaults (eval_strategy "no", save_strategy "steps": the same from 4.9.0 to 5.23.0)
     - hiyouga/LLaMA-Factory#8133; huggingface/transformers#12685, #12786
     """
 
@@ -133,14 +141,18 @@ class LoadBestStrategyMismatch(Rule):
                     or config.value("checkpoint.load_best") is not True
                     or config.value("arguments.project_parser") is True):
                 continue
-            save, evaluate = config.value("checkpoint.save_strategy"), config.value("checkpoint.eval_strategy")
+            save, evaluate = (_DEFAULT_STRATEGIES[key] if config.get(key) is None else config.value(key)
+                              for key in ("checkpoint.save_strategy", "checkpoint.eval_strategy"))
             if not isinstance(save, str) or not isinstance(evaluate, str) or save in (evaluate, "best"):
                 continue
             if context.version_before("transformers", _STRATEGY_CHECK, config, self.code) is not None:
                 continue
+            defaulted = [f"{key.split('.')[1]} {value} by default" for key, value in _DEFAULT_STRATEGIES.items()
+                         if config.get(key) is None]
             yield self.finding(
                 config, config.span("checkpoint.load_best"),
-                f"load_best_model_at_end with save_strategy {save} and eval_strategy {evaluate}: TrainingArguments "
+                f"load_best_model_at_end with save_strategy {save} and eval_strategy {evaluate}"
+                f"{' (' + ', '.join(defaulted) + ')' if defaulted else ''}: TrainingArguments "
                 "refuses it at launch (the strategies must match so that every evaluation has a checkpoint); "
                 f"use the same strategy for both",
             )

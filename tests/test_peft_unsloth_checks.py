@@ -323,3 +323,36 @@ def test_merged_16bit_needs_an_adapter(project):
             'model, tokenizer = FastLanguageModel.from_pretrained("my-org/llama-3-8b-bnb-4bit", max_seq_length=2048)\n'
             'model.save_pretrained_merged("out", tokenizer, save_method="merged_16bit")\n')
     assert codes(project("train.py", text, "unsloth==2025.10.1"), "TRN038") == []
+
+
+# PEF008: DoRA under FSDP1 before PEFT 0.12.0 (peft#1806), the accelerate launcher config declared
+# as the TRL file's run.
+_DORA_TRL = "model_name_or_path: meta-llama/Meta-Llama-3-8B\ndataset_name: trl-lib/Capybara\nuse_peft: true\n" \
+            "use_dora: {dora}\n"
+_FSDP_LAUNCHER = "distributed_type: {kind}\nnum_processes: {processes}\nfsdp_config:\n" \
+                 "  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n{extra}"
+
+
+@pytest.mark.parametrize("pin, dora, kind, processes, extra, fires", [
+    ("peft==0.11.1", "true", "FSDP", 2, "", True),
+    ("peft==0.9.0", "true", "FSDP", 8, "  fsdp_version: 1\n", True),
+    ("peft==0.12.0", "true", "FSDP", 2, "", False),  # DoRA through the modules' __call__
+    ("peft==0.8.2", "true", "FSDP", 2, "", False),  # no DoRA yet (another rule's finding)
+    (None, "true", "FSDP", 2, "", False),
+    ("peft==0.11.1", "false", "FSDP", 2, "", False),
+    ("peft==0.11.1", "true", "MULTI_GPU", 2, "", False),
+    ("peft==0.11.1", "true", "FSDP", 1, "", False),  # one process: NO_SHARD
+    ("peft==0.11.1", "true", "FSDP", 2, "  fsdp_version: 2\n", False),
+])
+def test_dora_fsdp_peft_version(project, tmp_path, pin, dora, kind, processes, extra, fires):
+    (tmp_path / "accelerate.yaml").write_text(_FSDP_LAUNCHER.format(kind=kind, processes=processes, extra=extra))
+    (tmp_path / "trainlint.toml").write_text('[[runs]]\nfiles = ["trl.yaml", "accelerate.yaml"]\n')
+    path = project("trl.yaml", _DORA_TRL.format(dora=dora), pin)
+    assert codes(str(path), "PEF008") == (["PEF008"] if fires else [])
+
+
+def test_dora_fsdp_needs_the_declared_run(project, tmp_path):
+    """An accelerate config beside the TRL file is not its launcher until a run joins them."""
+    (tmp_path / "accelerate.yaml").write_text(_FSDP_LAUNCHER.format(kind="FSDP", processes=2, extra=""))
+    project("trl.yaml", _DORA_TRL.format(dora="true"), "peft==0.11.1")
+    assert codes(str(tmp_path), "PEF008") == []

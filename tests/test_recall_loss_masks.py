@@ -103,3 +103,82 @@ def test_trn048_named_default_template(tmp_path):
         {"name": "tool_use", "template": "{% generation %}"}, {"name": "default", "template": "{{ x }}"}]}), "utf-8")
     found = chat_template(str(folder))
     assert found is not None and found.markers is False
+
+
+# TRN059: train_on_responses_only markers against the get_chat_template template's tokens.
+_SCRIPT = '''from unsloth import FastLanguageModel
+from unsloth.chat_templates import get_chat_template, train_on_responses_only
+from trl import SFTTrainer
+model, tokenizer = FastLanguageModel.from_pretrained("unsloth/Meta-Llama-3.1-8B-Instruct")
+tokenizer = get_chat_template(tokenizer, {template})
+texts = [tokenizer.apply_chat_template(c, tokenize=False) for c in conversations]
+{extra}trainer = SFTTrainer(model=model, tokenizer=tokenizer, train_dataset=dataset)
+trainer = train_on_responses_only(trainer, instruction_part={instruction!r}, response_part={response!r})
+'''
+_LLAMA3 = ("<|start_header_id|>user<|end_header_id|>\n\n", "<|start_header_id|>assistant<|end_header_id|>\n\n")
+_CHATML = ("<|im_start|>user\n", "<|im_start|>assistant\n")
+
+
+def _responses_only(tmp_path, template, markers, extra=""):
+    (tmp_path / "train.py").write_text(_SCRIPT.format(template=template, instruction=markers[0],
+                                                      response=markers[1], extra=extra), "utf-8")
+    out = trainlint("check", str(tmp_path / "train.py"), "--select", "TRN059", "--no-detect", "--format", "json").out
+    return [(f["code"], f["line"]) for f in json.loads(out)]
+
+
+@pytest.mark.parametrize("template, markers, fires", [
+    ('chat_template="chatml"', _LLAMA3, True),  # unslothai/unsloth#1128
+    ('"chatml"', _LLAMA3, True),  # positional
+    ('chat_template="llama-3.1"', _CHATML, False),  # one placeholder (bos) could be one missing token
+    ('chat_template="qwen-2.5"', _LLAMA3, True),
+    ('chat_template="chatml"', _CHATML, False),
+    ('chat_template="llama-3.1"', _LLAMA3, False),
+    ('chat_template="llama3"', _LLAMA3, False),
+    ('chat_template="gemma"', ("<start_of_turn>user\n", "<start_of_turn>model\n"), False),
+    ('chat_template="alpaca"', _CHATML, False),  # bos and eos placeholders: unknowable
+    ('chat_template="chatml"', ("### Instruction:\n", "### Response:\n"), False),  # no special tokens to judge
+    ('chat_template="acme"', _LLAMA3, False),  # not a template the table holds
+    ('chat_template=name', _LLAMA3, False),  # computed
+    ('chat_template=("{{ x }}", "</s>")', _LLAMA3, False),  # the user's own template
+])
+def test_trn059_markers_against_template(tmp_path, template, markers, fires):
+    assert [code for code, _ in _responses_only(tmp_path, template, markers)] == (["TRN059"] if fires else [])
+
+
+def test_trn059_instruction_marker_alone(tmp_path):
+    assert _responses_only(tmp_path, 'chat_template="chatml"', (_LLAMA3[0], _CHATML[1])) == [("TRN059", 8)]
+
+
+@pytest.mark.parametrize("extra", ['tokenizer.chat_template = open("t.jinja").read()\n',
+                                   'tokenizer = get_chat_template(tokenizer, chat_template="llama-3.1")\n'])
+def test_trn059_silent_when_the_template_may_change(tmp_path, extra):
+    assert _responses_only(tmp_path, 'chat_template="chatml"', _LLAMA3, extra) == []
+
+
+def test_trn059_silent_without_apply_chat_template(tmp_path):
+    (tmp_path / "train.py").write_text(_SCRIPT.format(template='chat_template="chatml"', instruction=_LLAMA3[0],
+                                                      response=_LLAMA3[1], extra="").replace(
+        "tokenizer.apply_chat_template(c, tokenize=False)", "c"), "utf-8")
+    out = trainlint("check", str(tmp_path / "train.py"), "--select", "TRN059", "--no-detect", "--format", "json").out
+    assert json.loads(out) == []
+
+
+def test_trn059_silent_when_the_template_only_renders_after_training(tmp_path):
+    script = _SCRIPT.format(template='chat_template="chatml"', instruction=_LLAMA3[0], response=_LLAMA3[1], extra="")
+    script = script.replace("texts = [tokenizer.apply_chat_template(c, tokenize=False) for c in conversations]\n", "")
+    script += "trainer.train()\nprint(tokenizer.apply_chat_template(messages, add_generation_prompt=True))\n"
+    (tmp_path / "train.py").write_text(script, "utf-8")
+    out = trainlint("check", str(tmp_path / "train.py"), "--select", "TRN059", "--no-detect", "--format", "json").out
+    assert json.loads(out) == []
+
+
+@pytest.mark.parametrize("imports", [
+    "from unsloth.chat_templates import get_chat_template\nfrom helpers import train_on_responses_only\n",
+    "from unsloth.chat_templates import get_chat_template as gct, train_on_responses_only\n",
+])
+def test_trn059_silent_for_functions_not_from_unsloth(tmp_path, imports):
+    script = _SCRIPT.format(template='chat_template="chatml"', instruction=_LLAMA3[0], response=_LLAMA3[1], extra="")
+    script = script.replace("from unsloth.chat_templates import get_chat_template, train_on_responses_only\n", imports)
+    (tmp_path / "train.py").write_text(script, "utf-8")
+    out = trainlint("check", str(tmp_path / "train.py"), "--select", "TRN059", "--no-detect", "--format", "json").out
+    assert json.loads(out) == []

@@ -366,3 +366,87 @@ def test_qnt008_reads_the_checkpoints_own_quant_storage(recall_copy):
 
     models.checkpoint_config.cache_clear()
     assert "QNT008" in codes(path, "--gpu", "A100")
+
+
+# MOD009: a slow SentencePiece tokenizer class for a checkpoint without tokenizer.model.
+def _tokenizer_config(tmp_path, base, tokenizer_type="LlamaTokenizer", pins=("axolotl==0.4.0",), extra=""):
+    (tmp_path / "config.yml").write_text(
+        f"base_model: {base}\ntokenizer_type: {tokenizer_type}\n{extra}datasets:\n  - path: mhenrichsen/alpaca_2k_test\n"
+        "    type: alpaca\n", "utf-8")
+    if pins:
+        (tmp_path / "requirements.txt").write_text("".join(f"{pin}\n" for pin in pins), "utf-8")
+    return codes(str(tmp_path / "config.yml"), "--select", "MOD009")
+
+
+@pytest.mark.parametrize("base, tokenizer_type, pins, fires", [
+    ("meta-llama/Meta-Llama-3-8B", "LlamaTokenizer", ("axolotl==0.4.0",), True),
+    ("meta-llama/Llama-3.1-8B-Instruct", "LlamaTokenizer", ("axolotl==0.13.2",), True),
+    ("amazon/MistralLite", "LlamaTokenizer", ("axolotl==0.4.0",), True),  # axolotl-ai-cloud/axolotl#754
+    ("meta-llama/Meta-Llama-3-8B", "LlamaTokenizer", ("transformers==4.40.1",), True),  # transformers#30607
+    ("meta-llama/Meta-Llama-3-8B", "LlamaTokenizer", ("axolotl==0.14.0",), False),  # transformers 5 pinned
+    ("meta-llama/Meta-Llama-3-8B", "LlamaTokenizer", ("transformers==5.0.0",), False),
+    ("meta-llama/Meta-Llama-3-8B", "LlamaTokenizer", (), False),  # versions unknown
+    ("meta-llama/Meta-Llama-3-8B", "AutoTokenizer", ("axolotl==0.4.0",), False),
+    ("meta-llama/Meta-Llama-3-8B", "LlamaTokenizerFast", ("axolotl==0.4.0",), False),
+    ("mistralai/Mistral-7B-v0.1", "LlamaTokenizer", ("axolotl==0.4.0",), False),  # ships tokenizer.model
+    ("meta-llama/Llama-2-7b-hf", "LlamaTokenizer", ("axolotl==0.4.0",), False),
+])
+def test_mod009_table_and_versions(tmp_path, base, tokenizer_type, pins, fires):
+    assert _tokenizer_config(tmp_path, base, tokenizer_type, pins) == (["MOD009"] if fires else [])
+
+
+@pytest.mark.parametrize("files, fires", [
+    (("tokenizer.json", "tokenizer_config.json"), True),
+    (("tokenizer.json", "tokenizer.model"), False),
+    (("config.json",), False),  # no tokenizer files at all: unknown
+])
+def test_mod009_local_folder(tmp_path, files, fires):
+    (tmp_path / "ckpt").mkdir()
+    for name in files:
+        (tmp_path / "ckpt" / name).write_text("{}", "utf-8")
+    assert _tokenizer_config(tmp_path, "./ckpt") == (["MOD009"] if fires else [])
+
+
+def test_mod009_tokenizer_config_wins_over_base_model(tmp_path):
+    (tmp_path / "tok").mkdir()
+    (tmp_path / "tok" / "tokenizer.model").write_text("", "utf-8")
+    assert _tokenizer_config(tmp_path, "meta-llama/Meta-Llama-3-8B", extra="tokenizer_config: ./tok\n") == []
+
+
+@pytest.mark.parametrize("missing, present, fires", [
+    (True, (), True),  # the Hub answered 404 for tokenizer.model
+    (False, (), False),  # not downloaded yet: unknown, and the name is in no table row
+    (False, ("tokenizer.model",), False),
+])
+def test_mod009_hub_cache(tmp_path, monkeypatch, missing, present, fires):
+    hub = tmp_path / "hub"
+    repo = hub / "models--acme--chat-7b"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text("abc123", "utf-8")
+    (repo / "snapshots" / "abc123").mkdir(parents=True)
+    (repo / "snapshots" / "abc123" / "tokenizer.json").write_text("{}", "utf-8")
+    for name in present:
+        (repo / "snapshots" / "abc123" / name).write_text("", "utf-8")
+    if missing:
+        (repo / ".no_exist" / "abc123").mkdir(parents=True)
+        (repo / ".no_exist" / "abc123" / "tokenizer.model").write_text("", "utf-8")
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    (tmp_path / "work").mkdir()
+    assert _tokenizer_config(tmp_path / "work", "acme/chat-7b") == (["MOD009"] if fires else [])
+
+# MOD008: FlashAttention-2 for a remote-code checkpoint that declares no FlashAttention-2 support
+@pytest.mark.parametrize("model, attention, fires", [
+    ("THUDM/chatglm3-6b-base", "flash_attention_2", True),
+    ("THUDM/chatglm3-6b", "flash_attention_2", True),
+    ("Qwen/Qwen-14B-Chat-Int4", "flash_attention_2", True),
+    ("/models/qwen-7b", "flash_attention_2", True),
+    ("THUDM/glm-4-9b-chat", "flash_attention_2", False),  # its modeling code sets _supports_flash_attn_2
+    ("Qwen/Qwen1.5-7B", "flash_attention_2", False),
+    ("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", "flash_attention_2", False),
+    ("THUDM/chatglm3-6b", "sdpa", False),
+])
+def test_flash_attention_2_on_remote_code_without_it(tmp_path, model, attention, fires):
+    path = tmp_path / "sft.yaml"
+    path.write_text(f"model_name_or_path: {model}\ntrust_remote_code: true\ndataset_name: trl-lib/Capybara\n"
+                    f"output_dir: out\nattn_implementation: {attention}\n")
+    assert codes(str(path), "--select", "MOD008") == (["MOD008"] if fires else [])

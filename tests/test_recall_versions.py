@@ -192,6 +192,20 @@ def test_qnt004_old_transformers_and_current_releases(write):
     assert "bnb_4bit_quant_storage" in found["message"] and found["fix"] is not None
 
 
+@pytest.mark.parametrize("pins, fires", [
+    ("trl==0.8.6\n", True),  # before huggingface/trl#1863: transformers' uint8
+    ("trl==0.10.0\n", False), ("trl==0.25.1\n", False),  # get_quantization_config stores in torch_dtype
+    ("trl==0.26.0\n", True),  # ModelConfig.bnb_4bit_quant_storage, default None (uint8)
+    ("", False),  # TRL unknown: the version decides
+])
+def test_qnt004_trl_stores_in_the_model_dtype_on_0_10_to_0_25(write, pins, fires):
+    """bnb-qlora-fsdp-uint8-storage with its accelerate config declared as the TRL file's run."""
+    files = copy_incident(write, "bnb-qlora-fsdp-uint8-storage")
+    write("trainlint.toml", '[[runs]]\nfiles = ["train.yaml", "accelerate.yaml"]\n')
+    write("requirements.txt", pins)
+    assert ("QNT004" in codes(files["train.yaml"])) is fires
+
+
 # ---- QNT005 on Unsloth scripts -----------------------------------------------------------------
 
 def test_qnt005_unsloth_4bit_without_adapter(write):

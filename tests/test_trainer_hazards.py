@@ -115,3 +115,99 @@ def test_fsdp_single_process_accelerate_config(tmp_path, processes, state, orig,
     (tmp_path / "trainlint.toml").write_text('[[runs]]\nfiles = ["args.yaml", "accelerate.yaml"]\n')
     text = "output_dir: out\nper_device_train_batch_size: 4\nsave_steps: 500\n"
     assert _codes(tmp_path, text, pins=pins) == (["TRN047"] if fires else [])
+
+
+# TRN055: SHARDED_STATE_DICT under FSDP1 makes Trainer.save_model write nothing (transformers >= 4.36).
+_SHARDED_LAUNCHER = ("distributed_type: FSDP\nnum_processes: 8\nfsdp_config:\n  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n"
+                     "  fsdp_state_dict_type: {state}\n{extra}")
+_TRL = "model_name_or_path: Qwen/Qwen2.5-7B\ndataset_name: trl-lib/Capybara\noutput_dir: out\n"
+
+
+@pytest.mark.parametrize("state, extra, trainer, pins, fires", [
+    ("SHARDED_STATE_DICT", "", _TRL, ["transformers==4.39.2"], True),
+    ("sharded_state_dict", "", _TRL, ["transformers==5.23.0"], True),  # accelerate upper-cases the name
+    ("3", "", _TRL, ["transformers==4.36.0"], True),  # torch StateDictType.SHARDED_STATE_DICT
+    ("SHARDED_STATE_DICT", "  fsdp_version: 1\n", _TRL, ["transformers==4.46.3"], True),
+    ("FULL_STATE_DICT", "", _TRL, ["transformers==4.39.2"], False),
+    ("SHARDED_STATE_DICT", "  fsdp_version: 2\n", _TRL, ["transformers==4.57.6"], False),  # FSDP1 only
+    ("SHARDED_STATE_DICT", "", _TRL, ["transformers==4.35.2"], False),  # save_fsdp_model's own files
+    ("SHARDED_STATE_DICT", "", _TRL, None, False),  # transformers unknown
+    ("SHARDED_STATE_DICT", "", _TRL + "fsdp: full_shard auto_wrap\n", ["transformers==4.46.3"], False),
+    ("SHARDED_STATE_DICT", "", _TRL + "deepspeed: ds.json\n", ["transformers==4.46.3"], False),
+])
+def test_fsdp_sharded_state_dict_final_save(tmp_path, state, extra, trainer, pins, fires):
+    (tmp_path / "accelerate.yaml").write_text(_SHARDED_LAUNCHER.format(state=state, extra=extra))
+    (tmp_path / "ds.json").write_text(json.dumps({"zero_optimization": {"stage": 2}}))
+    (tmp_path / "trainlint.toml").write_text('[[runs]]\nfiles = ["args.yaml", "accelerate.yaml"]\n')
+    assert _codes(tmp_path, trainer, pins=pins, select="TRN055") == (["TRN055"] if fires else [])
+
+
+def test_fsdp_sharded_state_dict_needs_the_declared_run(tmp_path):
+    """Two files side by side are not a run: without the launch command or [[runs]], silent."""
+    (tmp_path / "accelerate.yaml").write_text(_SHARDED_LAUNCHER.format(state="SHARDED_STATE_DICT", extra=""))
+    (tmp_path / "requirements.txt").write_text("transformers==4.39.2\n")
+    result = trainlint("check", str(tmp_path), "--select", "TRN055", "--no-detect", "--format", "json")
+    assert result.code == 0, result.out
+    (tmp_path / "args.yaml").write_text(_TRL)
+    result = trainlint("check", str(tmp_path), "--select", "TRN055", "--no-detect", "--format", "json")
+    assert json.loads(result.out) == []
+
+# TRN057: a positive max_steps overrides a written epoch count
+@pytest.mark.parametrize("text, fires", [
+    ("num_train_epochs: 20\nmax_steps: 10\n", True),
+    ("num_train_epochs: 0.5\nmax_steps: 10\n", True),
+    ("num_train_epochs: 1\nmax_steps: 10\n", False),  # the common "one capped pass" idiom
+    ("max_steps: 10\n", False),  # epochs at the default
+    ("num_train_epochs: 20\nmax_steps: -1\n", False),
+    ("num_train_epochs: 20\n", False),
+])
+def test_max_steps_overrides_written_epochs(tmp_path, text, fires):
+    assert _codes(tmp_path, "output_dir: out\nper_device_train_batch_size: 8\n" + text, select="TRN057") == (["TRN057"] if fires else [])
+
+
+def test_max_steps_overrides_epochs_in_an_unsloth_script(tmp_path):
+    script = """\
+        from unsloth import FastLanguageModel
+        from transformers import TrainingArguments
+        model, tokenizer = FastLanguageModel.from_pretrained("unsloth/llama-3-8b-bnb-4bit", max_seq_length=2048)
+        args = TrainingArguments(output_dir="out", max_steps=10, num_train_epochs=20)
+        """
+    assert _codes(tmp_path, script, select="TRN057", name="train.py") == ["TRN057"]
+    assert _codes(tmp_path, script.replace("max_steps=10, ", ""), select="TRN057", name="train.py") == []
+
+
+# TRN058: a plain TrainingArguments under Unsloth's SFTTrainer truncates at TRL's max_length 1024
+_SFT_SCRIPT = """\
+    from unsloth import FastLanguageModel
+    from transformers import TrainingArguments
+    from trl import SFTTrainer
+    max_seq_length = {length}
+    model, tokenizer = FastLanguageModel.from_pretrained("unsloth/llama-3-8b-bnb-4bit", max_seq_length=max_seq_length)
+    trainer = SFTTrainer(model=model, tokenizer=tokenizer, train_dataset=ds, max_seq_length=max_seq_length,
+                         args={args})
+    """
+
+
+@pytest.mark.parametrize("unsloth, trl, length, args, fires", [
+    ("2025.6.11", "0.19.1", 15000, 'TrainingArguments(output_dir="out")', True),
+    ("2025.5.8", "0.16.0", 4096, 'TrainingArguments(output_dir="out")', True),
+    ("2025.7.5", "0.18.2", 2048, 'TrainingArguments(output_dir="out")', True),
+    ("2025.6.11", "0.19.1", 1024, 'TrainingArguments(output_dir="out")', False),  # no longer than the default
+    ("2025.6.11", "0.15.2", 15000, 'TrainingArguments(output_dir="out")', False),  # before max_length
+    ("2025.6.11", "0.20.0", 15000, 'TrainingArguments(output_dir="out")', False),  # not checked
+    ("2025.5.6", "0.19.1", 15000, 'TrainingArguments(output_dir="out")', False),  # kwargs still reached the config
+    ("2025.8.1", "0.19.1", 15000, 'TrainingArguments(output_dir="out")', False),  # not checked
+    ("2025.6.11", "0.19.1", 15000, 'SFTConfig(output_dir="out")', False),  # #2669 fills max_length
+    (None, "0.19.1", 15000, 'TrainingArguments(output_dir="out")', False),  # unknown Unsloth: silent
+])
+def test_sft_plain_training_arguments_truncate_at_1024(tmp_path, unsloth, trl, length, args, fires):
+    pins = [f"trl=={trl}"] + ([f"unsloth=={unsloth}"] if unsloth else [])
+    text = _SFT_SCRIPT.format(length=length, args=args)
+    assert _codes(tmp_path, text, pins=pins, select="TRN058", name="train.py") == (["TRN058"] if fires else [])
+
+
+def test_sft_plain_training_arguments_through_a_name(tmp_path):
+    text = _SFT_SCRIPT.format(length=8192, args="training_args").replace(
+        "trainer = ", 'training_args = TrainingArguments(output_dir="out")\n    trainer = ')
+    assert _codes(tmp_path, text, pins=["trl==0.19.1", "unsloth==2025.6.11"], select="TRN058", name="train.py") \
+        == ["TRN058"]

@@ -183,3 +183,30 @@ def test_save_only_model_under_deepspeed_before_the_check_fails_at_the_end(tmp_p
     (tmp_path / "requirements.txt").unlink()
     result = trainlint("check", str(tmp_path / "args.yaml"), "--select", "TRN043", "--no-detect")
     assert "transformers 4.38.0+ refuses it at launch" in result.out
+
+
+# TRN011 with a strategy left at TrainingArguments' default (eval_strategy "no", save_strategy
+# "steps", the same from 4.9.0 to 5.23.0): __post_init__ compares the values after the defaults.
+@pytest.mark.parametrize("extra, pins, fires", [
+    ("load_best_model_at_end: true\n", ["transformers==4.46.3"], True),
+    ("load_best_model_at_end: true\n", None, True),  # every release since 4.9.0 refuses it
+    ("save_strategy: epoch\nload_best_model_at_end: true\n", ["transformers==5.23.0"], True),
+    ("evaluation_strategy: epoch\nload_best_model_at_end: true\n", ["transformers==4.36.2"], True),
+    ("eval_strategy: steps\nload_best_model_at_end: true\n", ["transformers==4.46.3"], False),
+    ("save_strategy: 'no'\nload_best_model_at_end: true\n", ["transformers==4.46.3"], False),
+    ("save_strategy: best\nload_best_model_at_end: true\n", ["transformers==4.57.6"], False),
+    ("load_best_model_at_end: true\n", ["transformers==4.8.2"], False),  # no check before 4.9.0
+    ("save_strategy: epoch\n", ["transformers==4.46.3"], False),
+])
+def test_load_best_with_default_strategies(tmp_path, extra, pins, fires):
+    assert _codes(tmp_path, _TRAINER + extra, pins=pins, select="TRN011") == (["TRN011"] if fires else [])
+
+def test_deepspeed_scheduler_reported_at_the_block_that_wins(tmp_path):
+    """The finding sits on the DeepSpeed `scheduler` key (the setting that wins and that the fix
+    removes), with the lr_scheduler_type that is dropped."""
+    (tmp_path / "args.yaml").write_text(_TRAINER + "lr_scheduler_type: cosine\ndeepspeed: ds.json\n")
+    (tmp_path / "ds.json").write_text('{\n  "zero_optimization": {"stage": 2},\n  "scheduler": {"type": "WarmupDecayLR"}\n}\n')
+    result = trainlint("check", str(tmp_path / "args.yaml"), "--select", "DS023", "--no-detect", "--format", "json")
+    [finding] = json.loads(result.out)
+    assert finding["file"].endswith("ds.json") and finding["line"] == 3
+    assert "lr_scheduler_type cosine is not used" in finding["message"]

@@ -255,3 +255,15 @@ def test_same_relative_name_in_another_folder_reads_that_folders_pin(tmp_path, m
     assert pinned("peft", versions.Path("x.json"))[0] == "0.11.1"
     monkeypatch.chdir(tmp_path / "b")
     assert pinned("peft", versions.Path("x.json"))[0] == "0.12.0"
+
+
+def test_a_pin_of_the_former_distribution_name_counts(tmp_path, monkeypatch):
+    """LLaMA-Factory was `llmtuner` on PyPI up to 0.7.1; its own name wins where both are pinned."""
+    monkeypatch.setattr(versions, "installed", lambda package: None)
+    versions.forget()
+    _write(tmp_path / "requirements.txt", "llmtuner==0.3.2\n")
+    assert find_version("llamafactory", tmp_path / "train.yaml").version == "0.3.2"
+    _write(tmp_path / "requirements.txt", "llmtuner==0.7.1\nllamafactory==0.9.1\n")
+    versions.forget()
+    assert find_version("llamafactory", tmp_path / "train.yaml").version == "0.9.1"
+    versions.forget()

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable
 from ..changes import Change, RenameKey, SetPrecision, SetValue, WriteLiteral
 from ..document import Document, Mapping, Node, RenderError, Scalar, Sequence
 from ..fixes import Edit
-from ..ir import ConfigIR, Field, KeyTree, Link, Located, Origin, Span, canonical_dtype
+from ..ir import ConfigIR, Field, KeyTree, Link, Located, Origin, Span, canonical_dtype, upper_name
 from ..source import folders_to_checkout
 from ..lazy_pattern import LazyPattern
 
@@ -380,7 +380,7 @@ def as_bool_or_auto(value: Any) -> Any:
 
 
 # Conversions after which the value reads back as written: a fix may write the IR value itself.
-_WRITTEN_AS_READ = {as_float, as_bool_or_auto, canonical_dtype}
+_WRITTEN_AS_READ = {as_float, as_bool_or_auto, canonical_dtype, upper_name}
 
 # Adapters by file format, in claiming order: where formats overlap, the HF family's keys
 # appear in the others' files, so it comes last. Modules are imported on first use of a format:

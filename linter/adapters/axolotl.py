@@ -46,6 +46,7 @@ from ..versions import older_than
 from . import (Adapter, Binding, Reader, as_bool_or_auto, as_float, deepspeed_link, new_config, set_path, strategy,
                templated, written)
 from .axolotl_checks import record_checked, record_lora_config
+from .axolotl_tokenizer import record_tokenizer
 from .shipped import AXOLOTL_DEEPSPEED
 from .fsdp_facts import own_classes, wrap_classes
 
@@ -115,7 +116,7 @@ _TRAINING_BINDINGS = (
     Binding("precision.fp8", "fp8"),
     Binding("batch.micro", "micro_batch_size"),
     Binding("batch.grad_accum", "gradient_accumulation_steps"),
-    Binding("training.max_steps", "max_steps"),  # handed to TrainingArguments max_steps
+    Binding("training.max_steps", "max_steps"), Binding("training.epochs", "num_epochs", convert=as_float),  # core/builders/base.py
     Binding("optimizer.lr", "learning_rate", convert=as_float),
     Binding("optimizer.name", "optimizer", default="adamw_torch_fused", source=_TRAINING),
     # Passed to TrainingArguments as written (core/builders: save_strategy, save_only_model).
@@ -212,13 +213,12 @@ class AxolotlAdapter(Adapter):
                 # monkeypatch/loss/chunked.py patch_chunked_ce_loss_fn(num_output_chunks=8)
                 read.set("memory.chunked_loss", 8, "chunked_cross_entropy")
         read.take("training.remote_backend", "hatchery", "backend")
-        # chat_template (schemas/config.py) formats the datasets of type chat_template; fix_untrained_tokens
-        # (train.py, #1771) resets the untrained rows (true, or a list of token ids).
+        # chat_template (schemas/config.py) formats the datasets of type chat_template.
         datasets = read.node("datasets")
         if isinstance(datasets, Sequence) and any(isinstance(d, dict) and d.get("type") == "chat_template"
                                                   for d in datasets.plain()):
             read.take("data.chat_template", "chat_template")
-        read.take("tokenizer.fix_untrained", "fix_untrained_tokens", convert=lambda value: bool(value))
+        record_tokenizer(read)  # tokenizer_type and its transformers, fix_untrained_tokens
         # Expert, tensor and context parallelism split experts, weights or sequences across GPUs
         # (utils/schemas/config.py expert_parallel_size, tensor_parallel_size, context_parallel_size).
         for key, what in (("expert_parallel_size", "expert parallelism"), ("tensor_parallel_size", "tensor parallelism"),

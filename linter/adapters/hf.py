@@ -83,7 +83,7 @@ from .shipped import ACCELERATE_DEEPSPEED_FILE
 from .trainer_arguments import TRAINER_ARGUMENT_BINDINGS
 from .hf_kinds import (ACCELERATE_FSDP_BINDINGS, TRL_TRAINER_BINDINGS, classify, distributed_type_of, fsdp_sharding,
                        record_project_arguments, record_repository_launchers, record_target_shorthand,
-                       record_trainer)
+                       record_trainer, trl_quant_storage)
 
 _TRAINING_ARGS = "transformers/training_args.py (TrainingArguments)"
 _TRL_CONFIG = "trl/trainer/base_config.py (bf16 = not fp16 when unset, TRL >= 0.19; gradient_checkpointing True)"
@@ -100,8 +100,7 @@ _DEVICES = {"MULTI_CPU": "cpu", "MULTI_NPU": "npu", "MULTI_MLU": "mlu", "MULTI_S
 _SNIFF = LazyPattern(r"^(?:distributed_type|compute_environment|dataset_text_field|dataset_name|use_peft|"
                     r"model_name_or_path|per_device_train_batch_size):"
                     r'|"(?:peft_type|distributed_type|per_device_train_batch_size)"\s*:', re.M)
-_MIXED_PRECISION = {"fp16": (True, False, False), "bf16": (False, True, False), "fp8": (False, False, True),
-                    "no": (False, False, False)}
+_MIXED_PRECISION = {"fp16": (True, False, False), "bf16": (False, True, False), "fp8": (False, False, True), "no": (False,) * 3}
 
 
 def _fsdp_on(value: Any) -> bool:
@@ -134,6 +133,7 @@ _TRAINER_BINDINGS = (
     Binding("memory.fused_cross_entropy", "use_liger_kernel"),  # liger's fused linear cross entropy
     Binding("scheduler.warmup_steps", "warmup_steps"),
     Binding("training.max_steps", "max_steps", default=-1, source=_TRAINING_ARGS),
+    Binding("training.epochs", "num_train_epochs", convert=as_float, default=3.0, source=_TRAINING_ARGS),
     Binding("sequence.packing", "packing"),
     Binding("sequence.max_length", "max_length", "max_seq_length"),
     Binding("parallel.fsdp", "fsdp", convert=_fsdp_on),
@@ -291,6 +291,7 @@ class HFAdapter(Adapter):
                 config.set("quantization.compute_dtype", Field(
                     "float32", Origin(read.key_span("load_in_4bit"), _TRL_QUANTIZATION, "dtype")))
             read.bind(_QLORA_BINDINGS)
+            trl_quant_storage(config, load_dtype)
         if load_dtype is None:
             # trl/trainer/model_config.py ModelConfig.dtype: default "float32" (the weights the
             # `trl` CLI loads when the config names no dtype); for the memory estimate only.
@@ -369,7 +370,7 @@ class HFAdapter(Adapter):
         if kind == "accelerate":
             if key == "parallel.zero_stage" and document.find("deepspeed_config", "deepspeed_config_file") is None:
                 return super().render_value(document, config, key, value)
-            if key == "parallel.fsdp_sync_module_states" and config.value("parallel.fsdp") is True:
+            if key in ("parallel.fsdp_sync_module_states", "parallel.fsdp_state_dict_type") and config.value("parallel.fsdp"):
                 return super().render_value(document, config, key, value)
             raise RenderError(f"accelerate configs have no key for {key}")
         if key in ("model.load_dtype", "quantization.compute_dtype"):

@@ -8,7 +8,8 @@ from functools import lru_cache
 from typing import Any
 
 from ..document import Document, Mapping, Scalar
-from ..ir import Field, Origin
+from ..ir import Field, Origin, upper_name
+from ..versions import older_than
 from . import Binding, written
 
 # Field names only TrainingArguments defines (common words such as output_dir, learning_rate,
@@ -225,7 +226,7 @@ ACCELERATE_FSDP_BINDINGS = (
     # accelerate commands/config/config_args.py -> launch.py FSDP_USE_ORIG_PARAMS / FSDP_STATE_DICT_TYPE
     # (FullyShardedDataParallelPlugin: FULL_STATE_DICT when unset for FSDP1).
     Binding("parallel.fsdp_use_orig_params", "fsdp_config.fsdp_use_orig_params"),
-    Binding("parallel.fsdp_state_dict_type", "fsdp_config.fsdp_state_dict_type", convert=lambda value: str(value).upper()),
+    Binding("parallel.fsdp_state_dict_type", "fsdp_config.fsdp_state_dict_type", convert=upper_name),
 )
 
 
@@ -240,3 +241,27 @@ def fsdp_sharding(value: Any) -> str | None:
         if word in ("FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD", "HYBRID_SHARD", "HYBRID_SHARD_ZERO2"):
             return "HYBRID_SHARD" if word.startswith("HYBRID") else word
     return None
+
+
+# trl/trainer/utils.py get_quantization_config: `bnb_4bit_quant_storage=model_config.torch_dtype`
+# from 1dae55f90 (huggingface/trl#1863, first in v0.10; `model_args.dtype` from 0.23), until
+# ModelConfig.bnb_4bit_quant_storage (default None: transformers' uint8) replaced it in v0.26.0.
+_TRL_STORAGE_IS_DTYPE = ("0.10.0", "0.26.0")
+_TRL_STORAGE = "trl/trainer/utils.py (get_quantization_config: bnb_4bit_quant_storage = dtype, TRL 0.10 to 0.25)"
+
+
+def trl_quant_storage(config: Any, load_dtype: Field | None) -> None:
+    """The 4-bit storage dtype TRL itself passes where the file writes none: the model dtype on TRL
+    0.10 to 0.25, uint8 (transformers' default, nothing recorded) before and after; where TRL's
+    version is unknown, a str saying so."""
+    if config.get("quantization.quant_storage") is not None or load_dtype is None \
+            or load_dtype.value not in ("float16", "bfloat16", "float32"):
+        return
+    trl = config.version("trl")
+    if trl is None:
+        value = "unknown (the TRL version decides: 0.10 to 0.25 store 4-bit weights in the model dtype)"
+    elif older_than(trl[0], _TRL_STORAGE_IS_DTYPE[0]) or not older_than(trl[0], _TRL_STORAGE_IS_DTYPE[1]):
+        return
+    else:
+        value = load_dtype.value
+    config.set("quantization.quant_storage", Field(value, Origin(load_dtype.span, _TRL_STORAGE)))

@@ -93,6 +93,7 @@ _TRAINING_BINDINGS = (
     Binding("batch.micro", "per_device_train_batch_size", default=8, source=_TRAINING_ARGS),
     Binding("batch.grad_accum", "gradient_accumulation_steps", default=1, source=_TRAINING_ARGS),
     Binding("training.max_steps", "max_steps", default=-1, source=_TRAINING_ARGS),
+    Binding("training.epochs", "num_train_epochs", convert=as_float, default=3.0, source=_TRAINING_ARGS),
     Binding("optimizer.lr", "learning_rate", convert=as_float),
     Binding("optimizer.name", "optim"),
     Binding("optimizer.weight_decay", "weight_decay", convert=as_float),

@@ -35,7 +35,8 @@ from ..fixes import Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from ..python_reader import AUTO, UNKNOWN, PythonDocument, call_name, is_open, keyword
 from . import Adapter, new_config, record_literal, span_of
-from .unsloth_engine import record_engine_and_saving
+from .unsloth_engine import record_engine_and_saving, record_plain_sft_arguments
+from .unsloth_templates import record_response_markers
 
 _LOADER = "unsloth/models/loader.py (FastLanguageModel.from_pretrained)"
 _PEFT = "unsloth/models/llama.py (get_peft_model use_gradient_checkpointing=\"unsloth\")"
@@ -61,7 +62,7 @@ _KEYWORDS = {
     "batch.micro": "per_device_train_batch_size", "batch.grad_accum": "gradient_accumulation_steps",
     "optimizer.lr": "learning_rate", "optimizer.grad_clip": "max_grad_norm", "optimizer.name": "optim",
     "optimizer.weight_decay": "weight_decay", "scheduler.warmup_steps": "warmup_steps",
-    "sequence.packing": "packing",
+    "sequence.packing": "packing", "training.max_steps": "max_steps", "training.epochs": "num_train_epochs",
 }
 
 
@@ -224,12 +225,14 @@ class UnslothAdapter(Adapter):
             config.set("quantization.double_quant", Field(True, Origin(config.span("quantization.bits"), _LOADER)))
         self._adapter(document, config, script, full_finetuning, record, default)
         record_engine_and_saving(document, config, loader, script.peft, record, default)
+        record_plain_sft_arguments(document, config, script.trainer)
         for key, name in _KEYWORDS.items():
             found = script.keyword(name)
             if found is not None:
                 record(key, found.value)
         self._automatic_precision(document, config, script)
         self._padding(document, config)
+        record_response_markers(document, config)
         return config
 
     def _padding(self, document, config: ConfigIR) -> None:

@@ -15,6 +15,8 @@ From unslothai/unsloth (bare mirror at 015bdef0d9) and unslothai/unsloth-zoo (ce
   written only (their defaults changed: max_prompt_length 512 from 0.14, None from 0.26, removed
   in 89070d241).
 - get_peft_model(..., init_lora_weights=True, ...) in llama.py and vision.py.
+- SFTTrainer(args=TrainingArguments(...)) with transformers' own TrainingArguments (no SFT fields):
+  recorded as trainer.sft_plain_arguments (TRL rebuilds it as an SFTConfig with its defaults).
 - unsloth/save.py unsloth_save_pretrained_merged(self, save_directory, tokenizer,
   save_method="merged_16bit", ...) and unsloth_push_to_hub_merged(self, repo_id, tokenizer,
   save_method=...): save_method is the third argument after the bound model.
@@ -25,7 +27,7 @@ from __future__ import annotations
 import ast
 
 from ..ir import ConfigIR, Field, Origin
-from ..python_reader import PythonDocument, is_open, keyword
+from ..python_reader import PythonDocument, call_name, is_open, keyword
 from . import span_of
 
 _ENGINE = "unsloth/models/loader.py (FastLanguageModel.from_pretrained max_lora_rank=64, 2025.2.1 and later)"
@@ -143,3 +145,20 @@ def record_engine_and_saving(document: PythonDocument, config: ConfigIR, loader:
         bare = next((call for call in live if _save_method(call) is None and not _opaque(call)), None)
         if bare is not None:
             default("save.merged_16bit", True, bare.func, _SIXTEEN_BIT_DEFAULT)
+
+
+def record_plain_sft_arguments(document: PythonDocument, config: ConfigIR, trainer: ast.Call | None) -> None:
+    """trainer.sft_plain_arguments: SFTTrainer's `args` is transformers' TrainingArguments, written
+    in the call or assigned to the name it passes."""
+    found = keyword(trainer, "args") if trainer is not None and call_name(trainer) == "SFTTrainer" else None
+    if found is None or not any(node.module == "transformers" and not node.level and any(
+            alias.name == "TrainingArguments" and alias.asname is None for alias in node.names)
+            for node in document.from_imports):
+        return
+    for call in document.calls("TrainingArguments"):
+        assigned = document.call_assignments.get(id(call))
+        if call is found.value or (isinstance(found.value, ast.Name) and assigned is not None and any(
+                isinstance(target, ast.Name) and target.id == found.value.id for target in assigned.targets)):
+            config.set("trainer.sft_plain_arguments",
+                       Field(True, Origin(span_of(document, *document.span(found.value)), None)))
+            return

@@ -1,0 +1,32 @@
+"""Axolotl's tokenizer settings (axolotl-ai-cloud/axolotl, bare mirror at 067b021c8).
+
+- loaders/tokenizer.py load_tokenizer (utils/models.py before #2680): `tokenizer_cls =
+  getattr(transformers, cfg.tokenizer_type)` when tokenizer_type is set (AutoTokenizer
+  otherwise), then `tokenizer_cls.from_pretrained(cfg.tokenizer_config, ..., use_fast=...)`; a
+  concrete class ignores use_fast. tokenizer_config defaults to base_model_config, else
+  base_model (utils/config/__init__.py normalize_config; utils/models.py load_tokenizer in v0.4.0).
+- Axolotl pins transformers exactly: 4.x through v0.13.2 (transformers==4.57.6), 5.x from v0.14.0
+  (transformers==5.0.0; requirements.txt, later pyproject.toml). transformers 5 makes
+  LlamaTokenizer a tokenizers-backed class (TokenizersBackend) that loads tokenizer.json.
+- fix_untrained_tokens (train.py, #1771) resets the untrained embedding rows.
+"""
+
+from __future__ import annotations
+
+from ..versions import older_than
+from . import Reader
+
+_TRANSFORMERS_5 = "0.14.0"  # the first axolotl release that pins transformers 5 (5.0.0)
+
+
+def record_tokenizer(read: Reader) -> None:
+    read.take("tokenizer.fix_untrained", "fix_untrained_tokens", convert=lambda value: bool(value))
+    if read.take("tokenizer.class", "tokenizer_type") is None:
+        return
+    # utils/config/__init__.py normalize_config: tokenizer_config or base_model_config or base_model
+    if read.take("tokenizer.path", "tokenizer_config") is None and \
+            read.take("tokenizer.path", "base_model_config") is None and read.config.get("model.name") is not None:
+        read.config.set("tokenizer.path", read.config.get("model.name"))
+    pinned = read.config.version("axolotl")
+    if pinned is not None and older_than(pinned[0], _TRANSFORMERS_5):
+        read.set("tokenizer.transformers_below", "5.0.0", "tokenizer_type")
