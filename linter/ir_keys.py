@@ -27,6 +27,8 @@ IR_KEYS = (
                                    "recorded only for a config that launch commands name"),
     ("arguments.project_keys", "list", "keys of this file that the repository's own argument dataclasses define"),
     ("arguments.project_parser", "bool", "the repository's own argument classes (no framework base) read this file"),
+    ("arguments.imported_classes", "str", "argument classes a parser call of the repository imports from another "
+                                          "installed package (not transformers/trl): `module (scripts)`"),
     ("device.kind", "str", "the accelerator the job runs on: cuda, or cpu/npu/xpu/... where a launcher config says"),
     # Model
     ("model.name", "str", "the base model: a hub id or a local path"),

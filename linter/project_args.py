@@ -65,9 +65,20 @@ class ArgumentClass:
 
 
 @dataclass(frozen=True)
+class ImportedClass:
+    """A class a parser call of the repository names, imported from another installed package
+    (argument_imports.third_party): its fields are not known here."""
+
+    name: str
+    module: str
+    script: Path
+
+
+@dataclass(frozen=True)
 class ProjectArguments:
     root: Path
     classes: tuple[ArgumentClass, ...]
+    imported: tuple[ImportedClass, ...] = ()  # parser classes from other installed packages
 
     @property
     def fields(self) -> frozenset[str]:
@@ -169,7 +180,8 @@ def _class_names_in(node, assigned: dict[str, list[str]]) -> list[str]:
     return [name] if name else []
 
 
-def _read_file(path: Path, classes: list[_Class], parsed: set[str], budget: list[int]) -> None:
+def _read_file(path: Path, classes: list[_Class], parsed: set[str], budget: list[int],
+               origins: dict[str, set[tuple[str, Path]]]) -> None:
     import ast
 
     try:
@@ -218,11 +230,20 @@ def _read_file(path: Path, classes: list[_Class], parsed: set[str], budget: list
                 line in parser_lines for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)):
             calls.extend(sub for sub in ast.walk(node)
                          if isinstance(sub, ast.Call) and _last_name(sub.func) in PARSERS)
+    imports = None
     for call in calls:
         first = call.args[0] if call.args else next(
             (k.value for k in call.keywords if k.arg == "dataclass_types"), None)
         if first is not None:
-            parsed.update(_class_names_in(first, assigned))
+            names = _class_names_in(first, assigned)
+            parsed.update(names)
+            if imports is None:
+                from .argument_imports import imported_names
+
+                imports = imported_names(data)
+            for name in names:
+                if name in imports:
+                    origins.setdefault(name, set()).add((imports[name], path))
 
 
 _DATACLASS = re.compile(rb"^([ \t]*)@(?:[A-Za-z_][\w.]*\.)?dataclass\b", re.MULTILINE)
@@ -329,8 +350,9 @@ def _scan(root: Path) -> ProjectArguments:
     found: list[_Class] = []
     parsed: set[str] = set()
     budget = [MAX_PARSED_BYTES]
+    origins: dict[str, set[tuple[str, Path]]] = {}
     for path in _python_files(root):
-        _read_file(path, found, parsed, budget)
+        _read_file(path, found, parsed, budget, origins)
     by_name: dict[str, list[_Class]] = {}
     for cls in found:
         by_name.setdefault(cls.name, []).append(cls)
@@ -362,4 +384,9 @@ def _scan(root: Path) -> ProjectArguments:
         chosen.append(ArgumentClass(cls.name, cls.path, cls.line, frozenset(fields), frozenset(upstream),
                                     is_parsed))
     chosen.sort(key=lambda cls: (str(cls.path), cls.line))
-    return ProjectArguments(root, tuple(chosen))
+    from .argument_imports import third_party
+
+    imported = sorted({ImportedClass(name, module, script) for name, places in origins.items()
+                       if name not in by_name for module, script in places if third_party(module, script, root)},
+                      key=lambda cls: (str(cls.script), cls.name))
+    return ProjectArguments(root, tuple(chosen), tuple(imported))

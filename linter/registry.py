@@ -36,13 +36,18 @@ class Context:
 
     def version_before(self, package: str, bound: str, config: ConfigIR, code: str) -> tuple[str, str] | None:
         """(version, where it comes from) when the run's `package` is older than `bound`; None
-        when it is not, or when the version is unknown (noted for --verbose: the rule is silent)."""
-        from .versions import older_than
+        when it is not, or when the version is unknown (noted for --verbose: the rule is silent).
+        Pins that disagree (versions.disagreeing) still answer when every one is older."""
+        from .versions import disagreeing, older_than, unknown_version_reason
 
         found = config.version(package)
+        pins = disagreeing(package, config.path) if found is None else []
+        if pins and all(older_than(version, bound) for version, _ in pins):
+            versions = " or ".join(dict.fromkeys(version for version, _ in pins))
+            return versions, ", ".join(dict.fromkeys(str(path) for _, path in pins))
         if found is None:
             self.notes.append(f"{config.path}: {code} skipped: the {package} version is unknown "
-                              "(no exact pin in requirements*.txt/pyproject.toml nearby, none installed)")
+                              f"({unknown_version_reason(package, config.path)})")
             return None
         return found if older_than(found[0], bound) else None
 

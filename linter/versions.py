@@ -17,13 +17,20 @@ nearest folder holding `.git`; without one, up to the file system root), from:
 - `setup.cfg` `[options] install_requires` (and `extras_require`) lines;
 - `environment*.yml` / `environment*.yaml` (conda): `- pkg==X`, `- pkg=X.Y.Z` (conda's single
   `=` is a prefix match, so only a full three-part version counts as exact) and the `- pip:`
-  list's `pkg==X`.
+  list's `pkg==X`;
+- shell scripts (`*.sh`, `*.bash`: `install.sh`, `setup.sh`, ...) and Dockerfiles: the
+  requirements of `pip install` / `pip3 install` / `python -m pip install` / `uv pip install`
+  commands (`pip install accelerate==0.33.0`). README prose is not read: it shows alternatives.
 
-The nearest folder with a pin for the package wins; within one folder the order above decides
-(a lock file records what was installed, a manifest what was asked for). Only exact pins count:
-a range does not say which version runs. Without a pin, the distribution installed beside
-trainlint is used (the common case of linting where you train). Unknown is None, and
-version-bound rules stay silent on it.
+The nearest folder with a pin for the package wins (a subproject's own pins). Within one folder
+every file that pins the package must agree: pins of one package that disagree (`requirements.txt`
+says deepspeed==0.12.2, `pyproject.toml` deepspeed==0.14.4; two extras of one pyproject; a lock
+file behind its manifest) leave the version unknown, since no tool documents which of them a run
+installs (pip installs the file or command it is given; `uv sync` re-locks a lock that disagrees
+with pyproject.toml, and `poetry install` refuses one), and `conflict()` names them for
+--verbose notes. Only exact pins count: a range does not say which version runs. Without a pin,
+the distribution installed beside trainlint is used (the common case of linting where you
+train). Unknown is None, and version-bound rules stay silent on it.
 
 Everything here is imported lazily by the rules that need a version: nothing is read at start-up.
 """
@@ -31,24 +38,14 @@ Everything here is imported lazily by the rules that need a version: nothing is 
 from __future__ import annotations
 
 import os
-import re
 from functools import lru_cache
 from pathlib import Path
 
+from .pin_readers import CONFLICT, is_install_script, normalise as _normalise, reader_for, same_version
 from .source import folders_to_checkout
 from .value import Value
-from .lazy_pattern import LazyPattern
 
-_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
-_VERSION = r"[A-Za-z0-9.+!_-]+"
-_REQUIREMENT = LazyPattern(rf"^\s*({_NAME})\s*(?:\[[^\]]*\])?\s*===?\s*({_VERSION})\s*(?:[;#,]|$)")
-_CONDA = LazyPattern(rf"^\s*-\s*(?:[\w.-]+::)?({_NAME})\s*(==?)\s*({_VERSION})\s*(?:#.*)?$")
-_FULL_VERSION = LazyPattern(r"^\d+\.\d+\.\d+")
 _LOCK_FILES = ("uv.lock", "poetry.lock", "Pipfile.lock")
-
-
-def _normalise(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 class Pin(Value):
@@ -72,22 +69,6 @@ class Pin(Value):
         return f"{self.package} {self.version}, {self.origin}"
 
 
-def _requirement(text: str) -> tuple[str, str] | None:
-    match = _REQUIREMENT.match(text)
-    if match is None or "*" in match.group(2):
-        return None
-    return _normalise(match.group(1)), match.group(2)
-
-
-def _lines_to_pins(lines) -> dict[str, str]:
-    pins = {}
-    for line in lines:
-        found = _requirement(line.strip().strip("\"',"))
-        if found:
-            pins.setdefault(found[0], found[1])
-    return pins
-
-
 @lru_cache(maxsize=None)  # read once per check: for the mention test and the parse alike
 def _read_text(path: Path) -> str | None:
     try:
@@ -96,157 +77,10 @@ def _read_text(path: Path) -> str | None:
         return None
 
 
-def _toml(text: str) -> dict | None:
-    try:
-        import tomllib  # Python 3.11+
-    except ImportError:  # pragma: no cover - Python 3.10: callers fall back to reading lines
-        return None
-    try:
-        return tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError):
-        return {}
-
-
-def _pins_requirements(text: str) -> dict[str, str]:
-    return _lines_to_pins(text.splitlines())
-
-
-def _pins_pyproject(text: str) -> dict[str, str]:
-    data = _toml(text)
-    if data is None:  # no tomllib: quoted requirement strings, one per line, as before
-        return _lines_to_pins(text.splitlines())
-    requirements: list[str] = []
-    project = data.get("project") if isinstance(data.get("project"), dict) else {}
-    requirements += [r for r in project.get("dependencies", []) if isinstance(r, str)]
-    for group in (project.get("optional-dependencies") or {}).values():
-        requirements += [r for r in group if isinstance(r, str)] if isinstance(group, list) else []
-    for group in (data.get("dependency-groups") or {}).values():  # PEP 735
-        requirements += [r for r in group if isinstance(r, str)] if isinstance(group, list) else []
-    pins = _lines_to_pins(requirements)
-    poetry = ((data.get("tool") or {}).get("poetry") or {}) if isinstance(data.get("tool"), dict) else {}
-    tables = [poetry.get("dependencies"), poetry.get("dev-dependencies")]
-    tables += [(group or {}).get("dependencies") for group in (poetry.get("group") or {}).values()
-               if isinstance(group, dict)]
-    for table in tables:
-        if not isinstance(table, dict):
-            continue
-        for name, spec in table.items():
-            if isinstance(spec, dict):
-                spec = spec.get("version")
-            if not isinstance(spec, str):
-                continue
-            spec = spec.strip()
-            exact = re.fullmatch(rf"(?:==?\s*)?({_VERSION})", spec)  # Poetry: "1.2.3" is exact
-            if exact and "*" not in spec and re.match(r"\d", exact.group(1)):
-                pins.setdefault(_normalise(name), exact.group(1))
-    return pins
-
-
-def _pins_setup_py(text: str) -> dict[str, str]:
-    import ast
-
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return {}
-    strings = [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
-    return _lines_to_pins(string for string in strings if "\n" not in string.strip())
-
-
-def _pins_setup_cfg(text: str) -> dict[str, str]:
-    import configparser
-
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read_string(text)
-    except configparser.Error:
-        return {}
-    lines = []
-    if parser.has_option("options", "install_requires"):
-        lines += parser.get("options", "install_requires").splitlines()
-    if parser.has_section("options.extras_require"):
-        for _, value in parser.items("options.extras_require"):
-            lines += value.splitlines()
-    return _lines_to_pins(lines)
-
-
-def _pins_environment(text: str) -> dict[str, str]:
-    pins = {}
-    for line in text.splitlines():
-        if line.lstrip().startswith("- ") and "==" in line:
-            found = _requirement(line.lstrip()[2:])
-            if found:
-                pins.setdefault(*found)
-                continue
-        match = _CONDA.match(line)
-        if match and (match.group(2) == "==" or _FULL_VERSION.match(match.group(3))):
-            pins.setdefault(_normalise(match.group(1)), match.group(3))
-    return pins
-
-
-def _pins_lock(text: str) -> dict[str, str]:
-    """uv.lock / poetry.lock: [[package]] tables; a package with two versions is skipped."""
-    data = _toml(text)
-    packages: list[tuple[str, str]] = []
-    if data is None:
-        name = None
-        for line in text.splitlines():
-            if line.strip() == "[[package]]":
-                name = None
-            elif (match := re.match(r'^name\s*=\s*"([^"]+)"', line)):
-                name = match.group(1)
-            elif name and (match := re.match(r'^version\s*=\s*"([^"]+)"', line)):
-                packages.append((name, match.group(1)))
-                name = None
-    else:
-        for package in data.get("package", []) or []:
-            if isinstance(package, dict) and isinstance(package.get("name"), str) \
-                    and isinstance(package.get("version"), str):
-                packages.append((package["name"], package["version"]))
-    seen: dict[str, set[str]] = {}
-    for name, version in packages:
-        seen.setdefault(_normalise(name), set()).add(version)
-    return {name: next(iter(versions)) for name, versions in seen.items() if len(versions) == 1}
-
-
-def _pins_pipfile_lock(text: str) -> dict[str, str]:
-    import json
-
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return {}
-    pins = {}
-    for section in ("default", "develop"):
-        for name, entry in (data.get(section) or {}).items() if isinstance(data, dict) else ():
-            version = entry.get("version") if isinstance(entry, dict) else None
-            if isinstance(version, str) and version.startswith("==") and "*" not in version:
-                pins.setdefault(_normalise(name), version[2:].strip())
-    return pins
-
-
-def _reader_for(name: str):
-    if name in ("uv.lock", "poetry.lock"):
-        return _pins_lock
-    if name == "Pipfile.lock":
-        return _pins_pipfile_lock
-    if name == "pyproject.toml":
-        return _pins_pyproject
-    if name == "setup.py":
-        return _pins_setup_py
-    if name == "setup.cfg":
-        return _pins_setup_cfg
-    if name.startswith("environment") and name.endswith((".yml", ".yaml")):
-        return _pins_environment
-    if name.startswith("requirements") and name.endswith(".txt"):
-        return _pins_requirements
-    return None
-
-
 @lru_cache(maxsize=None)
 def _pins_in(path: Path) -> dict[str, str]:
     """{normalised package name: exact version} pinned by one file ({} when unreadable)."""
-    reader = _reader_for(path.name)
+    reader = reader_for(path.name)
     text = _read_text(path) if reader is not None else None
     return reader(text) if text is not None else {}
 
@@ -263,6 +97,8 @@ def forget() -> None:
     _normalised_text.cache_clear()
     _read_text.cache_clear()
     pin_files.cache_clear()
+    _folders_up_to_repository.cache_clear()
+    _search_folders.cache_clear()
 
 
 @lru_cache(maxsize=4096)
@@ -277,31 +113,72 @@ def pin_files(folder: Path) -> list[Path]:
     ordered += [name for name in ("pyproject.toml", "setup.py", "setup.cfg") if name in names]
     ordered += sorted(name for name in names
                       if name.startswith("environment") and name.endswith((".yml", ".yaml")))
+    ordered += sorted(name for name in names if is_install_script(name))
     return [folder / name for name in ordered]
 
 
-def _folders_up_to_repository(near: Path) -> list[Path]:
+@lru_cache(maxsize=4096)
+def _folders_up_to_repository(folder: Path) -> list[Path]:
     # Up to the repository root: pins above it belong to another project.
-    return folders_to_checkout(near.parent if not near.is_dir() else near)
+    return folders_to_checkout(folder)
 
 
-def pinned(package: str, near: Path) -> tuple[str, Path] | None:
-    """The exact version pinned for `package` nearest to `near`, with the file that pins it."""
-    wanted = _normalise(package)
+def _search(package: str, near: Path) -> tuple[str, list[tuple[str, Path]]] | None:
+    """("pin" or "conflict", [(version, file), ...]) for the nearest folder that pins `package`;
+    files named as `near` is (relative to the working directory for a relative path)."""
     # Absolute: a relative path's parents stop at "." (the folders above the working directory
     # were never searched), and _pins_in caches by path.
     relative = not Path(near).is_absolute()
     near = Path(near).absolute()
-    for folder in _folders_up_to_repository(near):
+    found = _search_folders(_normalise(package), near.parent if not near.is_dir() else near)
+    if found is None or not relative:
+        return found
+    return found[0], [(version, Path(os.path.relpath(path))) for version, path in found[1]]
+
+
+@lru_cache(maxsize=None)  # asked by version_of, disagreeing and conflict for one file alike
+def _search_folders(wanted: str, start: Path) -> tuple[str, list[tuple[str, Path]]] | None:
+    for folder in _folders_up_to_repository(start):
+        found: list[tuple[str, Path]] = []
+        conflict = False
         for candidate in pin_files(folder):
             # Parse (a TOML or lock file costs an import and a parse) only a file that names it.
             if wanted not in _normalised_text(candidate):
                 continue
             version = _pins_in(candidate).get(wanted)
-            if version:
-                # Named as the config was: relative to the working directory for a relative path.
-                return version, Path(os.path.relpath(candidate)) if relative else candidate
+            if not version:
+                continue
+            if isinstance(version, tuple):  # one file pins it twice, differently
+                conflict = True
+                found.extend((each, candidate) for each in version[1:])
+                continue
+            conflict = conflict or any(not same_version(version, other) for other, _ in found)
+            found.append((version, candidate))
+        if found:
+            return (CONFLICT if conflict else "pin"), found
     return None
+
+
+def pinned(package: str, near: Path) -> tuple[str, Path] | None:
+    """The exact version pinned for `package` nearest to `near`, with the file that pins it;
+    None when nothing pins it or the pins of the nearest folder disagree (see conflict())."""
+    found = _search(package, near)
+    if found is None or found[0] == CONFLICT:
+        return None
+    return found[1][0]
+
+
+def disagreeing(package: str, near: Path) -> list[tuple[str, Path]]:
+    """The pins of `package` that disagree in the nearest folder pinning it, as (version, file);
+    [] when they agree or nothing pins it. A bound every one of them is below is still known."""
+    found = _search(package, near)
+    return found[1] if found is not None and found[0] == CONFLICT else []
+
+
+def conflict(package: str, near: Path) -> str | None:
+    """For notes: the disagreeing pins of `package` that leave its version unknown, e.g.
+    "deepspeed==0.12.2 (requirements.txt), deepspeed==0.14.4 (pyproject.toml)"; else None."""
+    return ", ".join(f"{package}=={version} ({path.name})" for version, path in disagreeing(package, near)) or None
 
 
 @lru_cache(maxsize=None)
@@ -357,6 +234,14 @@ def installed(package: str) -> str | None:
         return None
 
 
+def unknown_version_reason(package: str, near: Path) -> str:
+    """Why `package`'s version is unknown near `near`, for --verbose notes."""
+    disagreeing = conflict(package, near)
+    if disagreeing:
+        return f"pins that disagree: {disagreeing}"
+    return "no exact pin in requirements*.txt/pyproject.toml nearby, none installed"
+
+
 # Distributions published under an earlier name: LLaMA-Factory was `llmtuner` on PyPI up to 0.7.1
 # (setup.py name="llmtuner"; renamed "llamafactory" in dfa686b61, first released in 0.8.0).
 _FORMER_NAMES = {"llamafactory": ("llmtuner",)}
@@ -364,11 +249,12 @@ _FORMER_NAMES = {"llamafactory": ("llmtuner",)}
 
 def find_version(package: str, near: Path) -> Pin | None:
     """The version of `package` a run of the config at `near` uses: the nearest exact pin (of its
-    name or a former one), else the installed distribution; None when unknown."""
+    name or a former one), else the installed distribution; None when unknown (pins that
+    disagree included)."""
     for name in (package, *_FORMER_NAMES.get(package, ())):
-        found = pinned(name, near)
-        if found is not None:
-            return Pin(package, found[0], found[1])
+        found = _search(name, near)
+        if found is not None:  # pins that disagree: unknown, not the installed package
+            return Pin(package, *found[1][0]) if found[0] != CONFLICT else None
     version = installed(package)
     return Pin(package, version, None) if version else None
 

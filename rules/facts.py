@@ -10,6 +10,15 @@ def positive_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
+def read_by_repository_script(config) -> bool:
+    """Is `config` read by a script of its repository, into the repository's own argument classes
+    (project_args) or classes it imports from another installed package (alignment-handbook's)?
+    That script builds the trainer, and what it passes in code (`SFTTrainer(..., packing=True)`
+    in alignment-handbook's run_sft.py) the file cannot show: a setting the file leaves out is
+    not the framework's default there."""
+    return bool(config.value("arguments.project_keys")) or bool(config.value("arguments.imported_classes"))
+
+
 def fills_deepspeed_auto(config) -> bool:
     """Does the trainer that reads `config` fill a linked DeepSpeed config's "auto" values?"""
     return config.value("trainer.fills_deepspeed_auto") is True
@@ -44,6 +53,8 @@ def pinned_version(config, package: str, code: str, context):
     for --verbose, that rule `code` skipped the file: unknown means silent."""
     found = config.version(package)
     if found is None:
+        from linter.versions import unknown_version_reason
+
         context.notes.append(f"{config.path}: {code} skipped: the {package} version is unknown "
-                             "(no exact pin in requirements*.txt/pyproject.toml nearby, none installed)")
+                             f"({unknown_version_reason(package, config.path)})")
     return found

@@ -160,11 +160,15 @@ class UnknownKey(Rule):
 
     Keys the repository's own argument dataclasses define (found with `ast` in the linted
     file's repository) are known. Where those classes read the file, the script that reads it
-    decides, so other unknown keys are reported as info, with that reason. A renamed key is
-    reported only where the version in use no longer accepts it; with no version known it is
-    not reported (an older release accepts it). Likewise a key a released version read and a
+    decides, so other unknown keys are reported as info, with that reason. Where a parser call
+    of the repository names classes imported from another installed package (`from alignment
+    import DataArguments`), neither transformers' nor TRL's, their fields are not known here:
+    unknown top-level keys of its argument files are not reported (noted for --verbose). A
+    renamed key is reported only where the version in use no longer accepts it; with no version
+    known it is not reported (an older release accepts it). Likewise a key a released version read and a
     later one removed (the schema's `removed-keys`, built from the framework's history: Axolotl's
-    `eval_table_max_new_tokens`, read by v0.4.0 and gone in v0.5.0): reported, naming the release
+    `eval_table_max_new_tokens`, read by v0.4.0 and gone in v0.5.0; accelerate's
+    `fsdp_config.fsdp_backward_prefetch_policy`, read until v1.0.0): reported, naming the release
     that removed it, only where the pinned version is that release or newer; with no version
     known, only noted for --verbose ("valid before").
 
@@ -197,13 +201,18 @@ class UnknownKey(Rule):
                 if finding is not None:
                     yield finding
                 continue
-            removed = schema.removed_keys.get(key) if len(error.path) == 1 else None
+            where = _dotted(error.path)  # a nested key is listed by its path: fsdp_config.x
+            removed = schema.removed_keys.get(where)
             if removed is not None:
-                if not _still_read(context, config, self.code, removed["package"], removed["removed"], key):
-                    yield self._removed(config, span, key, removed, siblings)
+                if not _still_read(context, config, self.code, removed["package"], removed["removed"], where):
+                    yield self._removed(config, span, key, removed, siblings, where)
                 continue
             if _older_than_schema(config, schema, context, self.code):
                 continue
+            if len(error.path) == 1 and (imported := config.value("arguments.imported_classes")):
+                context.notes.append(f"{config.path}: {self.code}: {key} not reported: the repository's parser "
+                                     f"calls read argument files into classes of {imported}")
+                continue  # a field of those classes or not: their fields are not known here
             import difflib  # only where a key is unknown
 
             close = difflib.get_close_matches(str(key), error.known_keys, n=3, cutoff=0.8)
@@ -220,13 +229,12 @@ class UnknownKey(Rule):
             yield self.finding(config, span, f"unknown key {_dotted(error.path)!s} for {schema.name}{hint}",
                                severity=severity)
 
-    def _removed(self, config, span, key, removed, siblings):
+    def _removed(self, config, span, key, removed, siblings, where):
         """A key a released version read, which the version in use no longer does."""
-        package = removed["package"]
-        version, origin = config.version(package)
+        package, (version, origin) = removed["package"], config.version(removed["package"])
         instead = f"; use {removed['instead']}" if removed.get("instead") else ""
         refused = bool(removed.get("raises")) and bool(siblings.get(key))
-        return self.finding(config, span, f"{key} was removed in {package} {removed['removed']}{instead}; "
+        return self.finding(config, span, f"{where} was removed in {package} {removed['removed']}{instead}; "
                                           f"{package} {version} ({origin}) {'refuses' if refused else 'ignores'} it",
                             severity=ERROR if refused else WARNING)
 

@@ -7,7 +7,7 @@ from linter.fixes import Applicability
 from linter.registry import ERROR, WARNING, Rule, register
 from linter.versions import older_than
 
-from .facts import pinned_version, positive_int
+from .facts import pinned_version, positive_int, read_by_repository_script
 
 # accelerate utils/launch.py prepare_multi_gpu_env: the launcher refuses the pair from 0.24.0
 # (e6d96e5f, #2037, which made RAM-efficient loading optional); still there in 1.x. From 0.30.0
@@ -106,7 +106,11 @@ class GradAccumLossNormalization(Rule):
     repository's launch commands run with `trl sft`) or an Axolotl config without `rl`
     (AxolotlTrainer) with `gradient_accumulation_steps` above 1 and packing
     (`packing`, `sample_packing`) off, where the transformers in use (a pin near the file or the
-    installed package; silent when unknown) is older than 4.46.0.
+    installed package; silent when unknown) is older than 4.46.0. A TRL file that leaves
+    `packing` out counts as unpacked only where TRL's own classes read it: where a script of the
+    repository reads it into its own argument classes (or an installed package's, such as
+    alignment-handbook's), that script builds the trainer and may pack in code
+    (alignment-handbook's run_sft.py passes `SFTTrainer(..., packing=True)`): silent.
 
     ## Why is this bad?
     Before 4.46.0 the Trainer took each micro-batch's loss as the mean over its own label tokens
@@ -141,6 +145,9 @@ class GradAccumLossNormalization(Rule):
       requires transformers>=4.46.0
     - axolotl v0.4.0 src/axolotl/core/trainer_builder.py AxolotlTrainer.compute_loss (returns
       super().compute_loss); axolotl v0.5.0 requires transformers==4.46.1
+    - huggingface/alignment-handbook scripts/run_sft.py (e.g. at 3f368a0, 2023-12-04):
+      `SFTTrainer(..., packing=True)`; its SFTConfig (src/alignment/configs.py) then extended
+      transformers.TrainingArguments and had no `packing` field
     """
 
     code = "VER004"
@@ -154,6 +161,10 @@ class GradAccumLossNormalization(Rule):
                 continue  # TRL SFTConfig files, Axolotl without `rl`: the HF Trainer's compute_loss
             steps = config.value("batch.grad_accum")
             if not positive_int(steps) or steps < 2 or config.value("sequence.packing") is True:
+                continue
+            if config.value("sequence.packing") is None and read_by_repository_script(config):
+                context.notes.append(f"{config.path}: {self.code} skipped: packing is not written, and the "
+                                     "repository's own script that reads the file decides it")
                 continue
             found = context.version_before("transformers", _GRAD_ACCUM_FIXED, config, self.code)
             if found is None:

@@ -198,3 +198,55 @@ def test_the_fast_reading_matches_a_full_parse(tmp_path, monkeypatch, source):
     assert {entry[0] for entry in full} == {"DataArguments", "TrainArgs", "Plain"}
     assert ("TrainArgs", "train.py", 20, frozenset({"generation_max_len"}), frozenset({"Seq2SeqTrainingArguments"}),
             True) in full
+
+
+def test_parser_classes_imported_from_another_installed_package(tmp_path):
+    """notus-style: run_dpo.py hands classes of the installed alignment-handbook package to
+    H4ArgumentParser; the repository defines none of them, so their fields are not known."""
+    root = _repository(tmp_path)
+    _write(root / "v1" / "fine-tune" / "run_dpo.py", """\
+        from transformers import set_seed
+        from alignment import (
+            DataArguments,
+            DPOConfig,
+            H4ArgumentParser,
+            ModelArguments as ModelArgs,  # renamed on import
+        )
+        from trl import ModelConfig, DPOTrainer
+        from local_args import ScriptArgs
+        def main():
+            parser = H4ArgumentParser((ModelArgs, DataArguments, DPOConfig))
+            other = H4ArgumentParser((ModelConfig, ScriptArgs))
+        """)
+    _write(root / "v1" / "fine-tune" / "local_args.py", "x = 1\n")  # a module beside the script
+    found = project_arguments(root / "v1" / "fine-tune" / "configs" / "dpo.yaml")
+    assert found.classes == ()
+    assert sorted((cls.name, cls.module, cls.script.name) for cls in found.imported) == [
+        ("DPOConfig", "alignment", "run_dpo.py"), ("DataArguments", "alignment", "run_dpo.py"),
+        ("ModelArgs", "alignment", "run_dpo.py")]
+
+
+def test_parser_classes_the_repository_defines_are_not_imported_ones(tmp_path):
+    """alignment-handbook itself (and SPPO, which vendors it): `from alignment import ...` names
+    classes that src/alignment/configs.py defines, so their fields are known."""
+    root = _repository(tmp_path)
+    _write(root / "src" / "alignment" / "configs.py", """\
+        from dataclasses import dataclass
+        import transformers
+
+        @dataclass
+        class DataArguments:
+            dataset_mixer: dict = None
+
+        @dataclass
+        class SFTConfig(transformers.TrainingArguments):
+            max_seq_length: int = 1024
+        """)
+    _write(root / "scripts" / "run_sft.py", """\
+        from alignment import DataArguments, H4ArgumentParser, SFTConfig
+        from open_r1.configs import GRPOScriptArguments
+        parser = H4ArgumentParser((DataArguments, SFTConfig))
+        """)
+    found = project_arguments(root / "recipes" / "sft.yaml")
+    assert {cls.name for cls in found.classes} == {"DataArguments", "SFTConfig"}
+    assert found.imported == ()  # GRPOScriptArguments is imported, but no parser call names it

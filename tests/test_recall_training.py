@@ -110,6 +110,21 @@ def test_ds005_silent_on_the_fixed_release_unknown_version_and_other_stages(writ
     assert codes(unset) == []
 
 
+def test_ds005_with_pins_that_disagree_fires_only_where_every_one_is_affected(write):
+    """LLaVA-NeXT: requirements.txt deepspeed==0.12.2, pyproject.toml deepspeed==0.14.4. Which
+    one runs is unknown, but both are before 0.19.0; with one at 0.19.0 the answer is unknown."""
+    data = (FIXTURES / "deepspeed" / "zero2_overlap_comm.json").read_bytes()
+    both = write("both/ds.json", data)
+    write("both/requirements.txt", "deepspeed==0.12.2\n")
+    write("both/pyproject.toml", '[project]\nname = "x"\ndependencies = ["deepspeed==0.14.4"]\n')
+    [found] = findings(both)
+    assert found["code"] == "DS005" and "DeepSpeed 0.12.2 or 0.14.4 (" in found["message"]
+    split = write("split/ds.json", data)
+    write("split/requirements.txt", "deepspeed==0.12.2\n")
+    write("split/pyproject.toml", '[project]\nname = "x"\ndependencies = ["deepspeed==0.19.0"]\n')
+    assert codes(split) == []
+
+
 @pytest.mark.parametrize("primary_name, primary_text", [
     ("sft.yaml", "model_name_or_path: m\nstage: sft\nfinetuning_type: lora\nbf16: true\ndeepspeed: ds.json\n"),
     ("axolotl.yaml", "base_model: m\nmicro_batch_size: 2\nbf16: true\ndeepspeed: ds.json\n"),

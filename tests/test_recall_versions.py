@@ -109,6 +109,26 @@ def test_ver004_silent(write, pins, steps, extra):
     assert "VER004" not in codes(write("sft.yaml", SFT.format(steps=steps, extra=extra)))
 
 
+def test_ver004_silent_where_the_repositorys_own_script_reads_the_file(write, tmp_path):
+    """alignment-handbook-style recipes (SPPO vendors the handbook; SimPO's SFT recipe is run by
+    the handbook's run_sft.py): the script passes SFTTrainer(..., packing=True) in code, and its
+    own SFTConfig has no packing field. A file read by the repository's argument classes does
+    not say whether the run packs unless it writes `packing`."""
+    (tmp_path / ".git").mkdir()
+    write("requirements.txt", "transformers==4.42.4\n")
+    # (joined from lines: a class written at column 0 in this file would be one of trainlint's
+    # own repository, whose incident fixtures project_args reads)
+    write("sppo/alignment/configs.py", "\n".join([
+        "from dataclasses import dataclass", "import transformers", "", "@dataclass", "class DataArguments:",
+        "    dataset_mixer: dict = None", "", "@dataclass", "class SFTConfig(transformers.TrainingArguments):",
+        "    max_seq_length: int = 1024", ""]))
+    recipe = SFT.format(steps=2, extra="max_seq_length: 2048\ndataset_mixer: {a: 1.0}")
+    assert "VER004" not in codes(write("recipes/sft/config_qlora.yaml", recipe))
+    # writing `packing: false` in such a file is a fact again
+    written = SFT.format(steps=2, extra="max_seq_length: 2048\ndataset_mixer: {a: 1.0}\npacking: false")
+    assert "VER004" in codes(write("recipes/sft/config_written.yaml", written))
+
+
 # ---- VER005 peft-all-linear-unsupported ----------------------------------------------------
 
 def test_ver005_peft_before_0_8_and_fixed(write):

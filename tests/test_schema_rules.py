@@ -215,6 +215,25 @@ def test_keys_of_the_projects_own_argument_classes_are_known(tmp_path):
     assert "this repository's own argument classes read this file" in finding["message"]
 
 
+def test_keys_of_argument_classes_imported_from_another_package_are_not_reported(tmp_path):
+    """notus: run_dpo.py reads the recipes with H4ArgumentParser and classes of the installed
+    alignment package (no class of the repository): their fields are not known here."""
+    recipe = ("model_name_or_path: m\ndataset_mixer: {a: 1.0}\ndataset_splits: [train]\n"
+              "preprocessing_num_workers: 12\nbf16: true\nlearning_rate: 1.0e-4\nper_device_train_batch_size: 2\n"
+              "gradient_accumulation_steps: 4\nnum_train_epochs: 1\nbeta: 0.1\n")
+    for name, imports in (("installed", "from alignment import DataArguments, DPOConfig, H4ArgumentParser, "
+                                        "ModelArguments\n"),
+                          ("plain", "from trl import DPOConfig, ModelConfig as ModelArguments, ScriptArguments as "
+                                    "DataArguments\nfrom transformers import HfArgumentParser as H4ArgumentParser\n")):
+        root = tmp_path / name
+        (root / ".git").mkdir(parents=True)
+        (root / "run_dpo.py").write_text(imports + "parser = H4ArgumentParser((ModelArguments, DataArguments, DPOConfig))\n")
+        (root / "recipe.yaml").write_text(recipe)
+    assert check(tmp_path / "installed" / "recipe.yaml") == []
+    assert {f["message"].split()[2] for f in check(tmp_path / "plain" / "recipe.yaml")} == {
+        "dataset_mixer", "dataset_splits", "preprocessing_num_workers"}
+
+
 def test_rules_have_full_documentation():
     for code in ("SCH001", "SCH002", "SCH003"):
         text = trainlint("rule", code).out
@@ -428,6 +447,32 @@ def test_axolotl_keys_read_before_pydantic_validation_are_judged_by_the_pin(tmp_
     assert found["unpinned"] == [] and found["old"] == []
     assert [f["line"] for f in found["new"]] == [3]
     assert "removed in axolotl 0.5.0; use the --debug command-line flag" in found["new"][0]["message"]
+
+
+def test_accelerate_fsdp_backward_prefetch_policy_is_judged_by_the_pin_of_its_install_script(tmp_path, monkeypatch):
+    """fsdp_config.fsdp_backward_prefetch_policy: the key until v0.25.0, a deprecated alias from
+    v0.26.0, ignored from v1.0.0 (x-trainlint removed-keys, a nested path). The pin may sit in
+    an install script (`pip install accelerate==0.33.0`)."""
+    from linter import versions
+
+    monkeypatch.setattr(versions, "installed", lambda package: None)
+    text = ("compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nfsdp_config:\n"
+            "  fsdp_backward_prefetch_policy: BACKWARD_PRE\n  fsdp_sharding_strategy: 1\nnum_processes: 2\n")
+    found = {}
+    for name, pin in (("unpinned", None), ("old", "pip install accelerate==0.33.0"),
+                      ("new", "pip install accelerate==1.0.1")):
+        folder = tmp_path / name
+        (folder / "accelerate_config").mkdir(parents=True)
+        if pin:
+            (folder / "install.sh").write_text("#!/bin/bash\npip install transformers==4.51.3\n" + pin + "\n")
+        (folder / "accelerate_config" / "fsdp.yaml").write_text(text)
+        found[name] = [f for f in check(folder / "accelerate_config" / "fsdp.yaml") if f["code"] == "SCH001"]
+    assert found["unpinned"] == [] and found["old"] == []
+    assert [(f["line"], f["severity"]) for f in found["new"]] == [(4, "warning")]
+    assert found["new"][0]["message"].startswith(
+        "fsdp_config.fsdp_backward_prefetch_policy was removed in accelerate 1.0.0; use "
+        "fsdp_config.fsdp_backward_prefetch; accelerate 1.0.1 (")
+    assert found["new"][0]["message"].endswith("install.sh) ignores it")
 
 
 def test_accelerate_takes_null_counts_that_the_launch_command_fills(tmp_path):

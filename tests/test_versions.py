@@ -144,10 +144,83 @@ def test_nearest_pin_wins_and_the_walk_stops_at_the_repository_root(tmp_path):
     assert pinned("unsloth", tmp_path / "x.yaml")[0] == "2024.8"
 
 
-def test_lock_file_wins_over_a_manifest_in_the_same_folder(tmp_path):
+def test_a_lock_file_that_agrees_with_the_manifest_is_named_first(tmp_path):
     _write(tmp_path / "pyproject.toml", '[project]\nname = "x"\ndependencies = ["trl==0.18.0"]\n')
-    _write(tmp_path / "uv.lock", '[[package]]\nname = "trl"\nversion = "0.18.2"\n')
-    assert pinned("trl", tmp_path / "a.yaml")[0] == "0.18.2"
+    _write(tmp_path / "uv.lock", '[[package]]\nname = "trl"\nversion = "0.18.0"\n')
+    assert pinned("trl", tmp_path / "a.yaml") == ("0.18.0", tmp_path / "uv.lock")
+
+
+def test_pins_that_disagree_in_one_folder_leave_the_version_unknown(tmp_path, monkeypatch):
+    # a lock behind its manifest: `uv sync` re-locks, `poetry install` refuses; no rule says which
+    _write(tmp_path / "lock" / "pyproject.toml", '[project]\nname = "x"\ndependencies = ["trl==0.18.0"]\n')
+    _write(tmp_path / "lock" / "uv.lock", '[[package]]\nname = "trl"\nversion = "0.18.2"\n')
+    assert pinned("trl", tmp_path / "lock" / "a.yaml") is None
+    # requirements.txt and the pyproject.toml the README installs (LLaVA-NeXT's two pin files)
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    _write(repo / "requirements.txt", "deepspeed==0.12.2\naccelerate==0.29.3\n")
+    _write(repo / "pyproject.toml", '[project]\nname = "x"\ndependencies = ["deepspeed==0.14.4", "accelerate>=0.29"]\n')
+    monkeypatch.setattr(versions, "installed", lambda package: "0.16.0")
+    near = repo / "scripts" / "zero3pp.json"
+    assert pinned("deepspeed", near) is None
+    assert find_version("deepspeed", near) is None  # not the installed one either: unknown
+    assert versions.conflict("deepspeed", near) == (
+        "deepspeed==0.12.2 (requirements.txt), deepspeed==0.14.4 (pyproject.toml)")
+    assert pinned("accelerate", near)[0] == "0.29.3"  # a range disagrees with nothing
+    assert versions.conflict("accelerate", near) is None
+    # a nearer folder's pin still wins over the root's disagreeing pair
+    _write(repo / "scripts" / "requirements.txt", "deepspeed==0.15.0\n")
+    versions.forget()
+    assert pinned("deepspeed", near)[0] == "0.15.0"
+    # equal versions written differently agree
+    _write(tmp_path / "same" / "requirements.txt", "peft==0.11\n")
+    _write(tmp_path / "same" / "setup.py", 'setup(install_requires=["peft==0.11.0"])\n')
+    assert pinned("peft", tmp_path / "same" / "a.yaml")[0] == "0.11"
+
+
+def test_two_extras_pinning_one_package_differently_are_no_pin(tmp_path):
+    _write(tmp_path / "pyproject.toml", """\
+        [project]
+        name = "x"
+        [project.optional-dependencies]
+        cu118 = ["torch==2.1.0+cu118"]
+        cu121 = ["torch==2.1.0+cu121", "peft==0.10.0"]
+        """)
+    assert pinned("torch", tmp_path / "a.yaml") is None
+    assert "torch==2.1.0+cu118 (pyproject.toml)" in versions.conflict("torch", tmp_path / "a.yaml")
+    assert pinned("peft", tmp_path / "a.yaml")[0] == "0.10.0"
+
+
+def test_pip_install_lines_of_shell_scripts_and_dockerfiles(tmp_path):
+    _write(tmp_path / "install.sh", """\
+        conda create --name halos python=3.10.14
+        pip install packaging ninja
+        pip install flash-attn==2.6.3 --no-build-isolation
+        pip install transformers==4.51.3 # pinned
+        pip install accelerate==0.33.0
+        python -m pip install -r requirements-dev.txt -e . && pip3 install "peft[torch]==0.12.0"
+        uv pip install --index-url https://x/simple/ trl==0.9.6 datasets>=2
+        pip install -U \\
+            bitsandbytes==0.43.1
+        # pip install deepspeed==0.9.0
+        echo pip install vllm==0.6.3 is what we used
+        """)
+    near = tmp_path / "accelerate_config" / "fsdp.yaml"
+    assert find_version("accelerate", near).describe() == "accelerate 0.33.0, pinned in install.sh"
+    assert pinned("transformers", near)[0] == "4.51.3"
+    assert pinned("flash-attn", near)[0] == "2.6.3"
+    assert pinned("peft", near)[0] == "0.12.0"
+    assert pinned("trl", near)[0] == "0.9.6"
+    assert pinned("bitsandbytes", near)[0] == "0.43.1"
+    assert pinned("deepspeed", near) is None  # a comment
+    assert pinned("datasets", near) is None  # a range
+    assert pinned("vllm", near)[0] == "0.6.3"  # echoed: a command line all the same
+    _write(tmp_path / "docker" / "Dockerfile", "FROM python:3.11\nRUN pip install --no-cache-dir deepspeed==0.14.0\n")
+    assert pinned("deepspeed", tmp_path / "docker" / "ds.json")[0] == "0.14.0"
+    # the script and a requirements file in one folder must agree
+    _write(tmp_path / "requirements.txt", "accelerate==1.0.1\n")
+    versions.forget()
+    assert pinned("accelerate", near) is None
 
 
 def test_version_of_keeps_its_shape_and_falls_back_to_installed(tmp_path, monkeypatch):

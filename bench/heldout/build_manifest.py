@@ -3,8 +3,10 @@
 Reads the bare mirrors that `fetch github:owner/repo` leaves under /work/.mirror (or
 $TRAINLINT_MIRRORS) and selects, per repository, the configs named by SELECTION below (a seeded
 sample where a repository has hundreds), the non-config JSON/YAML beside them (quietness), and
-the files the checks read besides the configs: dependency pins and the Python files that define
-argument dataclasses. Each row says what the file truly is (`true_format`), decided from the
+the files the checks read besides the configs: dependency pins (install scripts and Dockerfiles
+whose `pip install` lines pin a version included, as linter/pin_readers.py reads them) and the
+Python files that define argument dataclasses or call an argument parser (linter/project_args.py
+PARSERS, H4ArgumentParser included). Each row says what the file truly is (`true_format`), decided from the
 repository's own code that reads it (noted per rule), for the misclaim count in evaluate.py.
 
 Run: python bench/heldout/build_manifest.py   (deterministic for the same mirror commits)
@@ -167,11 +169,16 @@ SELECTION: list[tuple[str, list[tuple[str, str, str]], dict[str, int]]] = [
 # Files the checks read beside the configs: pins and argument dataclasses.
 PINS = re.compile(r"(^|/)(requirements[^/]*\.txt|setup\.py|setup\.cfg|pyproject\.toml|environment[^/]*\.ya?ml|"
                   r"uv\.lock|poetry\.lock|Pipfile\.lock|\.gitignore)$")
-ARGUMENT_CLASSES = re.compile(rb"HfArgumentParser|TrlParser|ArgumentParserPlus|"
+# linter/project_args.py PARSERS: the parser calls whose classes (defined here or imported) it reads
+ARGUMENT_CLASSES = re.compile(rb"HfArgumentParser|TrlParser|ArgumentParserPlus|H4ArgumentParser|"
                               rb"class \w+\((?:transformers\.)?(?:Seq2Seq)?TrainingArguments\)|"
                               rb"class \w+\((?:trl\.)?(?:SFT|DPO|GRPO|ORPO|KTO|Reward|PPO)Config\)|"
                               # a dataclass that another file hands to HfArgumentParser
                               rb"@dataclass(?:\([^)]*\))?\s*\nclass \w*(?:Arguments|Args|Config)\b")
+# linter/pin_readers.py is_install_script / _pins_install_script: shell scripts and Dockerfiles
+# whose `pip install` / `uv pip install` lines pin a version (install.sh) are pin files too
+INSTALL_SCRIPTS = re.compile(r"(\.sh|\.bash|(^|/)(Dockerfile|Containerfile)[^/]*|\.[Dd]ockerfile)$")
+PIP_PIN = re.compile(rb"(?:^|[\s;&|(`])(?:uv\s+pip|pip3?)\s+install\s[^\n]*==")
 MAX_SUPPORT_BYTES = 3_000_000
 # launch scripts (kind "launch", sets with LAUNCH = True): file names, and a launcher in the text
 LAUNCH_NAMES = re.compile(r"(\.sh|\.bash|\.slurm|\.sbatch|(^|/)Makefile|(^|/)README[^/]*\.md)$")
@@ -230,9 +237,12 @@ def rows_for(repo: str, rules, limits) -> list[tuple[str, str, str, str, str]]:
         elif path.endswith(".py") and files[path] < 400_000:
             if ARGUMENT_CLASSES.search(_show(repo_dir, commit, path)):
                 rows.append((repo, commit, path, "support", "none"))
-        elif LAUNCH and LAUNCH_NAMES.search(path) and files[path] < MAX_LAUNCH_BYTES:
-            if LAUNCHERS.search(_show(repo_dir, commit, path)):
-                rows.append((repo, commit, path, "launch", "none"))
+        elif LAUNCH and LAUNCH_NAMES.search(path) and files[path] < MAX_LAUNCH_BYTES \
+                and LAUNCHERS.search(_show(repo_dir, commit, path)):
+            rows.append((repo, commit, path, "launch", "none"))  # materialized: its pins are read too
+        elif INSTALL_SCRIPTS.search(path) and files[path] < MAX_LAUNCH_BYTES \
+                and PIP_PIN.search(_show(repo_dir, commit, path)):
+            rows.append((repo, commit, path, "support", "none"))
     return rows
 
 

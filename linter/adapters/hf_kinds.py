@@ -126,7 +126,8 @@ def distributed_type_of(document: Document) -> str | None:
 
 def record_project_arguments(read) -> bool:
     """Record the keys this repository's own argument dataclasses define (project_args: the
-    classes an HfArgumentParser of the project reads); True when one of them, extending no
+    classes an HfArgumentParser of the project reads), and the classes its parser calls import
+    from another installed package (argument_imports); True when one of them, extending no
     upstream argument class, defines a key that neither TRL nor TrainingArguments has, so
     that the project's parser, not the framework's, reads the file."""
     from ..project_args import project_arguments
@@ -134,6 +135,12 @@ def record_project_arguments(read) -> bool:
     config, root = read.config, read.document.root
     keys = [pair.key.value for pair in root.pairs if isinstance(pair.key.value, str)]
     project = project_arguments(config.path)
+    if project.imported:  # e.g. `from alignment import DataArguments` handed to H4ArgumentParser
+        scripts: dict[str, set[str]] = {}
+        for cls in project.imported:
+            scripts.setdefault(cls.module, set()).add(cls.script.relative_to(project.root).as_posix())
+        named = "; ".join(f"{module} ({', '.join(sorted(paths)[:3])})" for module, paths in sorted(scripts.items()))
+        config.set("arguments.imported_classes", Field(named, Origin(config.file_span, "argument classes of another package")))
     owners = {key: project.defines(key) for key in keys}
     own = sorted(key for key, owner in owners.items() if owner is not None)
     if not own:
