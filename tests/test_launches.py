@@ -97,7 +97,7 @@ def test_markdown_blocks_and_makefiles():
 
 
 def _checkout(tmp_path: Path, files: dict[str, str]) -> Path:
-    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git").mkdir(parents=True)
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(textwrap.dedent(text), "utf-8")
@@ -242,3 +242,26 @@ def test_an_accelerate_config_linted_alone_joins_its_launched_runs(tmp_path):
                                 "launch.sh": "accelerate launch --config_file fsdp.yaml sft.py train.yaml\n"})
     found = _findings(root / "fsdp.yaml", "--select", "QNT004")
     assert [(Path(f["file"]).name, f["code"]) for f in found] == [("train.yaml", "QNT004")]
+
+
+_LF_FULL = ("model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nstage: sft\ndo_train: true\n"
+            "finetuning_type: full\ndataset: alpaca_en_demo\ntemplate: llama3\ncutoff_len: 1024\n"
+            "per_device_train_batch_size: 1\nbf16: true\noutput_dir: out\n")
+_FSDP = ("compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nnum_processes: 4\n"
+         "fsdp_config:\n  fsdp_sharding_strategy: FULL_SHARD\n")
+
+
+def test_a_llamafactory_file_no_launch_names_is_not_judged_where_the_checkout_shards_runs(tmp_path):
+    """STaR-Judge (third held-out set): `accelerate launch --config_file fsdp.yaml src/train.py
+    x.yaml` shards LLaMA-Factory files that say nothing of it; a sibling file no command names
+    may be launched the same way, so its memory is not judged unsharded."""
+    alone = _checkout(tmp_path / "alone", {"llama3_full_sft.yaml": _LF_FULL})
+    assert [f["code"] for f in _findings(alone / "llama3_full_sft.yaml", "--gpu", "A100", "--select", "MEM001")] \
+        == ["MEM001"]
+    shipped = _checkout(tmp_path / "shipped", {"llama3_full_sft.yaml": _LF_FULL, "accelerate/fsdp.yaml": _FSDP})
+    assert _findings(shipped / "llama3_full_sft.yaml", "--gpu", "A100", "--select", "MEM001") == []
+    # a launch command that names the file with a plain process count decides it again
+    launched = _checkout(tmp_path / "launched", {"llama3_full_sft.yaml": _LF_FULL, "accelerate/fsdp.yaml": _FSDP,
+                                                 "run.sh": "python src/train.py llama3_full_sft.yaml\n"})
+    assert [f["code"] for f in _findings(launched / "llama3_full_sft.yaml", "--gpu", "A100", "--select", "MEM001")] \
+        == ["MEM001"]

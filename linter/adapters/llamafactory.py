@@ -265,6 +265,12 @@ class LlamaFactoryAdapter(Adapter):
                 read.take("parallel.unmodeled", key, convert=lambda _: "Megatron model parallelism")
                 break
         deepspeed_link(config, document, read.node("deepspeed"), LLAMAFACTORY_DEEPSPEED)
+        if not config.links and read.node("deepspeed") is None and config.value("parallel.fsdp") is not True:
+            # `accelerate launch --config_file fsdp.yaml src/train.py x.yaml` shards a file that
+            # says nothing of it (LLaMA-Factory ships examples/accelerate/fsdp_config.yaml).
+            from .hf_kinds import record_repository_launchers
+
+            record_repository_launchers(config)
         return config
 
     # ---- reading -----------------------------------------------------------------------------

@@ -21,6 +21,7 @@ sys.path.insert(0, str(HERE.parents[1]))  # bench/heldout, for judge.py's helper
 
 from judge import ADAPTER_FORMATS, _key, _line_text  # noqa: E402
 
+SHARDED = re.compile(r"need ([\d.]+) GiB per GPU, which is above 90% of (A100-40GB|V100-16GB) \((\d+) GiB\)")
 GIB = re.compile(r"need ([\d.]+) GiB per GPU, which does not fit (A100-40GB|V100-16GB) \((\d+) GiB\)")
 
 # STaR-Judge: scripts/train_sft.sh runs `accelerate launch --config_file accelerate/fsdp_config.yaml` (FSDP
@@ -77,6 +78,12 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
                         "the two YAMLs); LLaMA-Factory hands the path to TrainingArguments, and the DeepSpeed init fails")
 
     # --- memory -------------------------------------------------------------------------------
+    if code == "MEM001" and repo == "Joe-Hall-Lee/STaR-Judge" and "FSDP full_shard" in message:
+        need, gpu, size = SHARDED.search(message).groups()
+        verdict = "true" if float(need) > 0.9 * float(size) else "false"
+        return verdict, (f"the estimate already shards by the launch (scripts/train_*.sh: accelerate launch --config_file "
+                         f"accelerate/fsdp_config.yaml, FSDP FULL_SHARD): {need} GiB per GPU before activations is "
+                         f"{'above' if verdict == 'true' else 'within'} 90% of {gpu}'s {size} GiB")
     if code == "MEM001" and repo == "Joe-Hall-Lee/STaR-Judge":
         stage = "dpo" if "_dpo" in path else "sft"
         shards = STAR_SHARDS[stage]
