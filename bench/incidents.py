@@ -47,7 +47,11 @@ BATCHES = {
     "blind-2026-11-24d": ("blind batch 4 (`blind-2026-11-24d`, mined 2026-11-24 at 8801cfa)",
                           "2 / 22 at 5b03df1 (rules as at 8801cfa; 2 / 12 from the DeepSpeed, accelerate, transformers, PEFT and TRL "
                           "trackers, 0 / 10 from Axolotl, LLaMA-Factory and Unsloth; TRN021 already reported the refusal "
-                          "of lf-oft-adapter-export-refused, which the miner had labelled as a new rule)", "yes"),
+                          "of lf-oft-adapter-export-refused, which the miner had labelled as a new rule); still 2 / 22 at "
+                          "4b9f597 after merging the rules written that session without seeing it (launch facts, TRN052, "
+                          "TRN055, TRN057-TRN059, MOD008, MOD009, PEF008)", "no: rules were then written for its misses"),
+    "blind-2026-11-24e": ("blind batch 5 (`blind-2026-11-24e`, mined 2026-11-24 at 7b09bd5)",
+                          "measured at 7b09bd5 when merged", "yes"),
 }
 
 ROOT = Path(__file__).resolve().parent.parent
