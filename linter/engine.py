@@ -70,7 +70,7 @@ class Session:
         self._hardware: dict[tuple, Hardware] = {}
         from .versions import forget
 
-        forget()  # pins are read once per check, never from an earlier check in this process
+        forget()  # pins and checkouts are read once per check, never from an earlier check in this process
         self.loader = Loader(options.stdin)
         self.linter = Linter(self.loader, self.settings_for, options.select, options.extend_select,
                              options.ignore, options.world_size, options.verbose)

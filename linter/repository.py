@@ -9,7 +9,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from .source import checkout_root
+from .source import checkout_of_folder, checkout_root
 
 MAX_FILES = 3000
 MAX_BYTES = 256 * 1024
@@ -21,7 +21,9 @@ _SHARDING = re.compile(r"^distributed_type:\s*['\"]?(?:DEEPSPEED|FSDP)\b|\"zero_
 
 def root_of(path: Path) -> Path | None:
     """The checkout a file lies in: the nearest folder above it holding `.git`; None outside one."""
-    return checkout_root(path.resolve().parent)
+    if path.is_symlink():
+        return checkout_root(path.resolve().parent)  # the checkout of the file it points to
+    return checkout_of_folder(path.parent)
 
 
 @lru_cache(maxsize=8)

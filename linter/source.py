@@ -223,12 +223,31 @@ def display_path(path: Path) -> str:
 def folders_to_checkout(start: Path) -> list[Path]:
     """`start` and each folder above it, up to and including the checkout root (the nearest one
     holding `.git`); every folder up to the file-system root outside a checkout."""
+    return list(_folders_to_checkout(start))
+
+
+@lru_cache(maxsize=4096)
+def _folders_to_checkout(start: Path) -> tuple[Path, ...]:
+    # Cached per check (forget_checkouts): every file of a tree asks for its folder's chain.
     folders = []
     for folder in (start, *start.parents):
         folders.append(folder)
         if (folder / ".git").exists():
             break
-    return folders
+    return tuple(folders)
+
+
+@lru_cache(maxsize=1024)
+def checkout_of_folder(folder: Path) -> Path | None:
+    """checkout_root of `folder` resolved, cached per check: resolving every file's path (an
+    lstat per component) was a tenth of a corpus check."""
+    return checkout_root(folder.resolve())
+
+
+def forget_checkouts() -> None:
+    """Drop the cached folder chains and checkouts: a new check may see a `.git` created since."""
+    _folders_to_checkout.cache_clear()
+    checkout_of_folder.cache_clear()
 
 
 def checkout_root(start: Path) -> Path | None:

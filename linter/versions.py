@@ -42,7 +42,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from .pin_readers import CONFLICT, is_install_script, normalise as _normalise, reader_for, same_version
-from .source import folders_to_checkout
+from .source import folders_to_checkout, forget_checkouts
 from .value import Value
 
 _LOCK_FILES = ("uv.lock", "poetry.lock", "Pipfile.lock")
@@ -99,6 +99,8 @@ def forget() -> None:
     pin_files.cache_clear()
     _folders_up_to_repository.cache_clear()
     _search_folders.cache_clear()
+    _start_folder.cache_clear()
+    forget_checkouts()  # the folder chains the searches walked
 
 
 @lru_cache(maxsize=4096)
@@ -130,10 +132,15 @@ def _search(package: str, near: Path) -> tuple[str, list[tuple[str, Path]]] | No
     # were never searched), and _pins_in caches by path.
     relative = not Path(near).is_absolute()
     near = Path(near).absolute()
-    found = _search_folders(_normalise(package), near.parent if not near.is_dir() else near)
+    found = _search_folders(_normalise(package), _start_folder(near))
     if found is None or not relative:
         return found
     return found[0], [(version, Path(os.path.relpath(path))) for version, path in found[1]]
+
+
+@lru_cache(maxsize=4096)  # every rule asks for its packages near the same few files: one stat each
+def _start_folder(near: Path) -> Path:
+    return near if near.is_dir() else near.parent
 
 
 @lru_cache(maxsize=None)  # asked by version_of, disagreeing and conflict for one file alike

@@ -187,12 +187,12 @@ class ResponseMarkerNotInTemplate(Rule):
     severity = ERROR
 
     def check(self, run, context):
-        from linter.chat_templates import special_tokens
-
         for config in run.configs:
             tokens = config.value("data.template_special_tokens")
             if tokens is None:
                 continue
+            from linter.chat_templates import special_tokens  # only for a script that masks responses
+
             placeholders = config.value("data.template_placeholders") or 0
             missing = {}  # marker key -> the special tokens it spells that the template never writes
             for key in ("data.instruction_marker", "data.response_marker"):
