@@ -51,7 +51,10 @@ BATCHES = {
                           "4b9f597 after merging the rules written that session without seeing it (launch facts, TRN052, "
                           "TRN055, TRN057-TRN059, MOD008, MOD009, PEF008)", "no: rules were then written for its misses"),
     "blind-2026-11-24e": ("blind batch 5 (`blind-2026-11-24e`, mined 2026-11-24 at 7b09bd5)",
-                          "measured at 7b09bd5 when merged", "yes"),
+                          "1 / 17 at 8d49598 (rules as at 7b09bd5; 0 / 10 from the DeepSpeed, accelerate, transformers, PEFT and TRL "
+                          "trackers, 1 / 7 from Axolotl, LLaMA-Factory and Unsloth); 2 / 17 after relabelling "
+                          "accel-zero2-param-offload-ignored, whose cause DS004 already reported under a rule name the miner "
+                          "had not looked up", "yes"),
 }
 
 ROOT = Path(__file__).resolve().parent.parent
