@@ -78,7 +78,6 @@ SELECTION = [
     ("lyyilin/poem-soul", [
         # an XTuner config dumped by `xtuner copy-cfg` / the training run (flat dict form: model = dict(llm=...))
         (r"^internlm_chat_7b_qlora_oasst1_e3_copy\.py$", "config", "xtuner"),
-        (r"^source\.json$", "other", "none"),
     ], {}),
     # ---- Unsloth ------------------------------------------------------------------------------
     ("hewenyu/unsloth-fine", [
