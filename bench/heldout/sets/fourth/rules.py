@@ -96,9 +96,9 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
                          "(core/trainer_builder.py at v0.8.0; schemas/config.py fsdp: list[str] | None), so no FSDP "
                          "runs and the 8-bit weights are never flattened")
     if code == "QNT006":
-        return "true", ("LLM.int8() training on a V100 (compute capability 7.0): loss 0.0 / divergence reported on "
-                        "bitsandbytes (bitsandbytes-foundation/bitsandbytes#343, huggingface/peft#236); the int8 "
-                        "matmul kernels need Turing or newer")
+        return "true", ("LLM.int8() training on a V100 (compute capability 7.0): bitsandbytes' own installation table "
+                        "(docs/source/installation.mdx at 0.45.4) lists 'LLM.int8(): NVIDIA Turing (RTX 20 series, T4) "
+                        "or newer GPUs'; loss 0.0 / divergence reported on older GPUs (bitsandbytes#343, peft#236)")
 
     # --- memory -------------------------------------------------------------------------------
     if code == "MEM001" and repo == LLAMA3_FULL[0] and "_full_" in path:
@@ -143,10 +143,16 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
                         "(flash attention, which the file asks for, does not even run there)")
 
     # --- training -----------------------------------------------------------------------------
+    if code == "TRN057" and adapter == "axolotl":
+        return "false", ("Axolotl reads num_epochs beside max_steps: utils/data/sft.py (since 641e6f7e5, 2023-11-07; at "
+                         "v0.8.0 and today) sets total_num_steps = min(calculate_total_num_steps(cfg, train_dataset), "
+                         "cfg.max_steps), the epoch-based count coming from cfg.num_epochs, and core/trainer_builder.py "
+                         "passes that as TrainingArguments.max_steps. The run stops at whichever comes first; 'the "
+                         "epoch count is never read' is the plain Trainer's behaviour, not Axolotl's, and which bound "
+                         "wins needs the dataset size")
     if code == "TRN057":
-        return "true", ("Axolotl passes max_steps to TrainingArguments (core/trainer_builder.py), and transformers' "
-                        "TrainingArguments.max_steps 'overrides num_train_epochs' when positive (Trainer."
-                        "_inner_training_loop sets num_train_epochs from max_steps)")
+        return "true", ("transformers' TrainingArguments.max_steps 'overrides num_train_epochs' when positive "
+                        "(Trainer._inner_training_loop sets num_train_epochs from max_steps)")
     if code == "TRN001" and repo == "yongjik-kim/mistral-finetune-stuff":
         return "true", ("Mistral with sample_packing, flash_attention false, xformers empty, on the Axolotl of the "
                         "files' date (2023-12): utils/models.py patches Mistral for packing only `if "
@@ -156,10 +162,12 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
                         "bda48f015 'sample_packing without flash_attention or sdp_attention does not handle "
                         "cross-attention'")
     if code == "TRN001":
-        return "true", ("sample_packing with flash_attention false and no sdp/xformers: today's Axolotl warns "
-                        "'sample_packing without flash_attention or sdp_attention does not handle cross-attention' "
-                        "(schemas/validation.py); Mamba-Codestral (mamba2) has no varlen path either, so packed "
-                        "samples are not isolated")
+        return "true", ("sample_packing with flash_attention false and no sdp/flex/xformers (the repository runs "
+                        "`axolotl train`, 2025): Axolotl's own schemas/validation.py check_sample_packing_without_"
+                        "attention warns '`sample_packing` without an attention backend does not handle cross-sample "
+                        "decontamination' (earlier wording since bda48f015 / 8bbad21bf). The base model is "
+                        "Mamba-Codestral (mamba2, no attention), so the message's mechanism is not literal, but its "
+                        "effect holds: nothing resets the recurrent state at pack boundaries")
     if code == "DS005":
         return "true", ("ZeRO-2 with overlap_comm true on the pinned DeepSpeed (pyproject.toml deepspeed==0.14.0, in "
                         "both the dependencies and the train extra), older than 0.19.0, which carries the last of the "
@@ -205,6 +213,15 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
         return "true", ("the file trains in fp16 (AmpOptimWrapper dtype='float16' / torch_dtype=torch.float16) and no "
                         "recorded launch passes --deepspeed (whose 'auto' would pick bf16): fp16 on an A100 that has "
                         "bf16")
+    if code == "QNT001" and (repo, path) in XTUNER_DEEPSPEED_LAUNCH:
+        return "false", (f"the recorded launch ({XTUNER_DEEPSPEED_LAUNCH[(repo, path)]}) makes the run bf16 on an A100 "
+                         "(xtuner tools/utils.py auto_dtype_of_deepspeed_config, see PRE002), and bitsandbytes' "
+                         "Linear4bit.set_compute_type switches compute_dtype to the input's dtype when that is bfloat16 "
+                         "or float32 ('the input is in a dtype that is safe to compute in, we switch to this type', "
+                         "nn/modules.py, 0.43.1): the written float16 compute dtype is replaced by bf16 at the first "
+                         "forward")
     if code == "QNT001":
-        return "true", "bnb_4bit_compute_dtype=torch.float16 is written in the file; the A100 target has bf16"
+        return "true", ("bnb_4bit_compute_dtype=torch.float16 is written in the file and the run is fp16 "
+                        "(AmpOptimWrapper, torch_dtype float16, no --deepspeed recorded), so Linear4bit keeps float16 "
+                        "(set_compute_type switches only for bf16/fp32 inputs); the A100 target has bf16")
     return None
