@@ -149,3 +149,37 @@ def test_dumped_mmengine_configs_of_other_projects_are_not_claimed(tmp_path):
                               "optim_wrapper = dict(type='mmengine.optim.AmpOptimWrapper', dtype='float16')\n")
     assert claimed(registry_names) is None
     assert check(detector) == [] and check(registry_names) == []
+
+
+# ---- DeepSpeed JSONs ---------------------------------------------------------------------------
+
+# The shape of transformers' saved Trainer state (TrainerState.save_to_json, trainer_callback.py),
+# which `checkpoint-*/trainer_state.json` holds: one top-level name (train_batch_size) DeepSpeed reads.
+TRAINER_STATE = {
+    "best_global_step": 2000, "best_metric": 0.91, "best_model_checkpoint": "out/checkpoint-2000",
+    "epoch": 1.5, "eval_steps": 500, "global_step": 2000, "is_hyper_param_search": False,
+    "is_local_process_zero": True, "is_world_process_zero": True,
+    "log_history": [{"epoch": 0.1, "learning_rate": 2e-05, "loss": 1.2, "step": 100}],
+    "logging_steps": 100, "max_steps": 2668, "num_input_tokens_seen": 0, "num_train_epochs": 2,
+    "save_steps": 500, "stateful_callbacks": {}, "total_flos": 1.0e17, "train_batch_size": 8,
+    "trial_name": None, "trial_params": None,
+}
+
+
+def test_a_saved_trainer_state_is_not_a_deepspeed_config(tmp_path):
+    path = tmp_path / "checkpoint-2000" / "trainer_state.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(TRAINER_STATE, indent=2))
+    assert claimed(path) is None
+    assert check(path) == []
+
+
+def test_deepspeed_configs_with_a_few_stray_keys_are_still_claimed(tmp_path):
+    path = tmp_path / "ds.json"
+    path.write_text(json.dumps({"train_batch_size": 16, "zero_optimization": {"stage": 2},
+                                "fp16": {"enabled": True}, "_comment": "stage 2", "my_note": "x"}))
+    assert claimed(path) is not None and claimed(path)[0] == "deepspeed"
+    assert [f["message"] for f in check(path) if f["code"] == "SCH001"] == ["unknown key my_note for deepspeed"]
+    small = tmp_path / "small.json"
+    small.write_text(json.dumps({"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3}}))
+    assert claimed(small)[0] == "deepspeed"

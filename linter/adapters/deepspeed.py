@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from functools import lru_cache
 from typing import Any
 
 from ..changes import PRECISION_MODES
@@ -77,6 +78,29 @@ def _auto_keys(tree) -> list[str]:
             elif isinstance(value, dict):
                 pending.append((f"{prefix}{key}.", value))
     return sorted(found)
+
+
+def _mostly_known(root: Mapping) -> bool:
+    """Is this a file DeepSpeed reads at all? DeepSpeedConfig._initialize_params
+    (deepspeed/runtime/config.py) looks up its own keys and ignores every other one, so a real
+    config may carry a few stale or misspelt keys (SCH001 reports them), but at least half its
+    top-level keys are ones DeepSpeed reads (the deepspeed schema, written from that function;
+    keys starting with '_' are comments). A file sharing one name with DeepSpeed among many it
+    does not read, such as transformers' saved Trainer state (`trainer_state.json`, written by
+    TrainerState.save_to_json in transformers/trainer_callback.py: log_history, global_step,
+    best_metric, ... and a top-level train_batch_size), is another program's file; the same test
+    as the Hugging Face argument files (hf_kinds.argument_file)."""
+    keys = [pair.key.value for pair in root.pairs if isinstance(pair.key.value, str)]
+    known = sum(key in _schema_keys() or key.startswith("_") for key in keys)
+    return 2 * known >= len(keys)
+
+
+@lru_cache(maxsize=1)
+def _schema_keys() -> frozenset[str]:
+    from ..schema import load
+
+    schema = load("deepspeed")
+    return frozenset(schema.root.get("properties", ())) if schema is not None else frozenset()
 
 
 class DeepSpeedAdapter(Adapter):
@@ -147,6 +171,8 @@ class DeepSpeedAdapter(Adapter):
         blocks = sum(isinstance(root.value(key), Mapping) for key in _BLOCKS)
         if not keys and not any(isinstance(root.value(key), Mapping) for key in ("fp16", "bf16", "bfloat16")):
             return 0  # an optimizer or scheduler block alone says nothing
+        if not _mostly_known(root):
+            return 0
         return keys + blocks
 
     def sniffs(self, text: str) -> bool:
