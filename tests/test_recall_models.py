@@ -210,6 +210,28 @@ def test_qnt006_qnt007_bitsandbytes_only(recall_copy):
     assert {"QNT006", "QNT007"} <= set(codes(path, "--gpu", "V100"))
 
 
+def test_qnt007_empty_fsdp_is_off(tmp_path):
+    """Axolotl turns FSDP on only `if cfg.fsdp_config or cfg.fsdp:` (core/builders/base.py), and
+    TrainingArguments treats an empty `fsdp` as off: `fsdp: []` / `fsdp: ""` shard nothing."""
+    axolotl = ("base_model: meta-llama/Meta-Llama-3-8B\nload_in_8bit: true\nadapter: lora\nmicro_batch_size: 1\n"
+               "num_epochs: 1\ndatasets:\n  - path: d\n    type: alpaca\nbf16: true\n")
+    for empty in ("fsdp: []\n", "fsdp: []\nfsdp_config: {}\n"):
+        path = tmp_path / "axolotl.yaml"
+        path.write_text(axolotl + empty)
+        assert "QNT007" not in codes(path, "--gpu", "A100"), empty
+    path.write_text(axolotl + "fsdp:\n  - full_shard\n  - auto_wrap\n")
+    assert "QNT007" in codes(path, "--gpu", "A100")
+    factory = ("model_name_or_path: meta-llama/Meta-Llama-3-8B\nstage: sft\ndo_train: true\nfinetuning_type: lora\n"
+               "quantization_bit: 8\ndataset: alpaca_en\ntemplate: llama3\noutput_dir: out\nbf16: true\n")
+    (tmp_path / "requirements.txt").write_text("transformers==4.57.6\n")
+    for empty in ('fsdp: ""\n', "fsdp: []\n", "fsdp: false\n"):
+        path = tmp_path / "llamafactory.yaml"
+        path.write_text(factory + empty)
+        assert "QNT007" not in codes(path, "--gpu", "A100"), empty
+    path.write_text(factory + "fsdp: full_shard\n")
+    assert "QNT007" in codes(path, "--gpu", "A100")
+
+
 def test_qnt006_silent_for_4bit_and_without_training(recall_copy):
     four_bit = recall_copy("llamafactory/baichuan_lora_8bit.yaml", lambda text: text.replace(
         "quantization_bit: 8", "quantization_bit: 4"))

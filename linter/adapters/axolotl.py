@@ -165,8 +165,8 @@ class AxolotlAdapter(Adapter):
         self._quantization(read)
         self._attention(read)
         self._memory_savers(read)
-        for key in ("fsdp_config", "fsdp"):
-            if _present(read.node(key)):  # is_fsdp_enabled: either key not None (loaders/model.py)
+        for key in ("fsdp_config", "fsdp"):  # the trainer builder: `if cfg.fsdp_config or cfg.fsdp:`
+            if _present(read.node(key)) and read.node(key).plain():  # an empty `fsdp: []` is off
                 read.set("parallel.fsdp", True, key)
                 break
         # Memory facts for the estimator (utils/schemas/config.py, utils/schemas/fsdp.py):

@@ -240,7 +240,8 @@ class LlamaFactoryAdapter(Adapter):
         if isinstance(flash_attn, Scalar) and flash_attn.value in _ATTENTION:  # auto: transformers decides
             read.take("attention.implementation", "flash_attn", convert=_ATTENTION.get)
         fsdp = read.node("fsdp")
-        if fsdp is not None and fsdp.plain() not in (None, "", []):
+        # TrainingArguments.fsdp: "", [] and False are off (the Trainer tests `if self.args.fsdp`).
+        if fsdp is not None and fsdp.plain() and str(fsdp.plain()).strip().lower() != "false":
             read.set("parallel.fsdp", True, "fsdp")
             # `fsdp` is TrainingArguments' option string (transformers FSDPOption: full_shard,
             # shard_grad_op, hybrid_shard, no_shard, offload).
