@@ -64,12 +64,15 @@ class Field(Value):
 
 class Elsewhere(Value):
     """Why a linked path, as written, is resolved where the linter does not see; `since`
-    (package, first release) where that holds only from a release on."""
+    (package, first release) where that holds only from a release on; `shipped` (package, first
+    release that ships the file or None where only a checkout between releases had it, first
+    release without it) for a file the framework shipped for a while only."""
 
-    __slots__ = ("reason", "since")
+    __slots__ = ("reason", "since", "shipped")
 
-    def __init__(self, reason: str, since: tuple[str, str] | None = None):
-        self.reason, self.since = reason, since
+    def __init__(self, reason: str, since: tuple[str, str] | None = None,
+                 shipped: tuple[str, str | None, str] | None = None):
+        self.reason, self.since, self.shipped = reason, since, shipped
 
 
 class Link(Value):

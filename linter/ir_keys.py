@@ -207,6 +207,8 @@ IR_KEYS = (
     ("trainer.sft_plain_arguments", "bool", "an SFT trainer gets a plain transformers TrainingArguments "
                                             "(no SFT fields: TRL rebuilds it as its SFTConfig with defaults)"),
     ("training.epochs", "num", "passes over the training set asked for (TrainingArguments num_train_epochs)"),
+    ("training.max_steps_caps", "bool", "a positive max_steps only caps the epochs' step count (the run stops at "
+                                        "whichever comes first); None: the framework version that decides is unknown"),
     ("training.backend", "str", "the framework's execution backend as written: local, ray, ... (Ludwig backend.type)"),
     ("training.remote_backend", "str", "the run trains on a remote service (Axolotl hatchery), not these GPUs"),
     ("training.sync_ref_model", "bool", "the reference model is updated from the policy during training (TRL "

@@ -73,13 +73,16 @@ class MissingLinkedFile(Rule):
     Nor is an accelerate config's `deepspeed_config_file` when every launch script beside it
     that names the config passes `--deepspeed_config_file`, which accelerate >= 1.5.0 keeps over
     the file's value; with an older accelerate pinned, the file's path is opened and reported.
+    A file the framework shipped for a while only (Axolotl's `deepspeed/zero3.json`, before the
+    folder became `deepspeed_configs/`) is left alone unless a pinned release lacks it.
 
     ## References
     - transformers/training_args.py: `deepspeed` (a path to a JSON file, or a dict)
     - LLaMA-Factory examples/README.md (`llamafactory-cli train examples/...` from the clone's
       root) and examples/deepspeed/ (v0.9.4 to ff6d4d12e)
     - axolotl utils/config/__init__.py normalize_config (os.path.exists(cfg.deepspeed)),
-      cli/utils/fetch.py (`axolotl fetch deepspeed_configs`), deepspeed_configs/ (v0.2.0 to 067b021c8)
+      cli/utils/fetch.py (`axolotl fetch deepspeed_configs`), deepspeed_configs/ (v0.2.0 to 067b021c8);
+      deepspeed/ before 54d2ac155 (#1192, 2024-01-24, v0.4.0): zero2/zero3 in v0.3.0
     - accelerate commands/launch.py _validate_launch_command: deepspeed_config entries are set
       only where `key not in args.nondefault` since PR #3409 (c7b36255, v1.5.0); before, they
       overwrote the command line
@@ -98,6 +101,17 @@ class MissingLinkedFile(Rule):
                                      "is resolved on the machine that launches the run")
                 continue
             older = None
+            if link.elsewhere is not None and link.elsewhere.shipped is not None:
+                unshipped = self._unshipped(run.primary, link.elsewhere.shipped, context)
+                if unshipped is None:
+                    context.notes.append(f"{run.primary.path}: LNK001 skipped for {link.text}: "
+                                         f"{link.elsewhere.reason}")
+                    continue
+                tried = ", ".join(str(path) for path in link.candidates) or "nowhere"
+                yield self.finding(run.primary, link.span,
+                                   f"linked {link.kind} config {link.text!r} does not exist (looked for {tried}); "
+                                   f"{link.elsewhere.reason}, but {unshipped} does not ship it")
+                continue
             if link.elsewhere is not None:
                 # A file the framework ships at that path of its own checkout (which its documented
                 # usage runs from), or a launch command that passes another file in its place (from
@@ -113,3 +127,18 @@ class MissingLinkedFile(Rule):
                 if older else ""
             yield self.finding(run.primary, link.span,
                                f"linked {link.kind} config {link.text!r} does not exist (looked for {tried}){why}")
+
+    @staticmethod
+    def _unshipped(config, shipped, context) -> str | None:
+        """The pinned release (and where it is pinned) that does not ship a file the framework
+        shipped for a while only; None where one that ships it is pinned, or the version is
+        unknown (the rule is silent: a checkout of that time had it)."""
+        from linter.versions import older_than
+
+        package, first, until = shipped
+        found = config.version(package)
+        if found is None:
+            return None
+        if first is not None and older_than(found[0], first) is False and older_than(found[0], until) is True:
+            return None
+        return f"{package} {found[0]} ({found[1]})"

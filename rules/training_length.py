@@ -30,7 +30,10 @@ class MaxStepsOverridesEpochs(Rule):
     A written `num_train_epochs: 1` beside `max_steps` is left alone: it is the usual way to cap
     a run's length (every Axolotl example that sets `max_steps` writes `num_epochs: 1`), and it
     is wrong only where the dataset is shorter or longer than `max_steps`, which the config does
-    not show. Epochs left at their default are left alone too.
+    not show. Epochs left at their default are left alone too, and so is a framework that
+    only caps the epochs with `max_steps` (Axolotl before 0.10.0 trains
+    min(epoch steps, max_steps): the run stops at whichever comes first), or whose version,
+    which decides that, is unknown.
 
     ## Why is this bad?
     A positive `max_steps` decides the length of training on its own: the Trainer stops after
@@ -64,7 +67,10 @@ class MaxStepsOverridesEpochs(Rule):
       max_steps = args.max_steps; num_train_epochs = args.max_steps // num_update_steps_per_epoch
       + ...`), the same from 4.x through the current release (`set_initial_training_values`)
     - axolotl src/axolotl/core/builders/base.py (`training_args_kwargs["max_steps"] =
-      self.cfg.max_steps or total_num_steps or -1`, `["num_train_epochs"] = self.cfg.num_epochs`)
+      self.cfg.max_steps or total_num_steps or -1`, `["num_train_epochs"] = self.cfg.num_epochs`),
+      since fee3c13bb (#2611, 2025-05-01, v0.10.0); from 3c2ad00d0 (#387, v0.3.0) until then
+      core/trainer_builder.py passed `total_num_steps if self.cfg.max_steps else -1`, with
+      total_num_steps = min(epoch-based steps, cfg.max_steps) (utils/data/sft.py): a cap
     - unslothai/unsloth#594 (max_steps 60 kept from the notebook beside num_train_epochs);
       neulab/awesome-align#18
     """
@@ -82,6 +88,9 @@ class MaxStepsOverridesEpochs(Rule):
             if (epochs is None or epochs.origin.is_default or not _number(epochs.value) or epochs.value == 1
                     or config.value("arguments.project_parser") is True):
                 continue  # a project's own argument parser may read the two its own way
+            caps = config.get("training.max_steps_caps")
+            if caps is not None and caps.value is not False:
+                continue  # the framework stops at whichever bound comes first (or its version is unknown)
             shown = int(epochs.value) if float(epochs.value).is_integer() else epochs.value
             yield self.finding(
                 config, steps.span,

@@ -194,6 +194,26 @@ def test_missing_deepspeed_file_is_lnk001(project):
     assert str(project / "deepspeed_configs" / "zero9.json") in finding["message"]
 
 
+@pytest.mark.parametrize("name, pin, fires", [
+    ("zero3", None, False),  # unpinned: a release (v0.3.0) shipped deepspeed/zero3.json
+    ("zero3", "axolotl==0.3.0", False),
+    ("zero3", "axolotl==0.4.0", True),  # renamed to deepspeed_configs/ (54d2ac155)
+    ("zero1", None, False),  # in a checkout between v0.3.0 and the rename
+    ("zero1", "axolotl==0.3.0", True),  # not in v0.3.0
+    ("zero9", None, True),  # never shipped
+])
+def test_axolotl_former_deepspeed_folder(tmp_path, name, pin, fires):
+    (tmp_path / "train").mkdir()
+    path = tmp_path / "train" / "qlora.yml"
+    path.write_text(f"base_model: m\nadapter: lora\nmicro_batch_size: 1\ndeepspeed: deepspeed/{name}.json\n")
+    if pin:
+        (tmp_path / "requirements.txt").write_text(pin + "\n")
+    result = trainlint("check", path, "--gpu", "A100", "--select", "LNK001", "--format", "json")
+    assert codes(result) == (["LNK001"] if fires else []), result.out
+    if fires and pin:
+        assert "does not ship it" in findings(result)[0]["message"]
+
+
 def test_qlora_zero3_gets_no_quant_storage_warning(tmp_path):
     (tmp_path / "zero3.json").write_text('{"zero_optimization": {"stage": 3}, "bf16": {"enabled": "auto"}}')
     path = tmp_path / "qlora.yml"

@@ -165,6 +165,19 @@ def test_max_steps_overrides_written_epochs(tmp_path, text, fires):
     assert _codes(tmp_path, "output_dir: out\nper_device_train_batch_size: 8\n" + text, select="TRN057") == (["TRN057"] if fires else [])
 
 
+@pytest.mark.parametrize("pins, fires", [
+    (None, False),  # unpinned: whether max_steps caps or overrides the epochs is unknown
+    (["axolotl==0.9.2"], False),  # min(epoch steps, max_steps): a cap (utils/data/sft.py, trainer_builder.py)
+    (["axolotl==0.4.0"], False),
+    (["axolotl==0.10.0"], True),  # cfg.max_steps passed as TrainingArguments.max_steps (fee3c13bb)
+    (["axolotl==0.13.0"], True),
+])
+def test_axolotl_max_steps_caps_epochs_before_0_10(tmp_path, pins, fires):
+    text = ("base_model: Qwen/Qwen2.5-0.5B\ndatasets:\n  - path: tatsu-lab/alpaca\n    type: alpaca\n"
+            "micro_batch_size: 2\nsequence_len: 2048\nnum_epochs: 3\nmax_steps: 650\n")
+    assert _codes(tmp_path, text, pins=pins, select="TRN057", name="axolotl.yml") == (["TRN057"] if fires else [])
+
+
 def test_max_steps_overrides_epochs_in_an_unsloth_script(tmp_path):
     script = """\
         from unsloth import FastLanguageModel

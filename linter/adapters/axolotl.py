@@ -45,7 +45,7 @@ from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from ..versions import older_than
 from . import (Adapter, Binding, Reader, as_bool_or_auto, as_float, deepspeed_link, new_config, set_path, strategy,
                templated, written)
-from .axolotl_checks import record_checked, record_lora_config
+from .axolotl_checks import record_checked, record_lora_config, record_step_cap
 from .axolotl_tokenizer import record_tokenizer
 from .shipped import AXOLOTL_DEEPSPEED
 from .fsdp_facts import own_classes, wrap_classes
@@ -329,9 +329,9 @@ class AxolotlAdapter(Adapter):
             config.set("quantization.quant_storage", Field("bfloat16", Origin(read.key_span("load_in_4bit"), _LOADER)))
 
     def _trainer(self, read: Reader) -> None:
-        """core/trainer_builder.py: `rl` (dpo, kto, orpo, grpo, ...) builds a TRL trainer
-        (HFRLTrainerBuilder), `reward_model` / `process_reward_model` a reward trainer; anything
-        else builds AxolotlTrainer, whose compute_loss is the HF Trainer's: recorded as "sft"."""
+        """core/trainer_builder.py: `rl` (dpo, kto, orpo, grpo, ...) builds a TRL trainer (HFRLTrainerBuilder),
+        `reward_model` / `process_reward_model` a reward trainer; else AxolotlTrainer (HF Trainer's loss): "sft"."""
+        record_step_cap(read)  # what max_steps does beside num_epochs
         rl = written(read.document, "rl")
         if isinstance(rl, str) and rl and not templated(read.node("rl")):
             read.take("training.trainer", "rl", convert=lambda value: str(value).lower())

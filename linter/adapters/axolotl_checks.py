@@ -23,6 +23,7 @@ from typing import Any
 
 from ..document import Mapping, Scalar, Sequence
 from ..ir import Field, Origin
+from ..versions import older_than
 from . import Binding, Reader, span_of, strategy, templated
 
 _VALIDATION = "axolotl/utils/schemas/validation.py"
@@ -223,3 +224,20 @@ def record_lora_config(read: Reader) -> None:
     if isinstance(target, Scalar) and isinstance(target.value, str) and not (
             isinstance(linear, Scalar) and linear.value):
         read.take("adapter.target_string", "lora_target_modules")
+
+
+def record_step_cap(read: Reader) -> None:
+    """What a written `max_steps` does beside `num_epochs`. From max_steps' introduction
+    (3c2ad00d0, #387, 2023-08-14, v0.3.0) Axolotl computes total_num_steps =
+    min(calculate_total_num_steps(cfg, train_dataset), cfg.max_steps) (utils/data.py, later
+    utils/data/sft.py), the first from num_epochs, and core/trainer_builder.py passes
+    `total_num_steps if self.cfg.max_steps else -1` as TrainingArguments.max_steps: a cap, the
+    run stops at whichever bound comes first. fee3c13bb (#2611, 2025-05-01, first released in
+    v0.10.0) passes `self.cfg.max_steps` itself (core/builders/base.py today: `self.cfg.max_steps
+    or total_num_steps or -1`), so the Trainer runs exactly max_steps steps whatever the epochs.
+    Recorded as True (caps) for a pinned release before 0.10.0, False from 0.10.0, None unpinned."""
+    if read.node("max_steps") is None:
+        return
+    pinned = read.config.version("axolotl")
+    caps = older_than(pinned[0], "0.10.0") if pinned else None
+    read.set("training.max_steps_caps", caps, "max_steps")

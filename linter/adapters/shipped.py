@@ -19,8 +19,14 @@ class ShippedFiles:
     root. `marker` is a folder only the framework's own checkout holds (its package source):
     inside that checkout, the file is looked for where it is."""
 
-    def __init__(self, framework: str, marker: str, paths: Iterable[str], source: str):
-        self.framework, self.marker, self.paths, self.source = framework, marker, frozenset(paths), source
+    def __init__(self, framework: str, marker: str, paths: Iterable[str], source: str,
+                 former: dict[str, tuple[str | None, str]] | None = None, package: str = ""):
+        """`former`: paths the framework shipped for a while only, each with (first release that
+        ships it, or None where only a checkout between releases had it; first release without
+        it), for `package`."""
+        self.framework, self.marker, self.source = framework, marker, source
+        self.former, self.package = former or {}, package
+        self.paths = frozenset(paths) | frozenset(self.former)
 
     def names(self, config_path: Path, written_path: str) -> Elsewhere | None:
         """The framework file `written_path` names, where it is one of them and the config does
@@ -32,6 +38,11 @@ class ShippedFiles:
             return None
         if any((folder / self.marker).is_dir() for folder in folders_to_checkout(config_path.resolve().parent)):
             return None
+        if normal in self.former:
+            first, until = self.former[normal]
+            shipped = f"from release {first} until {until}" if first else f"in its checkout before {until}"
+            return Elsewhere(f"it names {self.framework}'s {normal}, shipped {shipped}",
+                             shipped=(self.package, first, until))
         return Elsewhere(f"it names {self.framework}'s {normal}, {self.source}")
 
 
@@ -51,12 +62,19 @@ LLAMAFACTORY_DEEPSPEED = ShippedFiles(
 # package-data), so `axolotl fetch deepspeed_configs` (cli/main.py, cli/utils/fetch.py) puts them in
 # ./deepspeed_configs, as in a clone's root, which the examples (`deepspeed:
 # deepspeed_configs/zero1.json`) are run from.
+# Before 54d2ac155 (#1192, 2024-01-24, first released in v0.4.0) the folder was deepspeed/: v0.3.0
+# shipped deepspeed/zero2.json and zero3.json (bb53a165f #347, 3fc900629 #476); zero1 (3b18c963c
+# #570, 2023-09-14), zero3_bf16 and zero3_cpu (5ea3aa31f #950, 2023-12-13) were there only in a
+# checkout between v0.3.0 and the rename, which no release shipped.
 AXOLOTL_DEEPSPEED = ShippedFiles(
     "Axolotl", "src/axolotl",
     (f"deepspeed_configs/{name}.json" for name in (
         "zero1", "zero1_torch_compile", "zero2", "zero2_torch_compile", "zero3", "zero3_bf16",
         "zero3_bf16_cpuoffload_all", "zero3_bf16_cpuoffload_params")),
-    "shipped in its checkout and by `axolotl fetch deepspeed_configs`")
+    "shipped in its checkout and by `axolotl fetch deepspeed_configs`",
+    {**{f"deepspeed/{name}.json": ("0.3.0", "0.4.0") for name in ("zero2", "zero3")},
+     **{f"deepspeed/{name}.json": (None, "0.4.0") for name in ("zero1", "zero3_bf16", "zero3_cpu")}},
+    "axolotl")
 
 
 class PassedOnLaunch:
