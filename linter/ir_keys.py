@@ -23,6 +23,10 @@ IR_KEYS = (
                             "(trl sft, llamafactory-cli train, axolotl train, or a script path)"),
     ("launch.replaces_model_init_kwargs", "bool", "the entry that the launch commands run builds the model "
                                                   "itself: the config's model_init_kwargs never reach from_pretrained"),
+    ("launch.deepspeed_replaces", "list", "the keys of this file whose values a launch that passes a DeepSpeed "
+                                          "config on the command line replaces with that config's"),
+    ("launch.undecided", "str", "what this file leaves to a launch command that no command of the checkout "
+                                "names (its precision and sharding): unknown"),
     ("launch.vllm_server", "bool", "some launch command of the checkout starts TRL's vLLM server (trl vllm-serve); "
                                    "recorded only for a config that launch commands name"),
     ("arguments.project_keys", "list", "keys of this file that the repository's own argument dataclasses define"),

@@ -51,7 +51,7 @@ class Scan:
 class LaunchFacts:
     """What the commands naming one config agree on (UNKNOWN where they do not)."""
 
-    __slots__ = ("commands", "entry", "processes", "accelerate_config", "deepspeed", "notes")
+    __slots__ = ("commands", "entry", "processes", "accelerate_config", "deepspeed", "deepspeed_written", "notes")
 
     def __init__(self, named: list[Command]):
         self.commands = named
@@ -60,6 +60,7 @@ class LaunchFacts:
         self.processes = UNKNOWN
         self.accelerate_config = UNKNOWN
         self.deepspeed = UNKNOWN
+        self.deepspeed_written = UNKNOWN  # as the commands write it: None when none passes one
 
     def agree(self, name: str, values: list) -> None:
         distinct = list(dict.fromkeys(values))
@@ -68,6 +69,12 @@ class LaunchFacts:
         elif distinct:
             where = ", ".join(f"{command.path.name}:{command.line}" for command in self.commands[:4])
             self.notes.append(f"launch commands disagree on the {name.replace('_', ' ')} ({where}): left unknown")
+
+
+def _agreed(values: list):
+    """The one value all of `values` share, else UNKNOWN."""
+    distinct = list(dict.fromkeys(values))
+    return distinct[0] if len(distinct) == 1 else UNKNOWN
 
 
 def _launch_file(name: str, directory: str, root: str) -> str | None:
@@ -206,20 +213,26 @@ def _option_file(command: Command, option: str, root: Path):
     return resolve(command, written, root) or UNKNOWN
 
 
-def _deepspeed_of(command: Command, root: Path):
-    """A DeepSpeed JSON on the command line: accelerate's --deepspeed_config_file, xtuner's
-    --deepspeed, or the script's own --deepspeed / --deepspeed_config (HF TrainingArguments,
-    deepspeed.add_config_arguments)."""
+def _deepspeed_written(command: Command) -> str | None:
+    """A DeepSpeed config on the command line, as written: accelerate's --deepspeed_config_file,
+    xtuner's --deepspeed (a path or a shipped name), or the script's own --deepspeed /
+    --deepspeed_config (HF TrainingArguments, deepspeed.add_config_arguments)."""
     for option in ("deepspeed_config_file", "deepspeed"):
         if option in command.options:
-            return _option_file(command, option, root)
+            return command.options[option]
     for index, word in enumerate(command.arguments):
         name, _, value = word.partition("=")
         if name in ("--deepspeed", "--deepspeed_config"):
             if not value:
                 value = command.arguments[index + 1] if index + 1 < len(command.arguments) else ""
-            return resolve(command, value, root) or UNKNOWN
+            return value
     return None
+
+
+def _deepspeed_of(command: Command, root: Path):
+    """The existing DeepSpeed JSON the command line names; UNKNOWN when not found; None when absent."""
+    written = _deepspeed_written(command)
+    return None if written is None else resolve(command, written, root) or UNKNOWN
 
 
 def _processes(command: Command, root: Path):
@@ -263,6 +276,7 @@ def facts_of(config_path: Path, root: Path | None) -> LaunchFacts | None:
     facts.agree("processes", [_processes(command, root) for command in named])
     facts.agree("accelerate_config", [_option_file(command, "config_file", root) for command in named])
     facts.agree("deepspeed", [_deepspeed_of(command, root) for command in named])
+    facts.deepspeed_written = _agreed([_deepspeed_written(command) for command in named])
     return facts
 
 

@@ -100,6 +100,9 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
         # (quantized, with an adapter, in which dtype) is not in the framework's keys.
         result.cannot_judge("the repository's own argument classes read this file; its script decides how the "
                             "model loads")
+    undecided = run.primary.value("launch.undecided")
+    if undecided:
+        result.cannot_judge(f"the launch command decides {undecided}")
     world = _world(run, world_size)
     launcher = run.primary.value("launch.commented_config") if world is None else None
     result.world_size = world or 1

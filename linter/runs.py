@@ -84,24 +84,51 @@ class RunBuilder:
         run = Run(config)
         declared = self._declared_links(config)
         links = [*config.links, *declared]
-        # A run declared in settings replaces what the launch commands say about it.
-        for link in [*links, *(self._launch_links(config, links) if not declared else ())]:
+        # A run declared in settings replaces what the launch commands say about it; one that
+        # links no file declares a run with no DeepSpeed config.
+        is_declared = real_path(config.path) in self._declared_runs(self.settings_for(config.path))
+        launched, passes = self._launch_links(config, links) if not declared else ([], None)
+        links = [*links, *launched]
+        self._launch_decides(config, links, known=is_declared or passes is not None)
+        for link in links:
             self._attach(run, link, findings)
         return run
 
-    def _launch_links(self, config: ConfigIR, links: list[Link]) -> list[Link]:
+    def _launch_decides(self, config: ConfigIR, links: list[Link], known: bool) -> None:
+        """The file's values that a DeepSpeed config given on the command line replaces
+        (`launch.deepspeed_replaces`) hold only where the run is known to get none: with a
+        DeepSpeed link they are the DeepSpeed config's to say; with no launch command (or
+        declared run) naming the file they are unknown, and so is the run's sharding."""
+        replaced = config.value("launch.deepspeed_replaces")
+        if not replaced or not config.editable:
+            return
+        if any(link.kind == "deepspeed" for link in links):
+            why = "a DeepSpeed config on the command line replaces them"
+        elif known:
+            return  # launched without a DeepSpeed config: the file's own values hold
+        else:
+            why = "no launch command of the checkout names this file, or they disagree on --deepspeed"
+            config.set("launch.undecided", Field("its precision and sharding (" + why + ")", Origin(config.file_span)))
+        dropped = [key for key in replaced if config.fields.pop(key, None) is not None]
+        note = f"{config.path}: {', '.join(dropped) or 'precision'} left unknown: {why}"
+        if note not in self.loader.notes:
+            self.loader.notes.append(note)
+
+    def _launch_links(self, config: ConfigIR, links: list[Link]) -> tuple[list[Link], bool | None]:
         """What the checkout's launch commands that name `config` agree on (linter/launches.py),
         recorded on it: the entry that reads it, the process count the command fixes, and the
-        accelerate config and DeepSpeed JSON on the command line, linked like declared files."""
+        accelerate config and DeepSpeed JSON (or a name the framework ships) on the command
+        line, linked like declared files; with whether the commands pass a DeepSpeed config
+        (None: no command names the file, or they disagree)."""
         if not config.editable or config.framework not in _LAUNCHED:
-            return []
-        from .launches import REPLACES_MODEL_INIT_KWARGS, facts_of, vllm_server_launched
+            return [], None
+        from .launches import REPLACES_MODEL_INIT_KWARGS, UNKNOWN, facts_of, vllm_server_launched
         from .repository import root_of
 
         root = root_of(config.path)
         facts = facts_of(config.path, root) if root is not None else None
         if facts is None:
-            return []
+            return [], None
         for note in facts.notes:
             if f"{config.path}: {note}" not in self.loader.notes:
                 self.loader.notes.append(f"{config.path}: {note}")
@@ -127,7 +154,15 @@ class RunBuilder:
                 continue  # the config links its own DeepSpeed JSON: which one wins is the script's
             found.append(Link(kind, os.path.relpath(path, real_path(config.path).parent), origin.span, (path,)))
             linked.add(path)
-        return found
+        written = facts.deepspeed_written
+        if isinstance(written, str) and facts.deepspeed is UNKNOWN and not any(
+                link.kind == "deepspeed" for link in links):
+            loaded = self.loader.document_of(config)
+            named = loaded[1].named_link(loaded[0], config, written) if loaded else None
+            if named is not None:
+                found.append(Link(named.kind, named.text, origin.span, builtin=named.builtin,
+                                  builtin_source=named.builtin_source))
+        return found, (None if written is UNKNOWN else written is not None)
 
     def _declared_runs(self, settings: Settings) -> dict[Path, list[list[str]]]:
         """The settings' `[[runs]]` by their primary file, read once per settings file (a

@@ -136,6 +136,10 @@ def test_a_dumped_xtuner_config_is_claimed_and_read(tmp_path):
     assert claimed(path) == ("xtuner", "xtuner")
     config = Session(Options(detect=False)).load(path, True).config
     assert (config.value("model.load_dtype"), config.value("precision.fp16")) == ("float16", True)
+    # No launch command names it: `--deepspeed` would replace its dtypes, so PRE002 stays silent.
+    assert [f["code"] for f in check(path)] == []
+    (tmp_path / "train.sh").write_text(f"xtuner train {path.name}\n")
+    (tmp_path / ".git").mkdir()
     assert [f["code"] for f in check(path)] == ["PRE002"]
 
 

@@ -30,8 +30,10 @@ def run_with(tmp_path: Path, fixture: Path, deepspeed: str | None = "deepspeed_z
         shutil.copy(fixture, path)
     else:
         path.write_text(text)
-    if deepspeed:
-        (tmp_path / "trainlint.toml").write_text(f'[[runs]]\nfiles = ["{fixture.name}", "{deepspeed}"]\n')
+    # A declared run: with `deepspeed`, `xtuner train cfg.py --deepspeed NAME`; without, a launch
+    # known to pass none (the AmpOptimWrapper's dtype holds).
+    files = f'"{fixture.name}", "{deepspeed}"' if deepspeed else f'"{fixture.name}"'
+    (tmp_path / "trainlint.toml").write_text(f'[[runs]]\nfiles = [{files}]\n')
     return path
 
 
@@ -44,9 +46,9 @@ def config_of(path: Path):
 
 
 def test_incident_2_findings_on_a100(tmp_path):
-    path = run_with(tmp_path, XTUNER)
+    path = run_with(tmp_path, XTUNER, deepspeed=None)  # launched with no --deepspeed: AMP fp16 runs
     found = findings(path)
-    assert sorted(f["code"] for f in found) == ["DS001", "PRE002", "QNT001"]
+    assert sorted(f["code"] for f in found) == ["PRE002", "QNT001"]
     text = XTUNER.read_text().splitlines()
     place = {f["code"]: (f["line"], f["column"]) for f in found}
     assert text[place["PRE002"][0] - 1].strip() == "dtype='float16')"
@@ -54,12 +56,45 @@ def test_incident_2_findings_on_a100(tmp_path):
     pre002 = next(f for f in found if f["code"] == "PRE002")
     assert "fp16 mixed precision and model dtype float16" in pre002["message"]
     assert pre002["fix"]["applicability"] == "safe"
-    ds001 = next(f for f in found if f["code"] == "DS001")
-    assert ds001["fix"]["applicability"] == "display-only"  # XTuner's shipped config is not a file to edit
+
+
+def test_a_deepspeed_launch_replaces_the_amp_dtype(tmp_path):
+    # tools/train.py drops the AmpOptimWrapper under --deepspeed; xtuner's shipped JSONs say fp16/bf16
+    # "auto", which auto_dtype_of_deepspeed_config makes bf16 on an A100: nothing to move to bf16.
+    path = run_with(tmp_path, XTUNER)
+    assert codes(path) == []
+    config = config_of(path)
+    assert config.value("precision.fp16") is True  # the file's fact stays; the run builder drops it
+    assert "launch.deepspeed_replaces" in config.fields
+
+
+def checkout_with(folder: Path, launch: str | None) -> Path:
+    folder.mkdir()
+    (folder / ".git").mkdir()
+    path = folder / XTUNER.name
+    shutil.copy(XTUNER, path)
+    if launch is not None:
+        (folder / "train.sh").write_text(launch.format(name=XTUNER.name) + "\n")
+    return path
+
+
+def test_with_no_launch_naming_it_the_precision_is_unknown(tmp_path):
+    path = checkout_with(tmp_path / "none", None)
+    result = trainlint("check", path, "--gpu", "A100", "--verbose")
+    assert "PRE002" not in result.out and "QNT001" not in result.out
+    assert "left unknown: no launch command of the checkout names this file" in result.err
+
+
+def test_launch_commands_decide_the_precision(tmp_path):
+    path = checkout_with(tmp_path / "plain", "NPROC_PER_NODE=1 xtuner train {name}")
+    assert codes(path) == ["PRE002", "QNT001"]
+    path = checkout_with(tmp_path / "deepspeed", "xtuner train {name} --deepspeed deepspeed_zero2")
+    assert codes(path) == []
+    assert codes(path, "V100") == []  # "auto": bf16 wherever torch says the GPU supports it
 
 
 def test_fix_changes_exactly_the_three_spellings_and_nothing_else(tmp_path):
-    path = run_with(tmp_path, XTUNER)
+    path = run_with(tmp_path, XTUNER, deepspeed=None)
     original = XTUNER.read_bytes()
     result = trainlint("check", path, "--gpu", "A100", "--fix")
     expected = (original.replace(b"torch_dtype=torch.float16", b"torch_dtype=torch.bfloat16")
@@ -74,7 +109,7 @@ def test_fix_changes_exactly_the_three_spellings_and_nothing_else(tmp_path):
 
 
 def test_fix_keeps_crlf_and_bom(tmp_path):
-    path = run_with(tmp_path, XTUNER)
+    path = run_with(tmp_path, XTUNER, deepspeed=None)
     original = b"\xef\xbb\xbf" + XTUNER.read_bytes().replace(b"\n", b"\r\n")
     path.write_bytes(original)
     trainlint("check", path, "--gpu", "A100", "--fix")
@@ -84,15 +119,15 @@ def test_fix_keeps_crlf_and_bom(tmp_path):
     assert path.read_bytes() == expected
 
 
-def test_on_v100_fp16_stays_and_zero2_is_reported(tmp_path):
-    path = run_with(tmp_path, XTUNER)
-    assert codes(path, "V100") == ["DS001", "NUM003"]
+def test_on_v100_fp16_stays(tmp_path):
+    path = run_with(tmp_path, XTUNER, deepspeed=None)
+    assert codes(path, "V100") == ["NUM003"]
 
 
 def test_noqa_on_the_line_suppresses(tmp_path):
     text = XTUNER.read_text().replace("dtype='float16')", "dtype='float16')  # noqa: PRE002")
-    path = run_with(tmp_path, XTUNER, text=text)
-    assert codes(path) == ["DS001", "QNT001"]
+    path = run_with(tmp_path, XTUNER, deepspeed=None, text=text)
+    assert codes(path) == ["QNT001"]
 
 
 # ---- never executed ----------------------------------------------------------------------------
@@ -105,7 +140,7 @@ def test_config_with_side_effects_is_never_executed(tmp_path):
                f"def hook(f):\n    os.system('touch {marker}')\n    return f\n"
                f"@hook\ndef decorated():\n    pass\n"
                f"class Evil:\n    os.system('touch {marker}')\n")
-    path = run_with(tmp_path, XTUNER, text=XTUNER.read_text() + payload)
+    path = run_with(tmp_path, XTUNER, deepspeed=None, text=XTUNER.read_text() + payload)
     assert "PRE002" in codes(path)
     trainlint("check", path, "--gpu", "A100", "--diff")
     trainlint("check", path, "--gpu", "A100", "--fix", "--unsafe-fixes")
@@ -128,7 +163,8 @@ def test_parsed_values(tmp_path):
         "memory.gradient_checkpointing": True, "precision.fp16": True, "precision.bf16": False,
         "optimizer.lr": 2e-4, "optimizer.weight_decay": 0, "optimizer.betas": [0.9, 0.999],
         "optimizer.grad_clip": 1, "batch.grad_accum": 16, "batch.micro": 1, "sequence.max_length": 2048,
-        "sequence.packing": True, "attention.varlen": False,
+        "sequence.packing": True, "attention.varlen": False, "launch.deepspeed_replaces": [
+            "precision.fp16", "precision.bf16", "model.load_dtype", "quantization.compute_dtype"],
     }
     assert config.get("memory.gradient_checkpointing").origin.default_source.startswith("xtuner/model/sft.py")
     # Values read through module-level names point at the constant's literal.
@@ -194,7 +230,8 @@ def test_inherited_configs_assume_no_defaults(tmp_path):
     path.write_text(text)
     config = config_of(path)
     assert {key: field.value for key, field in config.fields.items() if key != "file.kind"} == {
-        "model.load_dtype": "bfloat16", "optimizer.lr": 1e-4}
+        "model.load_dtype": "bfloat16", "optimizer.lr": 1e-4, "launch.deepspeed_replaces": [
+            "precision.fp16", "precision.bf16", "model.load_dtype", "quantization.compute_dtype"]}
 
 
 def test_huggingface_framework_config(tmp_path):

@@ -74,6 +74,18 @@ def _line_text(tree: Path, repo: str, path: str, line: int) -> str:
         return ""
 
 
+# EmoLLM's XTuner configs (checked by reading its launch commands at 955155b, after the first
+# judging had taken the AmpOptimWrapper dtype as what runs).
+EMOLLM_LAUNCH = (
+    "EmoLLM trains its XTuner configs with `xtuner train <config>.py --deepspeed deepspeed_zero2` (xtuner_config/"
+    "README.md:36, README_internlm2_7b_base_qlora.md:189, README_llama3_8b_instruct_qlora_alpaca_e3_M.md:261, "
+    "README_scientist.md:39, pt/README.md:30; no command without --deepspeed). Under --deepspeed xtuner/tools/"
+    "train.py replaces the AmpOptimWrapper and auto_dtype_of_deepspeed_config (tools/utils.py) turns the shipped "
+    "fp16/bf16 'auto' into bf16 on an A100; DeepSpeed casts the parameters to bf16 (runtime/engine.py "
+    "_configure_distributed_model) and bitsandbytes' Linear4bit.set_compute_type computes in the bf16 input's "
+    "dtype: the run is already bf16 on the A100")
+
+
 def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
     """(verdict, reason) from the rules, or None when no rule covers the finding."""
     repo, path, code, message = finding["repo"], finding["path"], finding["code"], finding["message"]
@@ -148,6 +160,11 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
                         "WarmupLR (warm-up, then constant) and the written lr_scheduler_type cosine is not used")
     if code == "DS001":
         return "true", "ZeRO-2 with fp16 is set in the file; INCIDENTS.md records NaN losses for this combination"
+    if code == "PRE001" and repo == "SmartFlowAI/EmoLLM" and path.startswith("xtuner_config/"):
+        return "false", ("EmoLLM launches its XTuner configs with --deepspeed deepspeed_zero2 (xtuner_config/README.md:36), "
+                         "which drops the AmpOptimWrapper; auto_dtype_of_deepspeed_config enables bf16 only where "
+                         "torch.cuda.is_bf16_supported(), False on a V100 with the pinned torch==2.1.2 "
+                         "(xtuner_config/requirements.txt): the run is fp16 there, not bf16")
     if code == "PRE001":
         if repo == "allenai/open-instruct" and path.startswith("configs/train_configs/"):
             return "false", ("the bf16 comes from TRL's default (bf16 = not fp16), but open-instruct reads this "
@@ -170,6 +187,8 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
         if "flash_attention" in text:
             return "true", ("FlashAttention-2 supports Ampere and newer only (flash-attn README: 'FlashAttention-2 "
                             "currently supports Ampere, Ada, or Hopper GPUs'); the file asks for it on a V100")
+    if code in ("PRE002", "QNT001") and repo == "SmartFlowAI/EmoLLM" and path.startswith("xtuner_config/"):
+        return "false", EMOLLM_LAUNCH
     if code == "PRE002":
         return "true", "the file trains in fp16 (AmpOptimWrapper dtype float16 / fp16 enabled) on an A100 that has bf16"
     if code == "QNT001":

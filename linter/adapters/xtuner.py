@@ -32,9 +32,10 @@ auto_dtype_of_deepspeed_config from the *hardware*, not from the config: fp16 = 
 bf16 = torch.cuda.is_bf16_supported(), and bf16 wins when both are true. So on an A100 such a
 run trains in bf16 whatever AmpOptimWrapper's dtype says, and on pre-Ampere GPUs the answer
 depends on torch (is_bf16_supported(including_emulation=True) says yes on a V100 from torch
-2.4). The shipped names therefore carry fp16/bf16 "auto" here; the config's own dtype is read
-as written. With `framework = "huggingface"` the HF Trainer fills the "auto"s from
-training_args instead (transformers/integrations/deepspeed.py, trainer_config_process).
+2.4). DeepSpeed then casts the parameters to it (runtime/engine.py _configure_distributed_model) and
+bitsandbytes' Linear4bit computes in a bf16 input's dtype (nn/modules.py set_compute_type): the
+config's dtypes are recorded as `launch.deepspeed_replaces`, for the launch to decide. With
+`framework = "huggingface"` the HF Trainer fills the "auto"s from training_args (transformers/integrations/deepspeed.py).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from . import Adapter, new_config, record_literal, span_of
 _SFT = "xtuner/model/sft.py (SupervisedFinetune)"
 _AMP = "mmengine/runner/amp.py (AmpOptimWrapper dtype=None: torch's default CUDA autocast dtype, float16)"
 _OPTIM_WRAPPER = "mmengine/optim/optimizer/optimizer_wrapper.py (OptimWrapper: no autocast)"
+_DEEPSPEED_REPLACES = ("precision.fp16", "precision.bf16", "model.load_dtype", "quantization.compute_dtype")
 _TRAINING_ARGUMENTS = "transformers/training_args.py (TrainingArguments: fp16 False, bf16 False)"
 _TRAIN_HF = "xtuner/tools/train.py (framework \"huggingface\": PEFT only `if cfg.get(\"lora\")`)"
 _BNB = "transformers/utils/quantization_config.py (BitsAndBytesConfig: bnb_4bit_compute_dtype None is float32)"
@@ -59,16 +61,13 @@ _SFT_FAMILY = {"SupervisedFinetune", "DPO", "ORPO"}
 # The DeepSpeed configs XTuner ships (xtuner/configs/deepspeed/*.json at b934f46): ZeRO stage,
 # offloaded optimizer, offloaded parameters. Every one has fp16 {"enabled": "auto",
 # "initial_scale_power": 16} and bf16 {"enabled": "auto"}.
-_SHIPPED = {
-    "deepspeed_zero1": (1, False, False), "deepspeed_zero2": (2, False, False),
-    "deepspeed_zero2_offload": (2, True, False), "deepspeed_zero3": (3, False, False),
-    "deepspeed_zero3_offload": (3, True, True),
-}
-# Whom each sampler deals samples to: every rank (mmengine/dataset/sampler.py DefaultSampler and
-# InfiniteSampler, xtuner/dataset/samplers/length_grouped.py LengthGroupedSampler: get_dist_info)
-# or the data-parallel groups (xtuner/parallel/sequence/sampler.py SequenceParallelSampler,
-# dataset/samplers/intern_repo.py InternRepoSampler, InternlmRepoSampler: get_data_parallel_rank
-# and get_data_parallel_world_size); the same from v0.1.16 to b934f46.
+_SHIPPED = {"deepspeed_zero1": (1, False, False), "deepspeed_zero2": (2, False, False),
+            "deepspeed_zero2_offload": (2, True, False), "deepspeed_zero3": (3, False, False),
+            "deepspeed_zero3_offload": (3, True, True)}
+# Whom each sampler deals samples to: every rank (mmengine/dataset/sampler.py DefaultSampler and InfiniteSampler,
+# xtuner/dataset/samplers/length_grouped.py LengthGroupedSampler: get_dist_info) or the data-parallel groups
+# (xtuner/parallel/sequence/sampler.py SequenceParallelSampler, dataset/samplers/intern_repo.py InternRepoSampler,
+# InternlmRepoSampler: get_data_parallel_rank and get_data_parallel_world_size); the same from v0.1.16 to b934f46.
 _SAMPLER_RANKS = {"DefaultSampler": True, "InfiniteSampler": True, "LengthGroupedSampler": True,
                   "SequenceParallelSampler": False, "InternRepoSampler": False, "InternlmRepoSampler": False}
 _TORCH_KEYWORDS = {"torch_dtype", "bnb_4bit_compute_dtype", "bnb_4bit_quant_storage"}
@@ -279,6 +278,9 @@ class XTunerAdapter(Adapter):
     def _amp_precision(self, document, parts: _Config, config: ConfigIR, default) -> None:
         wrapper = parts.optim_wrapper
         kind = call_name(wrapper["type"]) if "type" in wrapper else ""
+        if kind in ("OptimWrapper", "AmpOptimWrapper"):  # what `--deepspeed` replaces: the module docstring
+            config.set("launch.deepspeed_replaces", Field(list(_DEEPSPEED_REPLACES), Origin(
+                span_of(document, *document.span(wrapper["type"])), "xtuner/tools/train.py main (--deepspeed)")))
         if kind == "OptimWrapper":
             for key in ("precision.fp16", "precision.bf16"):
                 default(key, False, wrapper["type"], _OPTIM_WRAPPER)

@@ -201,6 +201,13 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
         return "true", ("fp16 training (AmpOptimWrapper dtype='float16', torch_dtype float16) of a checkpoint trained "
                         "in bfloat16 on a V100 (no bf16 there): activations outside fp16's range give NaN or zero loss "
                         "(QwenLM/Qwen3#670, hiyouga/LLaMA-Factory#4901)." + via)
+    if code in ("PRE002", "QNT001") and repo == "lyyilin/poem-soul":
+        return "false", ("the file is a dump of a DeepSpeed run (mmengine writes the config it ran): optim_wrapper "
+                         "type='DeepSpeedOptimWrapper' and strategy=dict(type='DeepSpeedStrategy', config=dict("
+                         "bf16=dict(enabled=True), fp16=dict(enabled=False, ...))) (lines 79-115): the run was bf16, "
+                         "DeepSpeed cast the float16-loaded parameters to bf16 (runtime/engine.py "
+                         "_configure_distributed_model) and Linear4bit.set_compute_type computes in the bf16 input's "
+                         "dtype; the AmpOptimWrapper reading of the first judging was wrong (there is none)")
     if code == "PRE002" and (repo, path) in XTUNER_DEEPSPEED_LAUNCH:
         return "false", (f"the recorded launch ({XTUNER_DEEPSPEED_LAUNCH[(repo, path)]}) passes --deepspeed with one of "
                          "xtuner's own DeepSpeed configs (fp16 enabled 'auto', bf16 enabled 'auto'); xtuner/tools/"

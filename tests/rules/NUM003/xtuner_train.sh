@@ -1,0 +1,2 @@
+xtuner train xtuner.py
+xtuner train xtuner.clean.py
