@@ -228,26 +228,36 @@ def folders_to_checkout(start: Path) -> list[Path]:
 
 @lru_cache(maxsize=4096)
 def _folders_to_checkout(start: Path) -> tuple[Path, ...]:
-    # Cached per check (forget_checkouts): every file of a tree asks for its folder's chain.
-    folders = []
-    for folder in (start, *start.parents):
-        folders.append(folder)
-        if (folder / ".git").exists():
-            break
-    return tuple(folders)
+    # Cached per check (forget_checkouts), and built from the parent's chain: every file of a
+    # tree asks for its folder's, and sibling folders share everything above them.
+    if (start / ".git").exists() or start.parent == start:
+        return (start,)
+    return (start, *_folders_to_checkout(start.parent))
 
 
 @lru_cache(maxsize=1024)
 def checkout_of_folder(folder: Path) -> Path | None:
     """checkout_root of `folder` resolved, cached per check: resolving every file's path (an
     lstat per component) was a tenth of a corpus check."""
-    return checkout_root(folder.resolve())
+    return checkout_root(_real_folder(folder))
+
+
+@lru_cache(maxsize=4096)
+def _real_folder(folder: Path) -> Path:
+    # Path.resolve, built from the parent's (cached) real path: one lstat per folder, not one
+    # per component of every folder.
+    parent = folder.parent
+    if parent == folder or folder.name in ("", ".", "..") or not folder.is_absolute():
+        return folder.resolve()
+    candidate = _real_folder(parent) / folder.name
+    return candidate.resolve() if candidate.is_symlink() else candidate
 
 
 def forget_checkouts() -> None:
     """Drop the cached folder chains and checkouts: a new check may see a `.git` created since."""
     _folders_to_checkout.cache_clear()
     checkout_of_folder.cache_clear()
+    _real_folder.cache_clear()
 
 
 def checkout_root(start: Path) -> Path | None:

@@ -100,6 +100,7 @@ def forget() -> None:
     _folders_up_to_repository.cache_clear()
     _search_folders.cache_clear()
     _start_folder.cache_clear()
+    _search_absolute.cache_clear()
     forget_checkouts()  # the folder chains the searches walked
 
 
@@ -130,12 +131,18 @@ def _search(package: str, near: Path) -> tuple[str, list[tuple[str, Path]]] | No
     files named as `near` is (relative to the working directory for a relative path)."""
     # Absolute: a relative path's parents stop at "." (the folders above the working directory
     # were never searched), and _pins_in caches by path.
-    relative = not Path(near).is_absolute()
-    near = Path(near).absolute()
-    found = _search_folders(_normalise(package), _start_folder(near))
-    if found is None or not relative:
+    near = Path(near)
+    if near.is_absolute():
+        return _search_absolute(package, near)
+    found = _search_absolute(package, near.absolute())
+    if found is None:
         return found
     return found[0], [(version, Path(os.path.relpath(path))) for version, path in found[1]]
+
+
+@lru_cache(maxsize=None)  # every rule asks for its packages near the same few files
+def _search_absolute(package: str, near: Path) -> tuple[str, list[tuple[str, Path]]] | None:
+    return _search_folders(_normalise(package), _start_folder(near))
 
 
 @lru_cache(maxsize=4096)  # every rule asks for its packages near the same few files: one stat each
