@@ -16,13 +16,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from .launch_commands import Command, commands, makefile_commands, markdown_commands
+from .repository import bounded_text, walked_folders
 from .source import real_path
 
 MAX_FILES = 20000  # entries walked
 MAX_READ = 400  # launch files read
-MAX_BYTES = 256 * 1024
 _SHELL = (".sh", ".bash", ".zsh", ".slurm", ".sbatch")
-_SKIPPED = {"node_modules", "__pycache__", "site-packages", ".git", "build", "dist"}
 # What a fact is when commands disagree, or a launcher leaves it to a file this run cannot see.
 UNKNOWN = object()
 # The accelerate config on the command line decides the process count (no --num_processes).
@@ -105,9 +104,7 @@ def scan(root: Path) -> Scan:
     walked = read = 0
     top = str(root)
     for directory, subdirs, files in os.walk(top):
-        subdirs[:] = sorted(name for name in subdirs if name not in _SKIPPED and not name.startswith(".")
-                            and not os.path.exists(os.path.join(directory, name, "pyvenv.cfg"))
-                            and not ignored.ignored(Path(directory, name), is_dir=True))
+        subdirs[:] = walked_folders(directory, subdirs, ignored)
         walked += len(files)
         if walked > MAX_FILES:
             break
@@ -119,22 +116,13 @@ def scan(root: Path) -> Scan:
             path = Path(directory, name)
             if ignored.ignored(path, is_dir=False):
                 continue
-            text = _bounded_text(path)
+            text = bounded_text(path)
             if text is None:
                 continue
             read += 1
             reader = {"shell": commands, "make": makefile_commands, "markdown": markdown_commands}[kind]
             found.extend(reader(path, text))
     return Scan(root, found, names)
-
-
-def _bounded_text(path: Path) -> str | None:
-    try:
-        if not path.is_file() or path.stat().st_size > MAX_BYTES:
-            return None
-        return path.read_text("utf-8", errors="replace")
-    except OSError:
-        return None
 
 
 def resolve(command: Command, written: str, root: Path) -> Path | None:

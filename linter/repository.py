@@ -35,14 +35,12 @@ def _texts(root: Path) -> tuple[tuple[Path, str], ...]:
     found: list[tuple[Path, str]] = []
     for directory, subdirs, files in os.walk(root):
         current = Path(directory)
-        subdirs[:] = sorted(name for name in subdirs if name not in _SKIPPED and not name.startswith(".")
-                            and not (current / name / "pyvenv.cfg").exists()
-                            and not ignored.ignored(current / name, is_dir=True))
+        subdirs[:] = walked_folders(directory, subdirs, ignored)
         for name in sorted(files):
             path = current / name
             if not name.endswith(_SUFFIXES) or ignored.ignored(path, is_dir=False):
                 continue
-            text = _bounded_text(path)
+            text = bounded_text(path)
             if text is None:
                 continue
             found.append((path, text))
@@ -51,7 +49,15 @@ def _texts(root: Path) -> tuple[tuple[Path, str], ...]:
     return tuple(found)
 
 
-def _bounded_text(path: Path) -> str | None:
+def walked_folders(directory: str, subdirs: list[str], ignored) -> list[str]:
+    """The subfolders of `directory` a checkout walk enters, sorted: not hidden, not a build,
+    cache or virtual environment, not .gitignore'd."""
+    return sorted(name for name in subdirs if name not in _SKIPPED and not name.startswith(".")
+                  and not os.path.exists(os.path.join(directory, name, "pyvenv.cfg"))
+                  and not ignored.ignored(Path(directory, name), is_dir=True))
+
+
+def bounded_text(path: Path) -> str | None:
     """A regular file's text, or None when it is not one, is over MAX_BYTES or cannot be read."""
     try:
         if not path.is_file() or path.stat().st_size > MAX_BYTES:
@@ -90,7 +96,7 @@ def launch_scripts(folder: Path, name: str) -> tuple[tuple[Path, str], ...]:
     for path in entries[:MAX_FILES]:
         if not path.name.endswith(_SCRIPT_SUFFIXES):
             continue
-        text = _bounded_text(path)
+        text = bounded_text(path)
         if text is not None and name in text and _ACCELERATE_LAUNCH.search(text):
             found.append((path, text))
     return tuple(found)
