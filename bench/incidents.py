@@ -55,6 +55,8 @@ BATCHES = {
                           "trackers, 1 / 7 from Axolotl, LLaMA-Factory and Unsloth); 2 / 17 after relabelling "
                           "accel-zero2-param-offload-ignored, whose cause DS004 already reported under a rule name the miner "
                           "had not looked up", "yes"),
+    "blind-2026-11-24f": ("blind batch 6 (`blind-2026-11-24f`, mined 2026-11-24 at 320db3c)",
+                          "see the fourth session's note", "yes"),
 }
 
 ROOT = Path(__file__).resolve().parent.parent
