@@ -56,7 +56,10 @@ BATCHES = {
                           "accel-zero2-param-offload-ignored, whose cause DS004 already reported under a rule name the miner "
                           "had not looked up", "yes"),
     "blind-2026-11-24f": ("blind batch 6 (`blind-2026-11-24f`, mined 2026-11-24 at 320db3c)",
-                          "see the fourth session's note", "yes"),
+                          "0 / 20 at a5e662c and b7c4042 (rules as at 320db3c; 0 / 10 from the DeepSpeed, accelerate, "
+                          "transformers, PEFT, TRL and bitsandbytes trackers, 0 / 10 from Axolotl, LLaMA-Factory, Unsloth "
+                          "and XTuner; three fixtures lost a second hazard the miner had invented, which MEM001 and TRN063 "
+                          "had reported, not on the cause)", "yes"),
 }
 
 ROOT = Path(__file__).resolve().parent.parent
