@@ -108,7 +108,8 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
         return "true", (f"{key} is no field of alignment-handbook's ScriptArguments/SFTConfig at this commit "
                         "(src/alignment/configs.py: dataset_mixture) nor of TRL's; TrlParser raises on unused "
                         "keys (set_defaults_with_config leaves them to parse_args_into_dataclasses)")
-    if code == "SCH001" and repo == "huggingface/open-r1" and key == "vllm_device":
+    if code == "SCH001" and repo == "huggingface/open-r1" and (
+            key == "vllm_device" or message.startswith("vllm_device was removed in trl 0.18.0")):
         return "true", ("GRPOConfig.vllm_device was removed in TRL 0.18.0 (a8cfca6d0 'Remove deprecated'); "
                         "open-r1 pins trl==0.18.0 in setup.py")
     if code == "SCH001" and repo == "modal-labs/llm-finetuning" and key == "debug":
