@@ -33,6 +33,8 @@ IR_KEYS = (
     ("arguments.project_parser", "bool", "the repository's own argument classes (no framework base) read this file"),
     ("arguments.imported_classes", "str", "argument classes a parser call of the repository imports from another "
                                           "installed package (not transformers/trl): `module (scripts)`"),
+    ("arguments.extra_keys_allowed", "str", "the repository's own argument classes that read this file are parsed "
+                                            "with allow_extra_keys=True (keys no field takes are ignored): `classes`"),
     ("device.kind", "str", "the accelerator the job runs on: cuda, or cpu/npu/xpu/... where a launcher config says"),
     # Model
     ("model.name", "str", "the base model: a hub id or a local path"),

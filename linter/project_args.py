@@ -79,6 +79,7 @@ class ProjectArguments:
     root: Path
     classes: tuple[ArgumentClass, ...]
     imported: tuple[ImportedClass, ...] = ()  # parser classes from other installed packages
+    lenient: frozenset[str] = frozenset()  # classes of parser calls in a file passing allow_extra_keys=True
 
     @property
     def fields(self) -> frozenset[str]:
@@ -181,7 +182,7 @@ def _class_names_in(node, assigned: dict[str, list[str]]) -> list[str]:
 
 
 def _read_file(path: Path, classes: list[_Class], parsed: set[str], budget: list[int],
-               origins: dict[str, set[tuple[str, Path]]]) -> None:
+               origins: dict[str, set[tuple[str, Path]]], lenient: set[str]) -> None:
     import ast
 
     try:
@@ -237,6 +238,8 @@ def _read_file(path: Path, classes: list[_Class], parsed: set[str], budget: list
         if first is not None:
             names = _class_names_in(first, assigned)
             parsed.update(names)
+            if _EXTRA_KEYS.search(data):  # parse_dict(..., allow_extra_keys=True): other keys are for others
+                lenient.update(names)
             if imports is None:
                 from .argument_imports import imported_names
 
@@ -247,6 +250,7 @@ def _read_file(path: Path, classes: list[_Class], parsed: set[str], budget: list
 
 
 _DATACLASS = re.compile(rb"^([ \t]*)@(?:[A-Za-z_][\w.]*\.)?dataclass\b", re.MULTILINE)
+_EXTRA_KEYS = re.compile(rb"\ballow_extra_keys\s*=\s*True\b")
 _PARSER_NAME = re.compile(rb"\b(?:" + b"|".join(name.encode() for name in sorted(PARSERS)) + rb")\b")
 _OPENING, _CLOSING = b"([{", b")]}"
 FAST = True  # parse only the dataclass blocks and parser-call statements (tests compare both ways)
@@ -351,8 +355,9 @@ def _scan(root: Path) -> ProjectArguments:
     parsed: set[str] = set()
     budget = [MAX_PARSED_BYTES]
     origins: dict[str, set[tuple[str, Path]]] = {}
+    lenient: set[str] = set()
     for path in _python_files(root):
-        _read_file(path, found, parsed, budget, origins)
+        _read_file(path, found, parsed, budget, origins, lenient)
     by_name: dict[str, list[_Class]] = {}
     for cls in found:
         by_name.setdefault(cls.name, []).append(cls)
@@ -389,4 +394,4 @@ def _scan(root: Path) -> ProjectArguments:
     imported = sorted({ImportedClass(name, module, script) for name, places in origins.items()
                        if name not in by_name for module, script in places if third_party(module, script, root)},
                       key=lambda cls: (str(cls.script), cls.name))
-    return ProjectArguments(root, tuple(chosen), tuple(imported))
+    return ProjectArguments(root, tuple(chosen), tuple(imported), frozenset(lenient))

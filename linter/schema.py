@@ -60,7 +60,7 @@ class Schema:
         self.written_from = written_from or {}
         # Keys and values a released version read and a later one removed (x-trainlint removed-keys:
         # {key: {package, removed (first release without it), source, instead}}; removed-values:
-        # {key path, "[]" for any list item: [{pattern, package, removed, source, instead}]}).
+        # {key path, "[]" for any list item: [{pattern or truthy, package, removed, source, instead}]}).
         self.removed_keys: dict = {}
         self.removed_values: dict = {}
         self.refs: dict = {}
@@ -72,6 +72,25 @@ class Schema:
         errors: list[SchemaError] = []
         self._check(self.root, value, (), errors)
         return errors
+
+    def removed_value(self, document: Any, error: SchemaError) -> tuple[Any, dict] | None:
+        """(value, entry) when the error is on a value a released version accepted and a later
+        one removed (x-trainlint removed-values, keyed by the path with `[]` for any list item);
+        an entry names its values by a `pattern` (strings) or as `truthy` (a validator's `if value:`)."""
+        if not self.removed_values or error.kind == "unknown-key" or not error.path:
+            return None
+        where = "".join("[]" if isinstance(step, int) else f".{step}" for step in error.path).lstrip(".")
+        value = document
+        for step in error.path:
+            try:
+                value = value[step]
+            except (KeyError, IndexError, TypeError):
+                return None
+        for entry in self.removed_values.get(where, ()):
+            if entry.get("truthy") and value and not isinstance(value, str) \
+                    or isinstance(value, str) and "pattern" in entry and _pattern(entry["pattern"]).search(value):
+                return value, entry
+        return None
 
     def expects_number_at(self, path: tuple) -> bool:
         """Does some schema branch that applies at `path` accept a number (and not a string)?"""

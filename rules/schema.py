@@ -82,28 +82,6 @@ def _renamed_value(schema, tree, error) -> dict | None:
     return schema.renamed_values.get(error.path[0], {}).get(value) if isinstance(value, str) else None
 
 
-def _removed_value(schema, tree, error) -> tuple[object, dict] | None:
-    """(value, entry) when the error is on a value a released version accepted and a later one
-    removed (x-trainlint removed-values, keyed by the path with `[]` for any list item)."""
-    if not schema.removed_values or error.kind == "unknown-key" or not error.path:
-        return None
-    where = "".join("[]" if isinstance(step, int) else f".{step}" for step in error.path).lstrip(".")
-    entries = schema.removed_values.get(where)
-    if not entries:
-        return None
-    value = tree.value
-    for step in error.path:
-        try:
-            value = value[step]
-        except (KeyError, IndexError, TypeError):
-            return None
-    if not isinstance(value, str):
-        return None
-    import re
-
-    return next(((value, entry) for entry in entries if re.search(entry["pattern"], value)), None)
-
-
 def _still_read(context, config, code: str, package: str, removed: str, what: str) -> bool:
     """Does the version in use still read `what`, or is that version unknown? Then a finding
     would be a guess about which release reads the file: silent, noted for --verbose."""
@@ -163,12 +141,17 @@ class UnknownKey(Rule):
     decides, so other unknown keys are reported as info, with that reason. Where a parser call
     of the repository names classes imported from another installed package (`from alignment
     import DataArguments`), neither transformers' nor TRL's, their fields are not known here:
-    unknown top-level keys of its argument files are not reported (noted for --verbose). A
+    unknown top-level keys of its argument files are not reported (noted for --verbose). Nor
+    where the repository's own classes that read the file are parsed with
+    `parse_dict(..., allow_extra_keys=True)` (transformers/hf_argparser.py: keys no field takes
+    are ignored, not refused): the file is shared with other readers, e.g. a Hydra config whose
+    `defaults` list and interpolated variables Hydra reads. A
     renamed key is reported only where the version in use no longer accepts it; with no version
     known it is not reported (an older release accepts it). Likewise a key a released version read and a
     later one removed (the schema's `removed-keys`, built from the framework's history: Axolotl's
     `eval_table_max_new_tokens`, read by v0.4.0 and gone in v0.5.0; accelerate's
-    `fsdp_config.fsdp_backward_prefetch_policy`, read until v1.0.0): reported, naming the release
+    `fsdp_config.fsdp_backward_prefetch_policy`, read until v1.0.0; TRL's `use_liger` and
+    GRPO's colocated-vLLM keys, fields until PR #3364, v0.18.0): reported, naming the release
     that removed it, only where the pinned version is that release or newer; with no version
     known, only noted for --verbose ("valid before").
 
@@ -209,7 +192,8 @@ class UnknownKey(Rule):
                 continue
             if _older_than_schema(config, schema, context, self.code):
                 continue
-            if len(error.path) == 1 and (imported := config.value("arguments.imported_classes")):
+            imported = config.value("arguments.imported_classes") or config.value("arguments.extra_keys_allowed")
+            if len(error.path) == 1 and imported:
                 context.notes.append(f"{config.path}: {self.code}: {key} not reported: the repository's parser "
                                      f"calls read argument files into classes of {imported}")
                 continue  # a field of those classes or not: their fields are not known here
@@ -277,7 +261,8 @@ class InvalidValue(Rule):
     No fix: only the author knows the intended value.
 
     A value a released version accepted and a later one removed (the schema's `removed-values`:
-    Axolotl's dataset `type: sharegpt`, valid before v0.5.0) is reported only where the pinned
+    Axolotl's dataset `type: sharegpt`, valid before v0.5.0; `flash_attn_rms_norm: true`, read
+    through v0.16.x and refused by a validator from v0.17.0) is reported only where the pinned
     version is the removing release or newer, naming it; with no version known, it is only
     noted for --verbose.
 
@@ -285,7 +270,8 @@ class InvalidValue(Rule):
     - schemas/*.schema.json (each names the upstream files and version it was written from;
       `x-trainlint` removed-keys / removed-values give the commit and release of each removal)
     - axolotl PR #2021 (fd3b80716, "remove fastchat and sharegpt", v0.5.0), PR #1274
-      (5a5d47458, eval_table_max_new_tokens -> eval_max_new_tokens, v0.5.0)
+      (5a5d47458, eval_table_max_new_tokens -> eval_max_new_tokens, v0.5.0), PR #3664
+      (afd74aed7, flash_attn_rms_norm / s2_attention refused, v0.17.0)
     """
 
     code = "SCH002"
@@ -303,7 +289,7 @@ class InvalidValue(Rule):
             where = _dotted(error.path) or "the file"
             if _older_than_schema(config, schema, context, self.code):
                 continue
-            gone = _removed_value(schema, tree, error)
+            gone = schema.removed_value(tree.value, error)
             if gone is not None:
                 value, entry = gone
                 package = entry["package"]

@@ -250,3 +250,35 @@ def test_parser_classes_the_repository_defines_are_not_imported_ones(tmp_path):
     found = project_arguments(root / "recipes" / "sft.yaml")
     assert {cls.name for cls in found.classes} == {"DataArguments", "SFTConfig"}
     assert found.imported == ()  # GRPOScriptArguments is imported, but no parser call names it
+
+
+def test_classes_of_a_parser_call_that_allows_extra_keys(tmp_path):
+    """A script that parses with allow_extra_keys=True (HfArgumentParser.parse_dict: keys no field
+    takes are ignored, not refused) marks the classes of its parser calls as lenient; another
+    script's classes are not."""
+    root = _repository(tmp_path)
+    _write(root / "src" / "grpo.py", """\
+        from dataclasses import dataclass
+        from transformers import HfArgumentParser
+        from trl import GRPOConfig
+
+        @dataclass
+        class ScriptArguments:
+            dataset_mixer: dict = None
+
+        def main(cfg):
+            parser = HfArgumentParser((ScriptArguments, GRPOConfig))
+            return parser.parse_dict(cfg, allow_extra_keys=True)
+        """)
+    _write(root / "src" / "mix.py", """\
+        from dataclasses import dataclass
+        from transformers import HfArgumentParser
+
+        @dataclass
+        class MixArguments:
+            mixture: str = None
+
+        args = HfArgumentParser(MixArguments).parse_yaml_file("mix.yaml")
+        """)
+    found = project_arguments(root / "recipes" / "grpo.yaml")
+    assert found.lenient == frozenset({"ScriptArguments", "GRPOConfig"})

@@ -506,3 +506,105 @@ def test_llamafactory_evaluation_strategy_is_judged_by_the_transformers_that_rea
     assert check(project("old", "transformers==4.45.2")) == []
     [finding] = check(project("new", "transformers==4.46.0"))
     assert "evaluation_strategy was renamed eval_strategy in transformers 4.41.0 and removed in 4.46.0" in finding["message"]
+
+
+def test_trl_keys_removed_in_0_18_are_judged_by_the_pin(tmp_path, monkeypatch):
+    """TRL's PR #3364 (a8cfca6d0, 'Remove deprecated', v0.18.0) dropped SFTConfig's use_liger (and
+    three packing keys) and GRPOConfig's colocated-vLLM keys (vllm_device, ...), fields of every
+    release before: an unpinned or older-pinned recipe is not told they are unknown (fifth held-out
+    set: a project pinning trl 0.16.0 writes use_liger); from 0.18.0 they are reported as removed."""
+    from linter import versions
+
+    monkeypatch.setattr(versions, "installed", lambda package: None)
+    text = ("model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/Capybara\nlearning_rate: 2.0e-5\n"
+            "use_liger: true\nvllm_device: auto\nper_device_train_batch_size: 2\nnum_generations: 8\n"
+            "output_dir: out\n")
+
+    def project(name: str, pin: str | None):
+        folder = tmp_path / name
+        folder.mkdir()
+        if pin:
+            (folder / "requirements.txt").write_text(pin + "\n")
+        (folder / "config.yaml").write_text(text)
+        return folder / "config.yaml"
+
+    def unknown(path):
+        return {f["line"]: f["message"] for f in check(path) if f["code"] == "SCH001"}
+
+    assert unknown(project("unpinned", None)) == {}
+    assert unknown(project("old", "trl==0.16.0")) == {}
+    new = unknown(project("new", "trl==0.18.0"))
+    assert set(new) == {4, 5}
+    assert new[4].startswith("use_liger was removed in trl 0.18.0; use use_liger_kernel; trl 0.18.0 (")
+    assert new[5].startswith("vllm_device was removed in trl 0.18.0")
+
+
+def test_axolotl_values_refused_from_a_release_are_judged_by_the_pin(tmp_path, monkeypatch):
+    """`flash_attn_rms_norm: true` and `s2_attention: true` were read by every Axolotl through
+    v0.16.x; PR #3664 (v0.17.0) made a validator raise for a truthy value. An unpinned file of
+    2024 is not told it is invalid (fifth held-out set); a pin of 0.17.0 or newer is."""
+    from linter import versions
+
+    monkeypatch.setattr(versions, "installed", lambda package: None)
+    text = ("base_model: m\nmicro_batch_size: 2\nflash_attention: true\nflash_attn_rms_norm: true\n"
+            "datasets:\n  - path: d.jsonl\n    type: alpaca\n")
+    found = {}
+    for name, pin in (("unpinned", None), ("old", "axolotl==0.16.1"), ("new", "axolotl==0.17.0")):
+        folder = tmp_path / name
+        folder.mkdir()
+        if pin:
+            (folder / "requirements.txt").write_text(pin + "\n")
+        (folder / "axolotl.yaml").write_text(text)
+        found[name] = [f for f in check(folder / "axolotl.yaml") if f["code"] == "SCH002"]
+    assert found["unpinned"] == [] and found["old"] == []
+    [refused] = found["new"]
+    assert refused["line"] == 4 and "True was removed in axolotl 0.17.0" in refused["message"]
+
+
+def test_accelerate_unquoted_no_is_a_misread_only_where_num_processes_is_not_written(tmp_path):
+    """An unquoted `distributed_type: NO` loads as False, which ClusterConfig does not convert;
+    accelerate launch only compares the value with the multi-process types, so False runs the
+    single-process launcher, as NO does. Only process_config's num_processes default (1, set by
+    comparing with the string) misses it: SCH003 stands where num_processes is not written."""
+    head = "compute_environment: LOCAL_MACHINE\ndistributed_type: NO\nmixed_precision: bf16\n"
+    written = tmp_path / "written" / "default_config.yaml"
+    missing = tmp_path / "missing" / "default_config.yaml"
+    for path, tail in ((written, "num_machines: 1\nnum_processes: 1\n"), (missing, "num_machines: 1\n")):
+        path.parent.mkdir()
+        path.write_text(head + tail)
+    assert check(written) == []
+    assert [(f["code"], f["line"]) for f in check(missing)] == [("SCH003", 2)]
+
+
+def test_no_unknown_key_where_the_parser_call_ignores_extra_keys(tmp_path):
+    """A Hydra-composed recipe read by `HfArgumentParser(...).parse_dict(cfg, allow_extra_keys=True)`
+    (fifth held-out set): keys no dataclass field takes (Hydra's `defaults`, a variable its root
+    config interpolates) are ignored by design, read by other code: not reported (noted)."""
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    script = ("from dataclasses import dataclass\nfrom transformers import HfArgumentParser\n"
+              "from trl import GRPOConfig\n\n\n@dataclass\nclass ScriptArguments:\n    dataset_mixer: dict = None\n\n\n"
+              "def main(cfg):\n    parser = HfArgumentParser((ScriptArguments, GRPOConfig))\n"
+              "    return parser.parse_dict(cfg{extra})\n")
+    recipe = ("defaults:\n  - _self_\nexp_name: grpo_run\nmodel_name_or_path: Qwen/Qwen2.5-0.5B\n"
+              "dataset_mixer:\n  d: 1.0\nbf16: true\nlearning_rate: 1.0e-6\nlr_scheduler_type: cosine\n"
+              "per_device_train_batch_size: 2\ngradient_accumulation_steps: 4\nnum_generations: 4\n"
+              "max_prompt_length: 256\nmax_completion_length: 512\nnum_train_epochs: 1\noutput_dir: out\n")
+    (root / "src").mkdir()
+    (root / "recipes").mkdir()
+    (root / "recipes" / "grpo.yaml").write_text(recipe)
+    from linter import project_args
+
+    found = {}
+    for name, extra in (("lenient", ", allow_extra_keys=True"), ("strict", "")):
+        (root / "src" / "grpo.py").write_text(script.replace("{extra}", extra))
+        project_args._scan.cache_clear()
+        found[name] = sorted(f["message"].split(" for ")[0] for f in check(root / "recipes" / "grpo.yaml")
+                             if f["code"] == "SCH001")
+    assert found["lenient"] == []
+    assert found["strict"] == ["unknown key defaults", "unknown key exp_name"]
+    # a recipe naming none of the project's fields is read by the same lenient parser calls
+    (root / "recipes" / "plain.yaml").write_text(recipe.replace("dataset_mixer:\n  d: 1.0\n", ""))
+    (root / "src" / "grpo.py").write_text(script.replace("{extra}", ", allow_extra_keys=True"))
+    project_args._scan.cache_clear()
+    assert [f for f in check(root / "recipes" / "plain.yaml") if f["code"] == "SCH001"] == []

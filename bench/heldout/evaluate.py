@@ -43,7 +43,8 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
-from judge import ADAPTER_FORMATS, distinct_findings, judged_keys  # noqa: E402
+from judge import distinct_findings, judged_keys  # noqa: E402
+from judging import ADAPTER_FORMATS  # noqa: E402
 from materialize import FIRST, folder_name, materialize, read_manifest, set_dir  # noqa: E402
 
 DEFAULT_TREE = Path(tempfile.gettempdir()) / "trainlint-heldout"

@@ -34,23 +34,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1]))  # the checkout, for linter.project_args
 
+from judging import (BF16_ON_V100, BF16_TEXT, FLASH_ON_V100,  # noqa: E402
+                     FP16_OF_BF16_CHECKPOINT, OFFLOAD_PARAM_STAGE3, OVERLAP_COMM_FIXES, ZERO2_FP16, Finding)
 from materialize import FIRST, folder_name, read_manifest, set_dir  # noqa: E402
 
 SEED = 15
 WARNING_SAMPLE = 100
 GPUS = ("A100", "V100")
 FIELDS = ("repo", "path", "code", "line", "message", "severity", "gpus", "sampled", "verdict", "reason")
-
-# adapter name (a finding's "framework") -> the true formats it may claim
-ADAPTER_FORMATS = {
-    "hf": {"hf", "accelerate", "peft"},
-    "deepspeed": {"deepspeed"},
-    "axolotl": {"axolotl"},
-    "llamafactory": {"llamafactory"},
-    "ludwig": {"ludwig"},
-    "xtuner": {"xtuner"},
-    "unsloth": {"unsloth"},
-}
 
 # Launch facts the configs themselves do not record, quoted from each repository.
 OPEN_INSTRUCT_LAUNCH = ("open-instruct launches these with `accelerate launch --num_processes 8 --use_deepspeed "
@@ -60,18 +51,6 @@ OPEN_INSTRUCT_LAUNCH = ("open-instruct launches these with `accelerate launch --
 HANDBOOK_LAUNCH = ("the recipes' README runs them with `accelerate launch --config_file "
                    "recipes/accelerate_configs/zero3.yaml` (ZeRO-3, 8 processes); the YAML cannot say the "
                    "world size, so a per-GPU total for one unsharded GPU is not what runs")
-
-
-def _key(message: str) -> str | None:
-    match = re.match(r"unknown key (\S+) for", message)
-    return match.group(1) if match else None
-
-
-def _line_text(tree: Path, repo: str, path: str, line: int) -> str:
-    try:
-        return (tree / folder_name(repo) / path).read_text("utf-8").splitlines()[line - 1]
-    except (OSError, IndexError, UnicodeDecodeError):
-        return ""
 
 
 # EmoLLM's XTuner configs (checked by reading its launch commands at 955155b, after the first
@@ -88,16 +67,13 @@ EMOLLM_LAUNCH = (
 
 def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
     """(verdict, reason) from the rules, or None when no rule covers the finding."""
-    repo, path, code, message = finding["repo"], finding["path"], finding["code"], finding["message"]
-    row = manifest.get((repo, path), {})
-    true_format = row.get("true_format", "")
-    adapter = finding["framework"]
-    key = _key(message)
+    seen = Finding.of(finding, manifest, tree)
+    repo, path, code, message = seen.repo, seen.path, seen.code, seen.message
+    true_format, adapter, key = seen.true_format, seen.adapter, seen.key
 
     # --- the file is claimed by the wrong adapter: its schema findings are false (another format's
     # keys); other findings are judged on what the file says, below
-    misclaimed = bool(adapter and true_format and true_format not in ADAPTER_FORMATS.get(adapter, {adapter}))
-    if misclaimed and code.startswith("SCH"):
+    if seen.misclaimed and code.startswith("SCH"):
         return "false", (f"format misclaim: a {true_format} file claimed by the {adapter} adapter"
                          + (" (Firefly train.py reads it with HfArgumentParser((CustomizedArguments, "
                             "TrainingArguments)).parse_json_file)" if repo == "yangjianxin1/Firefly" else ""))
@@ -132,7 +108,8 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
         return "true", (f"{key} is no field of alignment-handbook's ScriptArguments/SFTConfig at this commit "
                         "(src/alignment/configs.py: dataset_mixture) nor of TRL's; TrlParser raises on unused "
                         "keys (set_defaults_with_config leaves them to parse_args_into_dataclasses)")
-    if code == "SCH001" and repo == "huggingface/open-r1" and key == "vllm_device":
+    if code == "SCH001" and repo == "huggingface/open-r1" and (
+            key == "vllm_device" or message.startswith("vllm_device was removed in trl 0.18.0")):
         return "true", ("GRPOConfig.vllm_device was removed in TRL 0.18.0 (a8cfca6d0 'Remove deprecated'); "
                         "open-r1 pins trl==0.18.0 in setup.py")
     if code == "SCH001" and repo == "modal-labs/llm-finetuning" and key == "debug":
@@ -147,19 +124,17 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
 
     # --- hardware and numerics
     if code == "DS004":
-        return "true", ("offload_param is a ZeRO-3 feature (deepspeed/runtime/zero/config.py: offload_param "
-                        "'Valid only for stage 3'); in a stage-2 config it is ignored")
+        return "true", OFFLOAD_PARAM_STAGE3
     if code == "DS005":
-        return "true", ("ZeRO-2 with overlap_comm true on the pinned DeepSpeed, older than 0.19.0, which carries the "
-                        "last of the overlap_comm gradient-corruption fixes (PR #7965; earlier #5606 in 0.14.3, "
-                        "#7805 in 0.18.5); NaN grad_norm reports: deepspeedai/DeepSpeed#5347, #5294")
+        return "true", ("ZeRO-2 with overlap_comm true on the pinned DeepSpeed, older than " + OVERLAP_COMM_FIXES
+                        + "; NaN grad_norm reports: deepspeedai/DeepSpeed#5347, #5294")
     if code == "DS023" and repo == "yangjianxin1/Firefly":
         return "true", ("train.py reads the file with HfArgumentParser((CustomizedArguments, TrainingArguments)) "
                         "and trains with transformers' Trainer; ds_z3_config.json has a scheduler block "
                         "(WarmupLR), so integrations/deepspeed.py deepspeed_optim_sched builds DeepSpeed's "
                         "WarmupLR (warm-up, then constant) and the written lr_scheduler_type cosine is not used")
     if code == "DS001":
-        return "true", "ZeRO-2 with fp16 is set in the file; INCIDENTS.md records NaN losses for this combination"
+        return "true", ZERO2_FP16
     if code == "PRE001" and repo == "SmartFlowAI/EmoLLM" and path.startswith("xtuner_config/"):
         return "false", ("EmoLLM launches its XTuner configs with --deepspeed deepspeed_zero2 (xtuner_config/README.md:36), "
                          "which drops the AmpOptimWrapper; auto_dtype_of_deepspeed_config enables bf16 only where "
@@ -178,15 +153,10 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
         if repo == "huggingface/open-r1" and path.startswith("recipes/dataset_filtering/"):
             return "false", ("'bf16 mixed precision' is TRL's bf16 default of TRL >= 0.19; open-r1 pins "
                              "trl==0.18.0, where bf16 defaults to False (only torch_dtype: bfloat16 is set)")
-        text = _line_text(tree, repo, path, finding["line"])
-        if re.search(r"bf16|bfloat16|\"enabled\": true", text):
-            return "true", ("the file enables bf16 on a V100 (compute capability 7.0: no bf16 arithmetic; "
-                            "torch.cuda.is_bf16_supported() says True only through emulation)")
-    if code == "PRE007":
-        text = _line_text(tree, repo, path, finding["line"])
-        if "flash_attention" in text:
-            return "true", ("FlashAttention-2 supports Ampere and newer only (flash-attn README: 'FlashAttention-2 "
-                            "currently supports Ampere, Ada, or Hopper GPUs'); the file asks for it on a V100")
+        if re.search(BF16_TEXT, seen.text):
+            return "true", BF16_ON_V100
+    if code == "PRE007" and "flash_attention" in seen.text:
+        return "true", FLASH_ON_V100
     if code in ("PRE002", "QNT001") and repo == "SmartFlowAI/EmoLLM" and path.startswith("xtuner_config/"):
         return "false", EMOLLM_LAUNCH
     if code == "PRE002":
@@ -198,8 +168,7 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
                         "bitsandbytes 0.38 (bitsandbytes-foundation/bitsandbytes#343, huggingface/peft#236); the "
                         "int8 matmul kernels need Turing or newer")
     if code == "NUM003" and "was trained in bfloat16" in message:
-        return "true", ("fp16 training of a checkpoint trained in bfloat16 on a V100 (no bf16 there): activations "
-                        "outside fp16's range give NaN or zero loss (QwenLM/Qwen3#670, hiyouga/LLaMA-Factory#4901)")
+        return "true", FP16_OF_BF16_CHECKPOINT
     if code == "NUM003":
         return "true", ("a Llama-3 model trained in float16 (AmpOptimWrapper dtype='float16') on V100 only: "
                         "INCIDENTS.md family overflow")

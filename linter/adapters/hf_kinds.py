@@ -143,6 +143,13 @@ def record_project_arguments(read) -> bool:
         config.set("arguments.imported_classes", Field(named, Origin(config.file_span, "argument classes of another package")))
     owners = {key: project.defines(key) for key in keys}
     own = sorted(key for key, owner in owners.items() if owner is not None)
+    # parse_dict(..., allow_extra_keys=True) ignores keys no field takes: the classes that read this
+    # file (or, where it names none of the project's fields, every class the repository parses) do so
+    parsed = {cls.name for cls in project.classes if cls.parsed}
+    readers = sorted({owners[key].name for key in own}) or sorted(parsed)
+    if readers and set(readers) <= project.lenient:
+        config.set("arguments.extra_keys_allowed", Field(", ".join(readers), Origin(
+            config.file_span, "parsed with allow_extra_keys=True: " + ", ".join(readers))))
     if not own:
         return False
     classes = sorted({owners[key].name for key in own})

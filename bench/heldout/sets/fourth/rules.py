@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1]))  # bench/heldout, for judge.py's helpers
+sys.path.insert(0, str(HERE.parents[1]))  # bench/heldout, for judging.py
 
-from judge import ADAPTER_FORMATS, _key, _line_text  # noqa: E402
+from judging import BF16_ON_V100, FLASH_ON_V100, FLASH_TEXT, OVERLAP_COMM_FIXES, Finding  # noqa: E402
 
 AXOLOTL_UNREAD = {
     # key -> why no Axolotl of the run reads it (utils/schemas/*.py at v0.9.0 and at 067b021c8; unknown keys are
@@ -63,19 +63,15 @@ XTUNER_DEEPSPEED_LAUNCH[("PeterH0323/Streamer-Sales",
 
 
 def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
-    repo, path, code, message = finding["repo"], finding["path"], finding["code"], finding["message"]
-    row = manifest.get((repo, path), {})
-    true_format = row.get("true_format", "")
-    adapter = finding["framework"]
-    key = _key(message)
-    text = _line_text(tree, repo, path, finding["line"])
+    seen = Finding.of(finding, manifest, tree)
+    repo, path, code, message = seen.repo, seen.path, seen.code, seen.message
+    true_format, adapter, key, text = seen.true_format, seen.adapter, seen.key, seen.text
 
-    misclaimed = bool(adapter and true_format and true_format not in ADAPTER_FORMATS.get(adapter, {adapter}))
-    if misclaimed and code.startswith("SCH") and path.endswith("trainer_state.json"):
+    if seen.misclaimed and code.startswith("SCH") and path.endswith("trainer_state.json"):
         return "false", ("format misclaim: transformers' TrainerState JSON (trainer_callback.py TrainerState."
                          "save_to_json, written into every checkpoint-N/ by Trainer._save_checkpoint) claimed by the "
                          "deepspeed adapter, probably for its train_batch_size field; no DeepSpeed run reads it")
-    if misclaimed and code.startswith("SCH"):
+    if seen.misclaimed and code.startswith("SCH"):
         return "false", f"format misclaim: a {true_format or '?'} file claimed by the {adapter} adapter"
 
     # --- schema -------------------------------------------------------------------------------
@@ -170,8 +166,7 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
                         "effect holds: nothing resets the recurrent state at pack boundaries")
     if code == "DS005":
         return "true", ("ZeRO-2 with overlap_comm true on the pinned DeepSpeed (pyproject.toml deepspeed==0.14.0, in "
-                        "both the dependencies and the train extra), older than 0.19.0, which carries the last of the "
-                        "overlap_comm gradient-corruption fixes (PR #7965; earlier #5606 in 0.14.3, #7805 in 0.18.5)")
+                        "both the dependencies and the train extra), older than " + OVERLAP_COMM_FIXES)
 
     # --- model / adapter ----------------------------------------------------------------------
     if code == "MOD004":
@@ -185,11 +180,9 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
 
     # --- hardware and numerics (the earlier sets' rules) --------------------------------------
     if code == "PRE001" and re.search(r"bf16|bfloat16|mixed_precision", text):
-        return "true", ("the file enables bf16 on a V100 (compute capability 7.0: no bf16 arithmetic; "
-                        "torch.cuda.is_bf16_supported() says True only through emulation)")
-    if code == "PRE007" and re.search(r"flash_attention|flash_attn", text):
-        return "true", ("FlashAttention-2 supports Ampere and newer only (flash-attn README: 'FlashAttention-2 "
-                        "currently supports Ampere, Ada, or Hopper GPUs'); the file asks for it on a V100")
+        return "true", BF16_ON_V100
+    if code == "PRE007" and re.search(FLASH_TEXT, text):
+        return "true", FLASH_ON_V100
     if code == "PRE004" and re.search(r"tf32: true", text):
         return "true", ("axolotl passes cfg.tf32 on as TrainingArguments(tf32=True), and TrainingArguments."
                         "__post_init__ raises '--tf32 requires Ampere or a newer GPU arch' below compute capability 8.0")

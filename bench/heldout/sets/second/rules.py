@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1]))  # bench/heldout, for judge.py's helpers
+sys.path.insert(0, str(HERE.parents[1]))  # bench/heldout, for judging.py
 
-from judge import ADAPTER_FORMATS, _key, _line_text  # noqa: E402
+from judging import OFFLOAD_PARAM_STAGE3, ZERO2_FP16, Finding, hardware_verdict  # noqa: E402
 
 LITGPT = ("litgpt's config_hub YAMLs are read by litgpt's own CLI (`litgpt finetune_lora --config <file>`: "
           "jsonargparse into litgpt/finetune/lora.py setup(checkpoint_dir, out_dir, precision, quantize, devices, "
@@ -22,16 +22,12 @@ LITGPT = ("litgpt's config_hub YAMLs are read by litgpt's own CLI (`litgpt finet
 
 
 def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
-    repo, path, code, message = finding["repo"], finding["path"], finding["code"], finding["message"]
-    row = manifest.get((repo, path), {})
-    true_format = row.get("true_format", "")
-    adapter = finding["framework"]
-    key = _key(message)
-    text = _line_text(tree, repo, path, finding["line"])
+    seen = Finding.of(finding, manifest, tree)
+    repo, path, code, message = seen.repo, seen.path, seen.code, seen.message
+    row, true_format, adapter, key = seen.row, seen.true_format, seen.adapter, seen.key
 
     # --- a file claimed by the wrong adapter: its schema findings are another format's keys
-    misclaimed = bool(adapter and true_format and true_format not in ADAPTER_FORMATS.get(adapter, {adapter}))
-    if misclaimed and code.startswith("SCH"):
+    if seen.misclaimed and code.startswith("SCH"):
         why = LITGPT if repo == "Lightning-AI/litgpt" else f"a {row.get('kind')} file of no supported format"
         return "false", f"format misclaim: claimed by the {adapter} adapter as {true_format or '?'}; {why}"
 
@@ -108,27 +104,16 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
                         "accelerate 0.16.0, e60f3cab); the vloom slurm scripts pass no --mixed_precision")
 
     # --- hardware and numerics (same rules as the first set)
-    if code == "PRE001" and re.search(r"bf16|bfloat16|\"enabled\": true", text):
-        return "true", ("the file enables bf16 on a V100 (compute capability 7.0: no bf16 arithmetic; "
-                        "torch.cuda.is_bf16_supported() says True only through emulation)")
-    if code == "PRE007" and re.search(r"flash_attention|flash_attn", text):
-        return "true", ("FlashAttention-2 supports Ampere and newer only (flash-attn README: 'FlashAttention-2 "
-                        "currently supports Ampere, Ada, or Hopper GPUs'); the file asks for it on a V100")
-    if code == "PRE004" and re.search(r"tf32: true", text):
-        via = ("axolotl v0.4.0 passes cfg.tf32 on as TrainingArguments(tf32=True) (core/trainer_builder.py), and "
-               if repo == "Elijah-Bodden/Mind-upload" else "")
-        return "true", (via + "TrainingArguments.__post_init__ (transformers training_args.py) raises '--tf32 requires Ampere "
-                        "or a newer GPU arch' when is_torch_tf32_available() is False, which it is below compute "
-                        "capability 8.0 (a V100 is 7.0)")
+    via = ("axolotl v0.4.0 passes cfg.tf32 on as TrainingArguments(tf32=True) (core/trainer_builder.py), and "
+           if repo == "Elijah-Bodden/Mind-upload" else "")
+    if verdict := hardware_verdict(seen, tf32_via=via):
+        return verdict
     if code == "PRE002" and repo == "kongfoo-ai/internTA" and message.startswith("model dtype float16"):
         return "true", ("a config as `xtuner train` dumped it: llm torch_dtype='torch.float16', which XTuner turns into "
                         "torch.float16 (xtuner/model/utils.py set_obj_dtype, traverse_dict) before from_pretrained, on an "
                         "A100 that has bf16; its DeepSpeed strategy (bf16 enabled) then casts the 16-bit parameters to "
                         "bf16 (deepspeed/runtime/engine.py _configure_distributed_model), so the bf16 checkpoint is "
                         "rounded through float16 for nothing")
-    if code == "NUM003" and "was trained in bfloat16" in message:
-        return "true", ("fp16 training of a checkpoint trained in bfloat16 on a V100 (no bf16 there): activations "
-                        "outside fp16's range give NaN or zero loss (QwenLM/Qwen3#670, hiyouga/LLaMA-Factory#4901)")
     if code == "VER004" and repo == "princeton-nlp/SimPO":
         return "false", ("the SFT recipe (dataset_mixer, dataset_splits) is read by alignment-handbook's scripts/run_sft.py, "
                          "which passes SFTTrainer(..., packing=True) from 2023-11-08 (967eab4) to 2025-07-24 (19f0345): "
@@ -138,8 +123,7 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
     if code == "QNT001":
         return "true", "bnb_4bit_compute_dtype=torch.float16 is written in the file; the A100 target has bf16"
     if code == "DS001":
-        return "true", "ZeRO-2 with fp16 is set in the file; INCIDENTS.md records NaN losses for this combination"
+        return "true", ZERO2_FP16
     if code == "DS004":
-        return "true", ("offload_param is a ZeRO-3 feature (deepspeed/runtime/zero/config.py: offload_param "
-                        "'Valid only for stage 3'); in a stage-2 config it is ignored")
+        return "true", OFFLOAD_PARAM_STAGE3
     return None

@@ -12,17 +12,14 @@ need X GiB per GPU" is checked as X / N against the GPU; where the recorded laun
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1]))  # bench/heldout, for judge.py's helpers
+sys.path.insert(0, str(HERE.parents[1]))  # bench/heldout, for judging.py
 
-from judge import ADAPTER_FORMATS, _key, _line_text  # noqa: E402
-
-SHARDED = re.compile(r"need ([\d.]+) GiB per GPU, which is above 90% of (A100-40GB|V100-16GB) \((\d+) GiB\)")
-GIB = re.compile(r"need ([\d.]+) GiB per GPU, which does not fit (A100-40GB|V100-16GB) \((\d+) GiB\)")
+from judging import (OFFLOAD_PARAM_STAGE3, OVERLAP_COMM_FIXES, ZERO2_FP16, Finding,  # noqa: E402
+                     hardware_verdict, memory_need, sharded_need)
 
 # STaR-Judge: scripts/train_sft.sh runs `accelerate launch --config_file accelerate/fsdp_config.yaml` (FSDP
 # FULL_SHARD, num_processes 4, `#SBATCH --gres=gpu:4`); scripts/train_dpo.sh the same on `--gres=gpu:2`
@@ -30,15 +27,11 @@ STAR_SHARDS = {"sft": 4, "dpo": 2}
 
 
 def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
-    repo, path, code, message = finding["repo"], finding["path"], finding["code"], finding["message"]
-    row = manifest.get((repo, path), {})
-    true_format = row.get("true_format", "")
-    adapter = finding["framework"]
-    key = _key(message)
-    text = _line_text(tree, repo, path, finding["line"])
+    seen = Finding.of(finding, manifest, tree)
+    repo, path, code, message = seen.repo, seen.path, seen.code, seen.message
+    true_format, adapter, key = seen.true_format, seen.adapter, seen.key
 
-    misclaimed = bool(adapter and true_format and true_format not in ADAPTER_FORMATS.get(adapter, {adapter}))
-    if misclaimed and code.startswith("SCH"):
+    if seen.misclaimed and code.startswith("SCH"):
         return "false", f"format misclaim: claimed by the {adapter} adapter as {true_format or '?'}"
 
     # --- schema -----------------------------------------------------------------------------
@@ -79,7 +72,7 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
 
     # --- memory -------------------------------------------------------------------------------
     if code == "MEM001" and repo == "Joe-Hall-Lee/STaR-Judge" and "FSDP full_shard" in message:
-        need, gpu, size = SHARDED.search(message).groups()
+        need, gpu, size = sharded_need(message)
         verdict = "true" if float(need) > 0.9 * float(size) else "false"
         return verdict, (f"the estimate already shards by the launch (scripts/train_*.sh: accelerate launch --config_file "
                          f"accelerate/fsdp_config.yaml, FSDP FULL_SHARD): {need} GiB per GPU before activations is "
@@ -87,7 +80,7 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
     if code == "MEM001" and repo == "Joe-Hall-Lee/STaR-Judge":
         stage = "dpo" if "_dpo" in path else "sft"
         shards = STAR_SHARDS[stage]
-        need, gpu, size = GIB.search(message).groups()
+        need, gpu, size = memory_need(message)
         per_gpu = float(need) / shards
         verdict = "true" if per_gpu > float(size) else "false"
         return verdict, (f"scripts/train_{stage}.sh launches with accelerate/fsdp_config.yaml (FSDP FULL_SHARD) on "
@@ -95,7 +88,7 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
                          f"{per_gpu:.1f} GiB per GPU, which {'still exceeds' if verdict == 'true' else 'fits'} {gpu}'s "
                          f"{size} GiB (the YAML cannot say the sharding)")
     if code == "MEM001" and repo == "uclaml/SPPO":
-        need, gpu, size = GIB.search(message).groups()
+        need, gpu, size = memory_need(message)
         return "false", (f"launched with `accelerate launch --config_file recipes/accelerate_configs/deepspeed_zero3.yaml` "
                          f"(scripts/pipeline.sh; recipes/zephyr-7b-beta/README.md): ZeRO-3 over num_processes 8 shards the "
                          f"model states, {need} / 8 = {float(need) / 8:.1f} GiB per GPU, which fits {gpu}")
@@ -117,14 +110,11 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
     if code == "DS005":
         via = (" (LLaVA-NeXT's README installs pyproject.toml's deepspeed==0.14.4, not requirements.txt's 0.12.2; "
                "still older)" if repo == "LLaVA-VL/LLaVA-NeXT" else "")
-        return "true", ("ZeRO-2 with overlap_comm true on a pinned DeepSpeed older than 0.19.0, which carries the last of "
-                        "the overlap_comm gradient-corruption fixes (PR #7965; earlier #5606 in 0.14.3, #7805 in 0.18.5)"
-                        + via)
+        return "true", "ZeRO-2 with overlap_comm true on a pinned DeepSpeed older than " + OVERLAP_COMM_FIXES + via
     if code == "DS004":
-        return "true", ("offload_param is a ZeRO-3 feature (deepspeed/runtime/zero/config.py: offload_param "
-                        "'Valid only for stage 3'); in a stage-2 config it is ignored")
+        return "true", OFFLOAD_PARAM_STAGE3
     if code == "DS001":
-        return "true", "ZeRO-2 with fp16 is set in the file; INCIDENTS.md records NaN losses for this combination"
+        return "true", ZERO2_FP16
 
     # --- versions -----------------------------------------------------------------------------
     if code == "VER004" and repo == "uclaml/SPPO":
@@ -147,21 +137,10 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
         return "true", ("get_quantization_config (sppo/alignment/model_utils.py) sets bnb_4bit_compute_dtype from "
                         "torch_dtype: float16, while the recipe trains with bf16: true: the LoRA matmuls run in float16 "
                         "inside a bf16 run")
-    if code == "PRE001" and re.search(r"bf16|bfloat16|\"enabled\": true", text):
-        return "true", ("the file enables bf16 on a V100 (compute capability 7.0: no bf16 arithmetic; "
-                        "torch.cuda.is_bf16_supported() says True only through emulation)")
-    if code == "PRE007" and re.search(r"flash_attention|flash_attn", text):
-        return "true", ("FlashAttention-2 supports Ampere and newer only (flash-attn README: 'FlashAttention-2 "
-                        "currently supports Ampere, Ada, or Hopper GPUs'); the file asks for it on a V100")
-    if code == "PRE004" and re.search(r"tf32: true", text):
-        via = ("axolotl passes cfg.tf32 on as TrainingArguments(tf32=True) (core/trainer_builder.py), and "
-               if adapter == "axolotl" else "")
-        return "true", (via + "TrainingArguments.__post_init__ (transformers training_args.py) raises '--tf32 requires "
-                        "Ampere or a newer GPU arch' when is_torch_tf32_available() is False, which it is below compute "
-                        "capability 8.0 (a V100 is 7.0)")
-    if code == "NUM003" and "was trained in bfloat16" in message:
-        return "true", ("fp16 training of a checkpoint trained in bfloat16 on a V100 (no bf16 there): activations "
-                        "outside fp16's range give NaN or zero loss (QwenLM/Qwen3#670, hiyouga/LLaMA-Factory#4901)")
+    via = ("axolotl passes cfg.tf32 on as TrainingArguments(tf32=True) (core/trainer_builder.py), and "
+           if adapter == "axolotl" else "")
+    if verdict := hardware_verdict(seen, tf32_via=via):
+        return verdict
     if code == "PRE002":
         return "true", ("the file trains in fp16 (mixed_precision: fp16 / fp16 enabled / model dtype float16) on an "
                         "A100 that has bf16")
