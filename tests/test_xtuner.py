@@ -272,7 +272,7 @@ def test_shipped_deepspeed_names(tmp_path, name, values):
 
 
 def test_shipped_names_agree_with_the_corpus_copies(corpus):
-    from linter.adapters.xtuner import _SHIPPED
+    from linter.adapters.xtuner_deepspeed import SHIPPED as _SHIPPED
 
     folder = corpus / "InternLM__xtuner" / "xtuner" / "configs" / "deepspeed"
     for name, (stage, offload_optimizer, offload_param) in _SHIPPED.items():

@@ -1,0 +1,101 @@
+"""XTuner runs under DeepSpeed: a config as mmengine dumps it after `xtuner train --deepspeed`
+(linter/adapters/xtuner_deepspeed.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import trainlint
+from linter.engine import Options, Session
+
+# The shape xtuner/tools/train.py gives a config it runs with --deepspeed, as mmengine's
+# Config.dump writes it: every object a dotted `type` string, nothing imported.
+_DUMP = """\
+model = dict(
+    llm=dict(
+        pretrained_model_name_or_path='meta-llama/Meta-Llama-3-8B-Instruct',
+        quantization_config=dict(
+            bnb_4bit_compute_dtype='torch.float16',
+            bnb_4bit_quant_type='nf4',
+            load_in_4bit=True,
+            type='transformers.BitsAndBytesConfig'),
+        torch_dtype='torch.float16',
+        type='transformers.AutoModelForCausalLM.from_pretrained'),
+    lora=dict(lora_alpha=16, r=64, task_type='CAUSAL_LM', type='peft.LoraConfig'),
+    type='xtuner.model.SupervisedFinetune')
+optim_wrapper = dict(
+    optimizer=dict(lr=0.0002, type='torch.optim.AdamW', weight_decay=0),
+    type='DeepSpeedOptimWrapper')
+runner_type = '{runner}'
+strategy = dict(
+    config=dict(
+        bf16=dict(enabled={bf16}),
+        fp16=dict(enabled={fp16}, initial_scale_power=16),
+        gradient_accumulation_steps='auto',
+        gradient_clipping='auto',
+        train_micro_batch_size_per_gpu='auto',
+        zero_allow_untested_optimizer=True,
+        zero_optimization=dict(overlap_comm=True, stage=2)),
+    exclude_frozen_parameters=True,
+    gradient_accumulation_steps=16,
+    gradient_clipping=1,
+    train_micro_batch_size_per_gpu=1,
+    type='xtuner.engine.DeepSpeedStrategy')
+train_dataloader = dict(batch_size=1)
+"""
+
+
+def _dump(tmp_path, bf16="True", fp16="False", runner="FlexibleRunner"):
+    path = tmp_path / "llama3_8b_qlora_copy.py"
+    path.write_text(_DUMP.replace("{bf16}", bf16).replace("{fp16}", fp16).replace("{runner}", runner))
+    return path
+
+
+def _codes(path, gpu="A100"):
+    return sorted(f["code"] for f in json.loads(trainlint("check", path, "--gpu", gpu, "--format", "json",
+                                                          "--no-detect").out))
+
+
+def _run(path):
+    session = Session(Options(detect=False))
+    config = session.load(path, True).config
+    return config, [link for link in config.links if link.kind == "deepspeed"]
+
+
+def test_a_bf16_dump_trains_in_bf16_whatever_the_model_dtypes_say(tmp_path):
+    path = _dump(tmp_path)
+    config, links = _run(path)
+    assert len(links) == 1 and links[0].builtin is not None
+    values = links[0].builtin
+    assert values["precision.bf16"] is True and values["precision.fp16"] is False
+    assert values["parallel.zero_stage"] == 2
+    assert values["batch.grad_accum"] == 16 and values["batch.micro"] == 1  # the strategy's keywords win
+    assert values["optimizer.grad_clip"] == 1
+    # DeepSpeed casts the model to bf16 and Linear4bit computes in the bf16 input's dtype.
+    assert config.get("model.load_dtype") is None and config.get("quantization.compute_dtype") is None
+    assert "PRE002" not in _codes(path) and "QNT001" not in _codes(path)
+
+
+def test_an_fp16_dump_is_fp16(tmp_path):
+    path = _dump(tmp_path, bf16="False", fp16="True")
+    config, links = _run(path)
+    assert links[0].builtin["precision.fp16"] is True
+    assert config.get("model.load_dtype") is None  # cast to half
+    assert config.value("quantization.compute_dtype") == "float16"  # an fp16 input keeps it
+    assert "PRE002" in _codes(path)  # fp16 mixed precision where bf16 exists: true
+
+
+@pytest.mark.parametrize("change", [
+    dict(runner="Runner"),  # mmengine's Runner takes no strategy: the AmpOptimWrapper-less config is plain
+    dict(bf16="use_bf16"),  # computed: unknown, nothing linked
+])
+def test_what_is_not_a_dumped_deepspeed_run(tmp_path, change):
+    path = _dump(tmp_path, **change)
+    config, links = _run(path)
+    assert links == []
+    if "bf16" in change:  # still DeepSpeed's to decide: the dtypes it may cast are left unknown
+        assert config.get("model.load_dtype") is None
+    else:
+        assert config.value("model.load_dtype") == "float16"
