@@ -99,3 +99,53 @@ def test_what_is_not_a_dumped_deepspeed_run(tmp_path, change):
         assert config.get("model.load_dtype") is None
     else:
         assert config.value("model.load_dtype") == "float16"
+
+
+# ---- "auto" precision resolved from the GPU (NUM003) ---------------------------------------------
+
+_AMP = """\
+from mmengine.optim import AmpOptimWrapper
+from transformers import AutoModelForCausalLM
+from xtuner.model import SupervisedFinetune
+
+model = dict(type=SupervisedFinetune, llm=dict(type=AutoModelForCausalLM.from_pretrained,
+             pretrained_model_name_or_path='google/gemma-7b'))
+optim_wrapper = dict(type=AmpOptimWrapper, optimizer=dict(lr=2e-5), dtype='bfloat16')
+"""
+
+
+def _launched(tmp_path, deepspeed="deepspeed_zero2", pins=(), json_text=None):
+    path = tmp_path / "gemma_full.py"
+    path.write_text(_AMP)
+    if json_text is not None:
+        (tmp_path / deepspeed).write_text(json_text)
+    (tmp_path / "trainlint.toml").write_text(f'[[runs]]\nfiles = ["gemma_full.py", "{deepspeed}"]\n')
+    if pins:
+        (tmp_path / "requirements.txt").write_text("\n".join(pins) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("pins, gpu, fires", [
+    (["torch==2.1.2"], "V100", True),   # is_bf16_supported() False below cc 8.0 before torch 2.3: fp16
+    (["torch==2.2.2"], "T4", True),
+    (["torch==2.3.0"], "V100", False),  # from 2.3 an emulated bf16 tensor answers True: bf16 wins
+    (["torch==2.4.0"], "V100", False),
+    ([], "V100", False),                # torch unknown: not certain
+    (["torch==2.1.2"], "A100", False),  # bf16 hardware: bf16 wins
+    (["torch==2.1.2", "xtuner==0.1.6"], "V100", False),  # no auto resolution before XTuner 0.1.7
+])
+def test_shipped_auto_precision_is_fp16_only_where_torch_makes_it_certain(tmp_path, nothing_installed, pins, gpu,
+                                                                            fires):
+    path = _launched(tmp_path, pins=pins)
+    assert ("NUM003" in _codes(path, gpu)) is fires
+
+
+def test_auto_fp16_with_bf16_off_is_fp16_on_any_torch(tmp_path, nothing_installed):
+    """auto_dtype_of_deepspeed_config: fp16 "auto" is torch.cuda.is_available(); with bf16 off
+    nothing overrides it, whatever torch answers for bf16."""
+    path = _launched(tmp_path, deepspeed="ds.json", json_text='{"fp16": {"enabled": "auto"}, '
+                     '"zero_optimization": {"stage": 2}}')
+    found = json.loads(trainlint("check", path, "--gpu", "V100", "--format", "json", "--no-detect").out)
+    num003 = [f for f in found if f["code"] == "NUM003"]
+    assert len(num003) == 1 and "bf16 is off" in num003[0]["message"]
+    assert num003[0]["line"] == 7  # the optim_wrapper the launch replaces
