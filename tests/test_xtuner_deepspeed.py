@@ -78,6 +78,22 @@ def test_a_bf16_dump_trains_in_bf16_whatever_the_model_dtypes_say(tmp_path):
     assert "PRE002" not in _codes(path) and "QNT001" not in _codes(path)
 
 
+@pytest.mark.parametrize("pin, kept", [
+    (None, False),                  # unknown bitsandbytes: the compute dtype is not known
+    ("bitsandbytes==0.40.2", True),  # the input is cast to the compute dtype given
+    ("bitsandbytes==0.41.0", False),  # set_compute_type: a bf16 input's dtype replaces it
+    ("bitsandbytes==0.46.1", False),
+    ("bitsandbytes==0.47.0", True),  # a compute dtype given is kept (compute_type_is_set)
+])
+def test_under_bf16_the_4bit_compute_dtype_follows_bitsandbytes(tmp_path, nothing_installed, pin, kept):
+    path = _dump(tmp_path)
+    if pin:
+        (tmp_path / "requirements.txt").write_text(pin + "\n")
+    config, _ = _run(path)
+    assert (config.value("quantization.compute_dtype") == "float16") is kept
+    assert ("QNT001" in _codes(path)) is kept
+
+
 def test_an_fp16_dump_is_fp16(tmp_path):
     path = _dump(tmp_path, bf16="False", fp16="True")
     config, links = _run(path)

@@ -34,8 +34,8 @@ run trains in bf16 whatever AmpOptimWrapper's dtype says, and on pre-Ampere GPUs
 depends on torch (is_bf16_supported() says no below compute capability 8 from torch 1.10 to 2.2,
 yes on a V100 from torch 2.3, PR #115924, where an emulated bf16 tensor counts: recorded as
 `launch.auto_precision_by_device`, read by rules/facts.py device_resolved_fp16). DeepSpeed then casts the parameters to it (runtime/engine.py _configure_distributed_model) and
-bitsandbytes' Linear4bit computes in a bf16 input's dtype (nn/modules.py set_compute_type): the
-config's dtypes are recorded as `launch.deepspeed_replaces`, for the launch to decide. With
+bitsandbytes' Linear4bit computes in a bf16 input's dtype from 0.41 to 0.46 (set_compute_type;
+see xtuner_deepspeed.py): the config's dtypes are recorded as `launch.deepspeed_replaces`, for the launch to decide. With
 `framework = "huggingface"` the HF Trainer fills the "auto"s from training_args (transformers/integrations/deepspeed.py).
 """
 

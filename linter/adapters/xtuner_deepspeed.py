@@ -19,9 +19,12 @@ key; gradient_accumulation_steps defaults to 1. Only a FlexibleRunner builds a s
 
 DeepSpeed then casts the model to the precision the config switches on (deepspeed/runtime/
 engine.py _configure_distributed_model: `module.half()` under fp16, `module.bfloat16()` under
-bf16), and bitsandbytes' Linear4bit computes in a bf16 input's dtype (nn/modules.py
-set_compute_type): the config's torch_dtype (and, under bf16, the 4-bit compute dtype) no longer
-say what trains.
+bf16): the config's torch_dtype no longer says what trains. Under bf16 the 4-bit compute dtype
+depends on bitsandbytes (nn/modules.py Linear4bit): before 0.41.0 the input is cast to the
+compute dtype given; from 0.41.0 (412fd0e7, set_compute_type) the first forward replaces it with
+a bf16 or fp32 input's dtype; from 0.47.0 (812ef06a, `compute_type_is_set = compute_dtype is not
+None`) a compute dtype given (transformers always passes one) is kept again. So the written
+compute dtype holds under bf16 only with bitsandbytes pinned below 0.41 or from 0.47.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import json
 from ..ir import ConfigIR, Link
 from ..python_index import call_name
 from ..python_reader import UNKNOWN, PythonDocument, is_open
+from ..versions import older_than
 from . import span_of
 
 # The DeepSpeed configs XTuner ships (xtuner/configs/deepspeed/*.json at b934f46): ZeRO stage,
@@ -131,9 +135,19 @@ def record_strategy(document: PythonDocument, config: ConfigIR, strategy: dict[s
         span = span_of(document, *document.span(strategy["type"]))
         config.links.append(Link("deepspeed", f"{config.path}:strategy", span, builtin=values, builtin_source=_STRATEGY))
     casts = fp16 is not False or bf16 is not False  # unknown: it may
-    for key, dropped in (("model.load_dtype", casts), ("quantization.compute_dtype", bf16 is not False)):
+    for key, dropped in (("model.load_dtype", casts),
+                         ("quantization.compute_dtype", bf16 is not False and not _keeps_compute_dtype(config))):
         if dropped:
             config.fields.pop(key, None)
+
+
+def _keeps_compute_dtype(config: ConfigIR) -> bool:
+    """Does Linear4bit keep the compute dtype given under a bf16 input (the module docstring)?"""
+    if config.get("quantization.compute_dtype") is None:
+        return True  # nothing to drop
+    version = config.version("bitsandbytes")
+    return version is not None and (older_than(version[0], "0.41.0") is True
+                                    or older_than(version[0], "0.47.0") is False)
 
 
 def runs_strategy(document: PythonDocument, wrapper: dict[str, ast.expr]) -> dict[str, ast.expr] | None:
