@@ -73,6 +73,15 @@ def test_a_bf16_dump_trains_in_bf16_whatever_the_model_dtypes_say(tmp_path):
     assert values["parallel.zero_stage"] == 2
     assert values["batch.grad_accum"] == 16 and values["batch.micro"] == 1  # the strategy's keywords win
     assert values["optimizer.grad_clip"] == 1
+    # Each value points where the strategy writes it: `config` or the keyword that replaces its key.
+    lines = path.read_text().splitlines()
+    spans = links[0].builtin_spans
+    assert lines[spans["precision.bf16"].line - 1].strip() == "bf16=dict(enabled=True),"
+    assert lines[spans["parallel.zero_stage"].line - 1].strip() == "zero_optimization=dict(overlap_comm=True, stage=2)),"
+    assert lines[spans["batch.grad_accum"].line - 1].strip() == "gradient_accumulation_steps=16,"
+    v100 = json.loads(trainlint("check", path, "--gpu", "V100", "--format", "json", "--no-detect").out)
+    assert [(f["code"], lines[f["line"] - 1].strip()) for f in v100 if f["code"] == "PRE001"] == [
+        ("PRE001", "bf16=dict(enabled=True),")]
     # DeepSpeed casts the model to bf16 and Linear4bit computes in the bf16 input's dtype.
     assert config.get("model.load_dtype") is None and config.get("quantization.compute_dtype") is None
     assert "PRE002" not in _codes(path) and "QNT001" not in _codes(path)

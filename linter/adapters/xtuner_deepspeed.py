@@ -133,12 +133,46 @@ def record_strategy(document: PythonDocument, config: ConfigIR, strategy: dict[s
         values = _deepspeed_values(plain, config.path)
         fp16, bf16 = values.get("precision.fp16"), values.get("precision.bf16")
         span = span_of(document, *document.span(strategy["type"]))
-        config.links.append(Link("deepspeed", f"{config.path}:strategy", span, builtin=values, builtin_source=_STRATEGY))
+        config.links.append(Link("deepspeed", f"{config.path}:strategy", span, builtin=values, builtin_source=_STRATEGY,
+                                 builtin_spans=_spans(document, strategy, values)))
     casts = fp16 is not False or bf16 is not False  # unknown: it may
     for key, dropped in (("model.load_dtype", casts),
                          ("quantization.compute_dtype", bf16 is not False and not _keeps_compute_dtype(config))):
         if dropped:
             config.fields.pop(key, None)
+
+
+def _keywords(document: PythonDocument, node: ast.expr | None) -> dict[str, ast.expr]:
+    node = document.resolve(node)
+    if isinstance(node, ast.Call) and call_name(node) == "dict":
+        return {item.arg: item.value for item in node.keywords if item.arg}
+    if isinstance(node, ast.Dict):
+        return {key.value: value for key, value in zip(node.keys, node.values)
+                if isinstance(key, ast.Constant) and isinstance(key.value, str)}
+    return {}
+
+
+def _spans(document: PythonDocument, strategy: dict[str, ast.expr], values: dict) -> dict:
+    """Where the strategy writes each value the DeepSpeed adapter read (its bindings' key paths,
+    in the keyword that replaces a key of `config`, else in `config`), so that a finding points
+    at `bf16=dict(enabled=True)`, not at the strategy."""
+    from .deepspeed import DeepSpeedAdapter
+
+    paths = {binding.key: binding.paths for binding in DeepSpeedAdapter.bindings}
+    for key, name in (("parallel.offload_param", "offload_param"), ("parallel.offload_optimizer", "offload_optimizer")):
+        paths[key] = (("zero_optimization", name),)
+    config = _keywords(document, strategy.get("config"))
+    found = {}
+    for key in values:
+        for path in paths.get(key, ()):
+            override = strategy.get(path[0])
+            node = override if override is not None and document.literal(override) is not None else config.get(path[0])
+            for name in path[1:]:
+                node = _keywords(document, node).get(name) if node is not None else None
+            if node is not None:
+                found[key] = span_of(document, *document.span(document.resolve(node)))
+                break
+    return found
 
 
 def _keeps_compute_dtype(config: ConfigIR) -> bool:
