@@ -122,6 +122,7 @@ def test_what_is_not_a_dumped_deepspeed_run(tmp_path, change):
     assert links == []
     if "bf16" in change:  # still DeepSpeed's to decide: the dtypes it may cast are left unknown
         assert config.get("model.load_dtype") is None
+        assert "DeepSpeed strategy" in config.value("parallel.unmodeled")  # and its sharding: MEM001 silent
     else:
         assert config.value("model.load_dtype") == "float16"
 

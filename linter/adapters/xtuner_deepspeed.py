@@ -32,7 +32,7 @@ from __future__ import annotations
 import ast
 import json
 
-from ..ir import ConfigIR, Link
+from ..ir import ConfigIR, Field, Link, Origin
 from ..python_index import call_name
 from ..python_reader import UNKNOWN, PythonDocument, is_open
 from ..versions import older_than
@@ -129,6 +129,9 @@ def record_strategy(document: PythonDocument, config: ConfigIR, strategy: dict[s
     plain = _strategy_config(document, strategy)
     if plain is UNKNOWN:
         fp16 = bf16 = None
+        # Its ZeRO stage and offload are unknown too: the memory estimate must not assume none.
+        config.set("parallel.unmodeled", Field("a DeepSpeed strategy whose config is not written here",
+                                               Origin(span_of(document, *document.span(strategy["type"])))))
     else:
         values = _deepspeed_values(plain, config.path)
         fp16, bf16 = values.get("precision.fp16"), values.get("precision.bf16")
