@@ -33,9 +33,11 @@ bf16 = torch.cuda.is_bf16_supported(), and bf16 wins when both are true. So on a
 run trains in bf16 whatever AmpOptimWrapper's dtype says, and on pre-Ampere GPUs the answer
 depends on torch (is_bf16_supported() says no below compute capability 8 from torch 1.10 to 2.2,
 yes on a V100 from torch 2.3, PR #115924, where an emulated bf16 tensor counts: recorded as
-`launch.auto_precision_by_device`, read by rules/facts.py device_resolved_fp16). DeepSpeed then casts the parameters to it (runtime/engine.py _configure_distributed_model) and
-bitsandbytes' Linear4bit computes in a bf16 input's dtype from 0.41 to 0.46 (set_compute_type;
-see xtuner_deepspeed.py): the config's dtypes are recorded as `launch.deepspeed_replaces`, for the launch to decide. With
+`launch.auto_precision_by_device`, read by rules/facts.py device_resolved_fp16). DeepSpeed then
+casts the parameters to it (runtime/engine.py _configure_distributed_model) and bitsandbytes'
+Linear4bit computes in a bf16 input's dtype from 0.41 to 0.46 (set_compute_type; see
+xtuner_deepspeed.py): the config's dtypes are recorded as `launch.deepspeed_replaces`, for the
+launch to decide. With
 `framework = "huggingface"` the HF Trainer fills the "auto"s from training_args (transformers/integrations/deepspeed.py).
 """
 
@@ -275,7 +277,8 @@ class XTunerAdapter(Adapter):
         wrapper = parts.optim_wrapper
         kind = call_name(wrapper["type"]) if "type" in wrapper else ""
         if kind in ("OptimWrapper", "AmpOptimWrapper"):  # what `--deepspeed` replaces: the module docstring
-            origin = Origin(span_of(document, *document.span(wrapper["type"])), "xtuner/tools/train.py main (--deepspeed)")
+            origin = Origin(span_of(document, *document.span(wrapper["type"])),
+                            "xtuner/tools/train.py main (--deepspeed)")
             config.set("launch.deepspeed_replaces", Field(list(_DEEPSPEED_REPLACES), origin))
             # auto_dtype_of_deepspeed_config came with v0.1.7 (54467bea2, PR #195), with the "auto" shipped configs.
             version = config.version("xtuner")
