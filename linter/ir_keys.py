@@ -25,6 +25,9 @@ IR_KEYS = (
                                                   "itself: the config's model_init_kwargs never reach from_pretrained"),
     ("launch.deepspeed_replaces", "list", "the keys of this file whose values a launch that passes a DeepSpeed "
                                           "config on the command line replaces with that config's"),
+    ("launch.auto_precision_by_device", "bool", "a launch that passes a DeepSpeed config resolves its \"auto\" "
+                                                "fp16/bf16 from the GPU: fp16 where CUDA is available, bf16 where "
+                                                "torch.cuda.is_bf16_supported(), bf16 where both"),
     ("launch.undecided", "str", "what this file leaves to a launch command that no command of the checkout "
                                 "names (its precision and sharding): unknown"),
     ("launch.vllm_server", "bool", "some launch command of the checkout starts TRL's vLLM server (trl vllm-serve); "

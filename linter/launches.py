@@ -3,7 +3,8 @@ that reads it, the process count, the accelerate config and DeepSpeed JSON on th
 
 A config does not say which program reads it; the repository's scripts do. The checkout
 (the folder holding `.git`) is read once, bounded in files and bytes: shell and SLURM scripts,
-Makefiles, and the shell code blocks of README*.md and of Markdown under docs/. A command names a
+Makefiles, and the shell code blocks of README*.md and of Markdown under a documentation folder
+(doc/, docs/, documentation/, or one with a suffix: docs_autodl/, docs-zh/). A command names a
 config when one of its entry's arguments resolves to the config's real path (from the script's
 folder or the checkout root), or is its base name and no other file of the checkout has that
 name. Where several commands name the config and disagree on a fact, the fact is unknown."""
@@ -22,6 +23,9 @@ from .source import real_path
 MAX_FILES = 20000  # entries walked
 MAX_READ = 400  # launch files read
 _SHELL = (".sh", ".bash", ".zsh", ".slurm", ".sbatch")
+# A documentation folder: doc, docs, documentation, or one of them with a suffix after `_`, `-` or
+# `.` (docs_autodl, docs-zh, doc_cn); not docker.
+_DOC_FOLDER = re.compile(r"(?:docs?|documentation)(?:[_.-].*)?$")
 # What a fact is when commands disagree, or a launcher leaves it to a file this run cannot see.
 UNKNOWN = object()
 # The accelerate config on the command line decides the process count (no --num_processes).
@@ -88,7 +92,7 @@ def _launch_file(name: str, directory: str, root: str) -> str | None:
         if lowered.startswith("readme"):
             return "markdown"
         parts = os.path.relpath(directory, root).lower().split(os.sep)
-        if "doc" in parts or "docs" in parts:
+        if any(_DOC_FOLDER.match(part) for part in parts):
             return "markdown"
     return None
 

@@ -214,7 +214,9 @@ class RunBuilder:
 def _builtin_config(link: Link) -> ConfigIR:
     """A framework's shipped config, known by name: values only, nothing to edit."""
     origin = Origin(link.span, link.builtin_source)
-    fields = {key: Field(value, origin) for key, value in (link.builtin or {}).items()}
+    spans = link.builtin_spans or {}
+    fields = {key: Field(value, Origin(spans[key]) if key in spans else origin)
+              for key, value in (link.builtin or {}).items()}
     fields["file.kind"] = Field(link.kind, origin)
     return ConfigIR(path=Path(link.text), framework=link.kind, fields=fields, file_span=link.span, editable=False)
 
