@@ -9,7 +9,7 @@ the field names of every `@dataclass` in the listed files are parsed with `ast` 
 converts before building the dataclass: `config_dict["fp16"]`, `config_dict.pop("dynamo_backend")`).
 A key's row is [the lowest release (by version, so a backport to a patch release counts) whose
 files accept it, and the oldest commit between the release before it and that release whose diff
-adds a line declaring it (`git log -G`, else `-S` of the quoted key), the newest release read
+adds a line declaring it (`git log -G`, else `-S` of the quoted key, for a loader's conversion), the newest release read
 that lacks it]. The key itself is taken from the format's committed schema
 (schemas/<format>.schema.json): only a key the schema attributes to the package's own classes
 alone, so that a key another package also supplies (transformers' TrainingArguments, the
@@ -145,12 +145,15 @@ def schema_keys(schema: str, owners: tuple[str, ...] | None) -> set[str]:
 
 
 def introducing_commit(mirror: Path, key: str, before: str | None, tag: str, paths: tuple[str, ...]) -> str:
+    """The oldest commit after `before` up to `tag` whose diff adds a line declaring `key` as a
+    field (`    key: ...`), else one that adds the quoted key (a loader's conversion)."""
     span = f"{before}..{tag}" if before else tag
-    found = git(mirror, "log", "--reverse", "--format=%h", "-G", rf"^\s+{re.escape(key)}\s*[:=]", span, "--",
-                *paths).split()
-    if not found:
-        found = git(mirror, "log", "--reverse", "--format=%h", "-S", f'"{key}"', span, "--", *paths).split()
-    return found[0] if found else ""
+    for pattern, option in ((rf"^\s+{re.escape(key)}\s*:", "-G"), (f'"{key}"', "-S")):
+        added = re.compile(rf"^\+\s+{re.escape(key)}\s*:" if option == "-G" else rf'^\+.*"{re.escape(key)}"', re.M)
+        for commit in git(mirror, "log", "--reverse", "--format=%h", option, pattern, span, "--", *paths).split():
+            if added.search(git(mirror, "show", "--format=", commit, "--", *paths)):
+                return commit
+    return ""
 
 
 def package_rows(package: str, mirrors: Path) -> dict:
