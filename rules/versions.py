@@ -128,6 +128,9 @@ class KeyNewerThanRelease(Rule):
       transformers hf_argparser.py HfArgumentParser.parse_dict
     - TRL TrlParser.parse_args_and_config: 3d0449619 (#1739, v0.9.6), 9001a8682 (#2412,
       v0.13.0), b773a4c19 (#3543, v0.19.0)
+    - aigc-apps/sd-webui-EasyPhoto#446 (enable_cpu_affinity on accelerate 0.23.0: "had unknown
+      keys"); gemlab-vt/NoiseCLR#2; hiyouga/LLaMA-Factory#7677 (freeze_language_model,
+      image_max_pixels on an older install: "upgrade LlamaFactory")
     """
 
     code = "SCH004"
