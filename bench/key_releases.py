@@ -3,13 +3,14 @@
     python bench/key_releases.py [--mirrors /work/.mirror] > linter/data/key_releases.json
 
 For each package below, every release tag of its git history (bare mirrors fetched from GitHub:
-huggingface/trl, hiyouga/LLaMA-Factory, huggingface/accelerate) is read with `git cat-file`, and
+huggingface/trl, hiyouga/LLaMA-Factory, huggingface/accelerate, deepspeedai/DeepSpeed) is read with `git cat-file`, and
 the field names of every `@dataclass` in the listed files are parsed with `ast` (fields declared
 `field(init=False)` or `ClassVar` are no keys; for accelerate also the keys the config loader
 converts before building the dataclass: `config_dict["fp16"]`, `config_dict.pop("dynamo_backend")`).
-A key's row is [the lowest release (by version, so a backport to a patch release counts) whose
+(DeepSpeed, which has no argument classes for its top level: the quoted key anywhere in its
+sources, see PACKAGES.) A key's row is [the lowest release (by version, so a backport to a patch release counts) whose
 files accept it, and the oldest commit between the release before it and that release whose diff
-adds a line declaring it (`git log -G`, else `-S` of the quoted key, for a loader's conversion), the newest release read
+adds a line declaring it (`git log -G`, else one adding the quoted key: a loader's conversion), the newest release read
 that lacks it]. The key itself is taken from the format's committed schema
 (schemas/<format>.schema.json): only a key the schema attributes to the package's own classes
 alone, so that a key another package also supplies (transformers' TrainingArguments, the
@@ -42,6 +43,11 @@ PACKAGES = {
                      (":(glob)src/*/hparams/*.py", ":(glob)src/*/tuner/core/parser.py")),
     "accelerate": ("huggingface+accelerate", "accelerate", None,
                    ("src/accelerate/commands/config.py", "src/accelerate/commands/config/config_args.py")),
+    # DeepSpeed reads its top-level keys by name (string constants, deepspeed/runtime/config.py and
+    # the readers it calls): a release whose deepspeed/ sources hold no quoted `"key"` or `'key'`
+    # cannot read it. A literal may appear before the key was a config key (in another sense), so
+    # a row's release is never later than the key's first reader: rows err towards silence.
+    "deepspeed": ("deepspeedai+DeepSpeed", "deepspeed", "literals", (":(glob)deepspeed/**/*.py",)),
 }
 _TAG = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
 _OWNER = re.compile(r"\[([^\[\]]*)\]\s*$")
@@ -110,6 +116,13 @@ def fields(source: str, loader_keys: bool) -> set[str]:
     return names
 
 
+def literals_at(mirror: Path, tag: str, paths: tuple[str, ...], wanted: set[str]) -> set[str]:
+    """The keys of `wanted` that some file of `paths` at `tag` holds as a quoted string."""
+    pattern = "[\"'](" + "|".join(re.escape(key) for key in sorted(wanted)) + ")[\"']"
+    found = git(mirror, "grep", "-h", "-o", "-E", pattern, tag, "--", *paths).split()
+    return {match.strip("\"'") for match in found}
+
+
 def keys_at(mirror: Path, tag: str, paths: tuple[str, ...], loader_keys: bool) -> set[str]:
     listed = git(mirror, "grep", "-l", "-e", "@dataclass", "-e", "dataclass(", tag, "--", *paths).split()
     if not listed:
@@ -127,10 +140,13 @@ def keys_at(mirror: Path, tag: str, paths: tuple[str, ...], loader_keys: bool) -
     return keys
 
 
-def schema_keys(schema: str, owners: tuple[str, ...] | None) -> set[str]:
+def schema_keys(schema: str, owners: tuple[str, ...] | str | None) -> set[str]:
     """The keys of the format's schema that only the package's classes supply (all top-level
-    keys of every config class where `owners` is None: accelerate's schema is its own)."""
+    keys of every config class where `owners` is None: accelerate's schema is its own; every
+    top-level key for "literals": DeepSpeed's)."""
     root = json.loads((ROOT / "schemas" / f"{schema}.schema.json").read_text("utf-8"))
+    if owners == "literals":
+        return set(root.get("properties", {}))
     if owners is None:
         return {key for definition in root.get("$defs", {}).values() if isinstance(definition, dict)
                 and definition.get("additionalProperties") is False and "distributed_type" in definition.get("properties", {})
@@ -148,8 +164,9 @@ def introducing_commit(mirror: Path, key: str, before: str | None, tag: str, pat
     """The oldest commit after `before` up to `tag` whose diff adds a line declaring `key` as a
     field (`    key: ...`), else one that adds the quoted key (a loader's conversion)."""
     span = f"{before}..{tag}" if before else tag
-    for pattern, option in ((rf"^\s+{re.escape(key)}\s*:", "-G"), (f'"{key}"', "-S")):
-        added = re.compile(rf"^\+\s+{re.escape(key)}\s*:" if option == "-G" else rf'^\+.*"{re.escape(key)}"', re.M)
+    for pattern, option in ((rf"^\s+{re.escape(key)}\s*:", "-G"), (rf"[\"']{re.escape(key)}[\"']", "-G")):
+        added = re.compile(rf"^\+\s+{re.escape(key)}\s*:" if pattern.startswith("^")
+                           else rf"^\+.*[\"']{re.escape(key)}[\"']", re.M)
         for commit in git(mirror, "log", "--reverse", "--format=%h", option, pattern, span, "--", *paths).split():
             if added.search(git(mirror, "show", "--format=", commit, "--", *paths)):
                 return commit
@@ -163,7 +180,9 @@ def package_rows(package: str, mirrors: Path) -> dict:
     wanted = schema_keys(schema, owners)
     first: dict[str, int] = {}
     for index, (_, tag) in enumerate(tags):
-        for key in keys_at(mirror, tag, paths, loader_keys=owners is None) & wanted:
+        present = (literals_at(mirror, tag, paths, wanted) if owners == "literals"
+                   else keys_at(mirror, tag, paths, loader_keys=owners is None) & wanted)
+        for key in present:
             first.setdefault(key, index)
     # The floor: the first release whose files hold any of the keys (the reader's first release).
     start = min(first.values())

@@ -75,6 +75,15 @@ def test_llamafactory_refuses_and_trl_drops_or_refuses(tmp_path):
     assert "assistant_only_loss was added in trl 0.19.0 (9554c2f31)" in trl[0]["message"]
 
 
+def test_deepspeed_ignores_a_top_level_key_it_does_not_read(tmp_path):
+    text = '{"bf16": {"enabled": true}, "zero_optimization": {"stage": 2}, "train_batch_size": 16}\n'
+    found = findings(project(tmp_path, "old", text, "deepspeed==0.5.10", "ds_config.json"))
+    assert [(f["line"], f["severity"]) for f in found] == [(1, "warning")]
+    assert "bf16 was added in deepspeed 0.6.0 (4912e0ad7)" in found[0]["message"]
+    assert "ignores" in found[0]["message"]
+    assert findings(project(tmp_path, "new", text, "deepspeed==0.6.0", "ds_config.json")) == []
+
+
 def test_a_former_distribution_name_pins_too(tmp_path):
     # LLaMA-Factory was `llmtuner` on PyPI up to 0.7.1; neat_packing arrived in 0.8.3.
     text = LLAMAFACTORY.replace("trust_remote_code: true\n", "neat_packing: true\n")
@@ -122,6 +131,8 @@ SPOT_CHECKED = {
     ("llamafactory", "neat_packing"): ["0.8.3", "5acaa476d", "0.8.2"],  # "update hparams"
     ("trl", "assistant_only_loss"): ["0.19.0", "9554c2f31", "0.18.2"],  # #3586
     ("trl", "dataset_kwargs"): ["0.9.3", "f30daa422", "0.8.6"],  # #1530 SFTConfig dataclass
+    ("deepspeed", "bf16"): ["0.6.0", "4912e0ad7", "0.5.10"],  # #1453 BFLOAT16 = "bf16"
+    ("deepspeed", "zero_force_ds_cpu_optimizer"): ["0.8.3", "457850dc5", "0.8.2"],  # #2971
 }
 
 
@@ -135,10 +146,10 @@ def test_spot_checked_rows():
 
 def test_each_schema_names_the_newest_release_read_and_each_key_is_a_schema_key():
     data = key_releases()
-    for name in ("trl", "llamafactory", "accelerate"):
+    for name in ("trl", "llamafactory", "accelerate", "deepspeed"):
         schema = schemas.load(name)
         spec = schema.root["x-trainlint"]["key-releases"]
-        assert spec["unknown-keys"] in ("refused", "dropped-or-refused") and spec["outcome"] and spec["source"]
+        assert spec["unknown-keys"] in ("refused", "dropped-or-refused", "dropped-silently") and spec["outcome"] and spec["source"]
         for package, newest in spec["packages"].items():
             assert data[package]["newest"] == newest
             known = set(schema.root.get("properties", {})) | {
@@ -147,7 +158,8 @@ def test_each_schema_names_the_newest_release_read_and_each_key_is_a_schema_key(
             assert set(data[package]["keys"]) <= known  # never a key the schema does not know
 
 
-_FOLDERS = {"trl": "huggingface+trl", "llamafactory": "hiyouga+LLaMA-Factory", "accelerate": "huggingface+accelerate"}
+_FOLDERS = {"trl": "huggingface+trl", "llamafactory": "hiyouga+LLaMA-Factory", "accelerate": "huggingface+accelerate",
+            "deepspeed": "deepspeedai+DeepSpeed"}
 
 
 def _git(mirror: Path, *args: str) -> subprocess.CompletedProcess:
@@ -171,13 +183,13 @@ def test_rows_agree_with_the_mirror(package):
 
     for key, (first, commit, without) in rows:
         declared = re.compile(rf"^\s+{re.escape(key)}\s*:|[\"']{re.escape(key)}[\"']", re.M)
-        paths = ["src", "trl", "examples"]
-        after = _git(mirror, "grep", "-h", "-E", rf"^\s+{key}\s*:|\"{key}\"", tag(first), "--", *paths).stdout
-        before = _git(mirror, "grep", "-h", "-E", rf"^\s+{key}\s*:", tag(without), "--", *paths).stdout
-        assert declared.search(after), (package, key, first)
+        pattern = rf"^\s+{key}\s*:|[\"']{key}[\"']"
+        paths = ["src", "trl", "examples", "deepspeed"]
+        assert declared.search(_git(mirror, "grep", "-h", "-E", pattern, tag(first), "--", *paths).stdout), (key, first)
         assert commit and _git(mirror, "merge-base", "--is-ancestor", commit, tag(first)).returncode == 0, (key, commit)
         assert _git(mirror, "merge-base", "--is-ancestor", commit, tag(without)).returncode != 0, (key, commit)
-        del before  # a key may be declared elsewhere (not in an argument class) before it was one
+        if package == "deepspeed":  # the quoted key is nowhere in the release before
+            assert not _git(mirror, "grep", "-E", rf"[\"']{key}[\"']", tag(without), "--", "deepspeed").stdout, key
 
 
 def test_the_generator_is_committed_beside_its_data():
