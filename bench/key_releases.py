@@ -3,12 +3,13 @@
     python bench/key_releases.py [--mirrors /work/.mirror] > linter/data/key_releases.json
 
 For each package below, every release tag of its git history (bare mirrors fetched from GitHub:
-huggingface/trl, hiyouga/LLaMA-Factory, huggingface/accelerate, deepspeedai/DeepSpeed) is read with `git cat-file`, and
+huggingface/trl, hiyouga/LLaMA-Factory, huggingface/accelerate, deepspeedai/DeepSpeed,
+axolotl-ai-cloud/axolotl) is read with `git cat-file`, and
 the field names of every `@dataclass` in the listed files are parsed with `ast` (fields declared
 `field(init=False)` or `ClassVar` are no keys; for accelerate also the keys the config loader
 converts before building the dataclass: `config_dict["fp16"]`, `config_dict.pop("dynamo_backend")`).
 (DeepSpeed, which has no argument classes for its top level: the quoted key anywhere in its
-sources, see PACKAGES.) A key's row is [the lowest release (by version, so a backport to a patch release counts) whose
+sources; Axolotl: the word anywhere in its sources; see PACKAGES.) A key's row is [the lowest release (by version, so a backport to a patch release counts) whose
 files accept it, and the oldest commit between the release before it and that release whose diff
 adds a line declaring it (`git log -G`, else one adding the quoted key: a loader's conversion), the newest release read
 that lacks it]. The key itself is taken from the format's committed schema
@@ -48,6 +49,11 @@ PACKAGES = {
     # cannot read it. A literal may appear before the key was a config key (in another sense), so
     # a row's release is never later than the key's first reader: rows err towards silence.
     "deepspeed": ("deepspeedai+DeepSpeed", "deepspeed", "literals", (":(glob)deepspeed/**/*.py",)),
+    # Axolotl reads its config as attributes of a DictDefault (`cfg.key`, `cfg["key"]`) and, from
+    # v0.5.0, through pydantic models whose fields are the keys: a release whose sources hold no
+    # word `key` cannot read it. Words in comments or other names count too, so rows err towards
+    # silence here as well.
+    "axolotl": ("axolotl-ai-cloud+axolotl", "axolotl", "words", (":(glob)src/**/*.py", ":(glob)scripts/**/*.py")),
 }
 _TAG = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
 _OWNER = re.compile(r"\[([^\[\]]*)\]\s*$")
@@ -116,11 +122,13 @@ def fields(source: str, loader_keys: bool) -> set[str]:
     return names
 
 
-def literals_at(mirror: Path, tag: str, paths: tuple[str, ...], wanted: set[str]) -> set[str]:
-    """The keys of `wanted` that some file of `paths` at `tag` holds as a quoted string."""
-    pattern = "[\"'](" + "|".join(re.escape(key) for key in sorted(wanted)) + ")[\"']"
+def literals_at(mirror: Path, tag: str, paths: tuple[str, ...], wanted: set[str], words: bool = False) -> set[str]:
+    """The keys of `wanted` that some file of `paths` at `tag` holds as a quoted string (or, with
+    `words`, as a word anywhere)."""
+    alternatives = "|".join(re.escape(key) for key in sorted(wanted))
+    pattern = rf"\b({alternatives})\b" if words else "[\"'](" + alternatives + ")[\"']"
     found = git(mirror, "grep", "-h", "-o", "-E", pattern, tag, "--", *paths).split()
-    return {match.strip("\"'") for match in found}
+    return {match.strip("\"'") for match in found} & wanted
 
 
 def keys_at(mirror: Path, tag: str, paths: tuple[str, ...], loader_keys: bool) -> set[str]:
@@ -145,7 +153,7 @@ def schema_keys(schema: str, owners: tuple[str, ...] | str | None) -> set[str]:
     keys of every config class where `owners` is None: accelerate's schema is its own; every
     top-level key for "literals": DeepSpeed's)."""
     root = json.loads((ROOT / "schemas" / f"{schema}.schema.json").read_text("utf-8"))
-    if owners == "literals":
+    if owners in ("literals", "words"):
         return set(root.get("properties", {}))
     if owners is None:
         return {key for definition in root.get("$defs", {}).values() if isinstance(definition, dict)
@@ -162,12 +170,13 @@ def schema_keys(schema: str, owners: tuple[str, ...] | str | None) -> set[str]:
 
 def introducing_commit(mirror: Path, key: str, before: str | None, tag: str, paths: tuple[str, ...]) -> str:
     """The oldest commit after `before` up to `tag` whose diff adds a line declaring `key` as a
-    field (`    key: ...`), else one that adds the quoted key (a loader's conversion)."""
+    field (`    key: ...`), else one that adds the quoted key (a loader's conversion), else one
+    that adds the word."""
     span = f"{before}..{tag}" if before else tag
-    for pattern, option in ((rf"^\s+{re.escape(key)}\s*:", "-G"), (rf"[\"']{re.escape(key)}[\"']", "-G")):
-        added = re.compile(rf"^\+\s+{re.escape(key)}\s*:" if pattern.startswith("^")
-                           else rf"^\+.*[\"']{re.escape(key)}[\"']", re.M)
-        for commit in git(mirror, "log", "--reverse", "--format=%h", option, pattern, span, "--", *paths).split():
+    name = re.escape(key)
+    for pattern in (rf"^\s+{name}\s*:", rf"[\"']{name}[\"']", rf"\b{name}\b"):
+        added = re.compile("^\\+" + (pattern[1:] if pattern.startswith("^") else ".*" + pattern), re.M)
+        for commit in git(mirror, "log", "--reverse", "--format=%h", "-G", pattern, span, "--", *paths).split():
             if added.search(git(mirror, "show", "--format=", commit, "--", *paths)):
                 return commit
     return ""
@@ -180,7 +189,7 @@ def package_rows(package: str, mirrors: Path) -> dict:
     wanted = schema_keys(schema, owners)
     first: dict[str, int] = {}
     for index, (_, tag) in enumerate(tags):
-        present = (literals_at(mirror, tag, paths, wanted) if owners == "literals"
+        present = (literals_at(mirror, tag, paths, wanted, words=owners == "words") if owners in ("literals", "words")
                    else keys_at(mirror, tag, paths, loader_keys=owners is None) & wanted)
         for key in present:
             first.setdefault(key, index)

@@ -90,9 +90,10 @@ class KeyNewerThanRelease(Rule):
     every release tag, with the commit that added each). The format's schema says which
     packages' keys are versioned this way and what the reader does with a key it lacks
     (`x-trainlint.key-releases`): the TRL argument files (TRL's own fields), LLaMA-Factory's
-    argument files (its hparams fields), accelerate configs and DeepSpeed configs (their
-    top-level keys; for DeepSpeed, which reads them by name, the first release whose sources
-    hold the quoted key, so a row is never later than the key's first reader).
+    argument files (its hparams fields), accelerate and DeepSpeed configs (their top-level keys)
+    and Axolotl configs (top-level keys). DeepSpeed reads its keys by name and Axolotl as
+    attributes or pydantic fields: for them a row is the first release whose sources hold the
+    quoted key (the word, for Axolotl), never later than the key's first reader.
 
     Silent where the version is unknown (noted for --verbose), for a key the framework's classes
     never had (SCH001's), for a key another package also supplies (TrainingArguments' fields:
@@ -104,8 +105,9 @@ class KeyNewerThanRelease(Rule):
     one: accelerate's config loader and LLaMA-Factory's HfArgumentParser refuse a key their
     dataclasses lack, at launch ("The config file ... had unknown keys", "Some keys are not used
     by the HfArgumentParser"): an error. TRL's parser refuses it or, where its script discards
-    unknown keys, drops it, and DeepSpeed ignores a top-level key it does not read (a `bf16`
-    block on DeepSpeed 0.5.x trains in fp32): a warning, since the run goes on without the setting.
+    unknown keys, drops it; DeepSpeed ignores a top-level key it does not read (a `bf16` block on
+    DeepSpeed 0.5.x trains in fp32) and Axolotl drops it (pydantic `model_dump`): a warning,
+    since the run goes on without the setting.
 
     ## Example
     `accelerate_config.yaml`:
@@ -131,6 +133,8 @@ class KeyNewerThanRelease(Rule):
       transformers hf_argparser.py HfArgumentParser.parse_dict
     - deepspeed/runtime/config.py DeepSpeedConfig._initialize_params: get_scalar_param(param_dict,
       name, default) per key, no check of other keys (v0.1.0 to v0.19.5)
+    - axolotl src/axolotl/utils/config/__init__.py validate_config: AxolotlInputConfig(**cfg)
+      .model_dump() (cc3cebfa7, #1239, v0.5.0), no model with extra='forbid' (to v0.18.0)
     - TRL TrlParser.parse_args_and_config: 3d0449619 (#1739, v0.9.6), 9001a8682 (#2412,
       v0.13.0), b773a4c19 (#3543, v0.19.0)
     - aigc-apps/sd-webui-EasyPhoto#446 (enable_cpu_affinity on accelerate 0.23.0: "had unknown

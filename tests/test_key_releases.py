@@ -84,6 +84,15 @@ def test_deepspeed_ignores_a_top_level_key_it_does_not_read(tmp_path):
     assert findings(project(tmp_path, "new", text, "deepspeed==0.6.0", "ds_config.json")) == []
 
 
+def test_axolotl_drops_a_key_it_does_not_have(tmp_path):
+    text = ("base_model: meta-llama/Llama-3.2-1B\ndatasets:\n  - path: d.jsonl\n    type: alpaca\n"
+            "sequence_len: 32768\nmicro_batch_size: 1\ncontext_parallel_size: 4\n")
+    found = findings(project(tmp_path, "old", text, "axolotl==0.11.0"))
+    assert [(f["line"], f["severity"]) for f in found] == [(7, "warning")]
+    assert "context_parallel_size was added in axolotl 0.12.0 (294c7fe7a)" in found[0]["message"]
+    assert findings(project(tmp_path, "new", text, "axolotl==0.12.0")) == []
+
+
 def test_a_former_distribution_name_pins_too(tmp_path):
     # LLaMA-Factory was `llmtuner` on PyPI up to 0.7.1; neat_packing arrived in 0.8.3.
     text = LLAMAFACTORY.replace("trust_remote_code: true\n", "neat_packing: true\n")
@@ -133,6 +142,9 @@ SPOT_CHECKED = {
     ("trl", "dataset_kwargs"): ["0.9.3", "f30daa422", "0.8.6"],  # #1530 SFTConfig dataclass
     ("deepspeed", "bf16"): ["0.6.0", "4912e0ad7", "0.5.10"],  # #1453 BFLOAT16 = "bf16"
     ("deepspeed", "zero_force_ds_cpu_optimizer"): ["0.8.3", "457850dc5", "0.8.2"],  # #2971
+    ("axolotl", "context_parallel_size"): ["0.12.0", "294c7fe7a", "0.11.0"],  # #2977 ND-Parallel
+    ("axolotl", "torch_compile"): ["0.4.0", "a4e1bb660", "0.3.0"],  # #516 "let hf trainer handle torch compile"
+    ("axolotl", "rl"): ["0.4.0", "f243c2186", "0.3.0"],  # #935
 }
 
 
@@ -146,7 +158,7 @@ def test_spot_checked_rows():
 
 def test_each_schema_names_the_newest_release_read_and_each_key_is_a_schema_key():
     data = key_releases()
-    for name in ("trl", "llamafactory", "accelerate", "deepspeed"):
+    for name in ("trl", "llamafactory", "accelerate", "deepspeed", "axolotl"):
         schema = schemas.load(name)
         spec = schema.root["x-trainlint"]["key-releases"]
         assert spec["unknown-keys"] in ("refused", "dropped-or-refused", "dropped-silently") and spec["outcome"] and spec["source"]
@@ -159,7 +171,7 @@ def test_each_schema_names_the_newest_release_read_and_each_key_is_a_schema_key(
 
 
 _FOLDERS = {"trl": "huggingface+trl", "llamafactory": "hiyouga+LLaMA-Factory", "accelerate": "huggingface+accelerate",
-            "deepspeed": "deepspeedai+DeepSpeed"}
+            "deepspeed": "deepspeedai+DeepSpeed", "axolotl": "axolotl-ai-cloud+axolotl"}
 
 
 def _git(mirror: Path, *args: str) -> subprocess.CompletedProcess:
@@ -183,13 +195,16 @@ def test_rows_agree_with_the_mirror(package):
 
     for key, (first, commit, without) in rows:
         declared = re.compile(rf"^\s+{re.escape(key)}\s*:|[\"']{re.escape(key)}[\"']", re.M)
-        pattern = rf"^\s+{key}\s*:|[\"']{key}[\"']"
-        paths = ["src", "trl", "examples", "deepspeed"]
+        pattern = rf"\b{key}\b" if package == "axolotl" else rf"^\s+{key}\s*:|[\"']{key}[\"']"
+        declared = re.compile(pattern, re.M) if package == "axolotl" else declared
+        paths = ["src", "trl", "examples", "deepspeed", "scripts"]
         assert declared.search(_git(mirror, "grep", "-h", "-E", pattern, tag(first), "--", *paths).stdout), (key, first)
         assert commit and _git(mirror, "merge-base", "--is-ancestor", commit, tag(first)).returncode == 0, (key, commit)
         assert _git(mirror, "merge-base", "--is-ancestor", commit, tag(without)).returncode != 0, (key, commit)
         if package == "deepspeed":  # the quoted key is nowhere in the release before
             assert not _git(mirror, "grep", "-E", rf"[\"']{key}[\"']", tag(without), "--", "deepspeed").stdout, key
+        if package == "axolotl":  # the word is nowhere in the release before
+            assert not _git(mirror, "grep", "-w", "-E", key, tag(without), "--", "*.py").stdout, key
 
 
 def test_the_generator_is_committed_beside_its_data():
