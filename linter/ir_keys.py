@@ -100,6 +100,10 @@ IR_KEYS = (
     ("model.patched_types", "list", "the model_types the script's loader has sent to its own patched model classes "
                                     "in every release that has the loader (Unsloth FastLanguageModel: llama, mistral), "
                                     "recorded where the same class adds the adapter"),
+    ("model.fused_lora_types", "list", "the model_types whose LoRA layers the script's adapter call patches with the "
+                                       "framework's fused LoRA kernels when lora_dropout is 0 and bias is none, in "
+                                       "every release (Unsloth FastLanguageModel loading in 4 or 16 bits, not for full "
+                                       "fine-tuning or QAT: llama, mistral)"),
     ("model.generic_loader", "bool", "the script's loader always takes the framework's generic model path, never its "
                                      "per-architecture patched classes (Unsloth FastModel / FastVisionModel)"),
     ("quantization.loader_built", "bool", "the loader builds the quantization config itself from its own "

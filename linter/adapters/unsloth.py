@@ -308,7 +308,7 @@ class UnslothAdapter(Adapter):
         config.set("adapter.kind", Field("lora", Origin(span_of(document, *document.span(peft.func)))))
         for key, name in (("adapter.r", "r"), ("adapter.alpha", "lora_alpha"),
                           ("adapter.target_modules", "target_modules"), ("adapter.modules_to_save", "modules_to_save"),
-                          ("adapter.bias", "bias")):
+                          ("adapter.bias", "bias"), ("adapter.dropout", "lora_dropout")):
             found = keyword(peft, name)
             if found is not None:
                 record(key, found.value)
