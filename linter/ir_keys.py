@@ -30,6 +30,10 @@ IR_KEYS = (
     ("launch.vllm_server", "bool", "some launch command of the checkout starts TRL's vLLM server (trl vllm-serve); "
                                    "recorded only for a config that launch commands name"),
     ("arguments.project_keys", "list", "keys of this file that the repository's own argument dataclasses define"),
+    ("arguments.training_keys", "list", "keys of this file that only the framework's training command parses (its "
+                                        "TrainingArguments), which its other commands' parsers refuse"),
+    ("launch.readers", "list", "every entry of the checkout's launch commands that name this file, training or not "
+                               "(llamafactory-cli train, chat, webchat, api, export, eval)"),
     ("arguments.project_parser", "bool", "the repository's own argument classes (no framework base) read this file"),
     ("arguments.imported_classes", "str", "argument classes a parser call of the repository imports from another "
                                           "installed package (not transformers/trl): `module (scripts)`"),

@@ -110,3 +110,32 @@ def test_bias_with_fast_inference_refused(tmp_path):
     assert not found(tmp_path / "b", plain, None, "TRN065")
     (tmp_path / "c").mkdir()
     assert not found(tmp_path / "c", text.replace(", fast_inference=True", ""), None, "TRN065")
+
+
+# ---- TRN068: lora_dropout / bias that skip the fused LoRA kernels ----------------------------------
+
+@pytest.mark.parametrize("model, peft, pin, fires", [
+    ("unsloth/llama-3-8b-bnb-4bit", "r=16, lora_dropout=0.05", None, True),  # llama: every release
+    ("mistralai/Mistral-7B-v0.1", "r=16, bias='lora_only'", None, True),
+    ("unsloth/llama-3-8b-bnb-4bit", "r=16, lora_dropout=0", None, False),
+    ("unsloth/llama-3-8b-bnb-4bit", "r=16, lora_dropout=0.0, bias='none'", None, False),
+    ("unsloth/llama-3-8b-bnb-4bit", "r=16", None, False),  # default 0 / "none"
+    ("unsloth/Qwen3-8B", "r=16, lora_dropout=0.1", None, False),  # qwen3: FastModel in 2025.3.10-2025.4.1
+    ("unsloth/Qwen3-8B", "r=16, lora_dropout=0.1", "2025.10.1", True),  # FastQwen3Model from 2025.4.2
+    ("unsloth/gemma-3-4b-it", "r=16, lora_dropout=0.1", "2025.10.1", False),  # gemma3: the generic path
+])
+def test_dropout_or_bias_skips_fused_kernels(tmp_path, model, peft, pin, fires):
+    messages = found(tmp_path, _load("FastLanguageModel", model, "load_in_4bit=True", peft), pin, "TRN068")
+    assert bool(messages) is fires, messages
+
+
+@pytest.mark.parametrize("text", [
+    _load("FastModel", "unsloth/llama-3-8b", "load_in_4bit=True", "r=16, lora_dropout=0.05"),
+    _load("FastLanguageModel", "unsloth/llama-3-8b", "load_in_8bit=True, load_in_4bit=False", "r=16, lora_dropout=0.05"),
+    _load("FastLanguageModel", "unsloth/llama-3-8b", "load_in_4bit=False, full_finetuning=True", "lora_dropout=0.05"),
+    _load("FastLanguageModel", "unsloth/llama-3-8b", "load_in_4bit=True, qat_scheme='int4'", "lora_dropout=0.05"),
+    "flag = True\n" + _load("FastLanguageModel", "unsloth/llama-3-8b", "load_in_8bit=flag", "lora_dropout=0.05"),
+    _load("FastLanguageModel", "unsloth/llama-3-8b", "load_in_4bit=True", "r=16, lora_dropout=args.dropout"),
+])
+def test_generic_path_or_unknown_values_are_silent_for_dropout(tmp_path, text):
+    assert not found(tmp_path, "dropout = 0.1\n" + text, "2025.10.1", "TRN068")
