@@ -144,8 +144,9 @@ class ParserRefuses(Rule):
     per-model-type patches applied when a model loads for training are rows too: `shift_attn`
     (LongLoRA S^2-Attn, llama only in every release) and `enable_liger_kernel` (the model types
     of the pinned release; unpinned, types no release has) on another model type are dropped
-    with a log line, and the run trains without them (the model type from a config.json beside
-    the file, or the shipped name table; unknown: silent).
+    with a log line, and the run trains without them; `neat_packing` on a model type outside
+    the block-diagonal attention list is a ValueError on a pinned 0.8.3 to 0.9.1 (the model type
+    from a config.json beside the file, or the shipped name table; unknown: silent).
 
     Checks that later releases dropped (`predict_with_generate` while training, `pure_bf16`
     with bf16/fp16 before 0.8.3, a missing `template` before 0.9.2, ...) fire only on a pinned
@@ -209,7 +210,9 @@ class ParserRefuses(Rule):
       get_infer_args or get_eval_args; llamafactory-cli since ce8200ad9, 0.7.1),
       model/model_utils/longlora.py configure_longlora and extras/constants.py
       SUPPORTED_CLASS_FOR_S2ATTN (llama only since 20130b486), model/model_utils/liger_kernel.py
-      apply_liger_kernel (its model types at each tag from 0.9.0, c62a6ca59)
+      apply_liger_kernel (its model types at each tag from 0.9.0, c62a6ca59),
+      model/model_utils/packing.py configure_packing (SUPPORTED_CLASS_FOR_BLOCK_DIAG_ATTN,
+      60558388e to d670d62a6)
     """
 
     code = "TRN021"

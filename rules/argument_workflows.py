@@ -1,8 +1,10 @@
 """The checks LLaMA-Factory makes when training starts rather than when it parses the arguments, one
 row each (rows of rules/argument_table.py's form, read by TRN021): the custom optimizers'
 refusals in `train/trainer_utils.py` (create_custom_optimizer, called by each trainer's
-create_optimizer after the model has loaded), the PPO trainer's, and what a stage's workflow
-silently skips (`ignored`: nothing refuses it). Read at hiyouga/LLaMA-Factory HEAD ff6d4d12e; each
+create_optimizer after the model has loaded), the PPO trainer's, what a stage's workflow
+silently skips (`ignored`: nothing refuses it), the per-model-type patches of the model loader
+(S^2-Attn, Liger, block-diagonal attention), and the parser of each llamafactory-cli command
+(training keys given to chat, webchat, api, export or eval). Read at hiyouga/LLaMA-Factory HEAD ff6d4d12e; each
 row's first release from `git log -S '<message>'` and `git tag --contains`. Left out: checks on the
 loaded model or the installed packages (Adam-mini, Muon, the reward model's value head, "Please
 update `transformers`"), and a reward server URL (reward_model_type api, a string check that the
@@ -56,6 +58,19 @@ _LIGER_SINCE = {
     "glm4v": "0.9.4", "gpt_oss": "0.9.4", "glm": "0.9.5", "qwen3_next": "0.9.5", "qwen3_5": "0.9.5",
     "qwen3_5_moe": "0.9.6",  # at HEAD (0.9.6.dev0), after the 0.9.5 tag
 }
+
+
+# Block-diagonal attention for neat_packing (model_args.block_diag_attn = data_args.neat_packing, parser.py):
+# from 60558388e (0.8.3) model/model_utils/packing.py configure_packing patched only these model types and
+# raised for the others, the same set at v0.8.3, v0.9.0 and v0.9.1; d670d62a6 (0.9.2) patches the flash-attention
+# unpad helper for every model instead.
+_BLOCK_DIAG = frozenset({"cohere", "falcon", "gemma", "gemma2", "llama", "mistral", "phi", "phi3", "qwen2",
+                         "starcoder2"})
+
+
+def _no_block_diag(facts) -> bool:
+    model_type = facts.model_type()
+    return _true(facts, "data.neat_packing") and model_type is not None and model_type not in _BLOCK_DIAG
 
 
 def _no_s2attn(facts) -> bool:
@@ -134,6 +149,13 @@ WORKFLOW_ROWS = (
                    "llama only, so the run trains every cutoff_len-token sequence with full attention, without the "
                    "memory saving shift_attn is there for; drop shift_attn, or use a llama model"),
         always=True, command=TRAIN, ignored=True),
+    Row("Current model does not support block diagonal attention.",
+        "model/model_utils/packing.py configure_packing", "0.8.3", "60558388e..d670d62a6", "data.neat_packing",
+        _no_block_diag,
+        lambda f: (f"neat_packing on a {f.get('model.name')} model ({f.model_type()}): these releases patch "
+                   "block-diagonal attention into cohere, falcon, gemma, gemma2, llama, mistral, phi, phi3, qwen2 "
+                   "and starcoder2 only, and raise ValueError for the others when the model config loads; use "
+                   "packing without neat_packing, or 0.9.2 or later"), command=TRAIN, until="0.9.2"),
     Row("logger.warning \"Current model does not support liger kernel.\"",
         "model/model_utils/liger_kernel.py apply_liger_kernel", "0.9.0", "c62a6ca59 and each release's model types",
         "model.liger_kernel", _no_liger, _no_liger_damage, always=True, command=TRAIN, ignored=True),

@@ -37,12 +37,16 @@ CASES = [
      {**_SFT, "model_name_or_path": "THUDM/chatglm3-6b", "enable_liger_kernel": True},
      {"model_name_or_path": "Qwen/Qwen2.5-7B-Instruct"}),
 ]
+_BLOCK_DIAG_CASE = ("Current model does not support block diagonal attention.",
+                    {**_SFT, "model_name_or_path": "THUDM/chatglm3-6b", "neat_packing": True},
+                    {"model_name_or_path": "Qwen/Qwen2.5-7B-Instruct"})
 # Rows whose command comes from the checkout's launch commands (tested below with a launch script).
 LAUNCHED = ("Some keys are not used by the HfArgumentParser",)
 
 
 def test_every_row_has_a_case():
-    assert all(any(message in row.message for message in [case[0] for case in CASES] + list(LAUNCHED))
+    assert all(any(message in row.message for message in [case[0] for case in CASES] + list(LAUNCHED)
+                   + [_BLOCK_DIAG_CASE[0]])
                for row in WORKFLOW_ROWS)
 
 
@@ -121,3 +125,12 @@ def test_training_keys_are_silent_for_train_or_no_launch(tmp_path):
     assert not any(LAUNCHED[0] in message for message in messages(tmp_path / "b", keys, pin=None))
     inference = {"model_name_or_path": "Qwen/Qwen2.5-7B-Instruct", "template": "qwen", "infer_backend": "huggingface"}
     assert not any(LAUNCHED[0] in message for message in _launched(tmp_path / "c", "llamafactory-cli chat", inference))
+
+
+def test_block_diagonal_attention_only_in_its_releases(tmp_path):
+    message, refused, change = _BLOCK_DIAG_CASE
+    for name, keys, pin, fires in (("unpinned", refused, None, False), ("old", refused, "0.8.2", False),
+                                   ("in", refused, "0.9.1", True), ("fixed", refused, "0.9.2", False),
+                                   ("supported", {**refused, **change}, "0.9.1", False)):
+        (tmp_path / name).mkdir()
+        assert any(message in found for found in messages(tmp_path / name, keys, pin=pin)) is fires, name
