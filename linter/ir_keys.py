@@ -108,6 +108,9 @@ IR_KEYS = (
                                        "framework's fused LoRA kernels when lora_dropout is 0 and bias is none, in "
                                        "every release (Unsloth FastLanguageModel loading in 4 or 16 bits, not for full "
                                        "fine-tuning or QAT: llama, mistral)"),
+    ("trainer.patched_sft", "bool", "the script's SFTTrainer is the framework's patched copy (imported after the "
+                                    "framework that replaces trl.SFTTrainer: Unsloth), whose dataset preparation may "
+                                    "be the framework's own"),
     ("model.generic_loader", "bool", "the script's loader always takes the framework's generic model path, never its "
                                      "per-architecture patched classes (Unsloth FastModel / FastVisionModel)"),
     ("quantization.loader_built", "bool", "the loader builds the quantization config itself from its own "

@@ -139,3 +139,44 @@ def test_dropout_or_bias_skips_fused_kernels(tmp_path, model, peft, pin, fires):
 ])
 def test_generic_path_or_unknown_values_are_silent_for_dropout(tmp_path, text):
     assert not found(tmp_path, "dropout = 0.1\n" + text, "2025.10.1", "TRN068")
+
+
+# ---- TRN070: packing dropped by Unsloth's patched SFTTrainer (unsloth_zoo 2025.3.11-2025.8.3) ----------
+
+_SFT_SCRIPT = ("from unsloth import FastLanguageModel\n"
+               "from trl import SFTConfig, SFTTrainer\n"
+               "model, tokenizer = FastLanguageModel.from_pretrained('unsloth/Meta-Llama-3.1-8B', max_seq_length=2048)\n"
+               "trainer = SFTTrainer(model=model, tokenizer=tokenizer, train_dataset=None,\n"
+               "                     args=SFTConfig(packing=True, output_dir='out'))\n")
+
+
+def _packing(tmp_path, text: str, pins: dict[str, str]) -> list[str]:
+    (tmp_path / "train.py").write_text(text)
+    (tmp_path / "requirements.txt").write_text("".join(f"{name}=={version}\n" for name, version in pins.items()))
+    result = trainlint("check", tmp_path / "train.py", "--no-detect", "--format", "json", "--select", "TRN070")
+    assert result.code in (0, 1), result.err
+    return [finding["message"] for finding in json.loads(result.out)]
+
+
+_IN = {"unsloth": "2025.7.8", "unsloth_zoo": "2025.7.10", "trl": "0.19.1"}
+
+
+@pytest.mark.parametrize("pins, fires", [
+    (_IN, True),
+    ({**_IN, "unsloth_zoo": "2025.3.9"}, False),  # before the early return
+    ({**_IN, "unsloth_zoo": "2025.3.11"}, True),
+    ({**_IN, "unsloth_zoo": "2025.8.3"}, True),
+    ({**_IN, "unsloth_zoo": "2025.8.5"}, False),  # "Enable packing again"
+    ({**_IN, "trl": "0.14.0"}, False),  # another _prepare_dataset signature: TRL packs itself
+    ({**_IN, "unsloth": "2025.3.10", "unsloth_zoo": "2025.3.11", "trl": "0.15.2"}, True),
+    ({**_IN, "unsloth": "2025.3.10", "unsloth_zoo": "2025.3.11", "trl": "0.16.0"}, False),  # pack_examples only
+    ({"unsloth_zoo": "2025.7.10", "trl": "0.19.1"}, False),  # unsloth unknown
+])
+def test_packing_dropped_in_its_releases(tmp_path, pins, fires):
+    assert bool(_packing(tmp_path, _SFT_SCRIPT, pins)) is fires
+
+
+def test_trl_imported_before_unsloth_keeps_its_own_trainer(tmp_path):
+    text = _SFT_SCRIPT.replace("from unsloth import FastLanguageModel\nfrom trl import SFTConfig, SFTTrainer\n",
+                               "from trl import SFTConfig, SFTTrainer\nfrom unsloth import FastLanguageModel\n")
+    assert not _packing(tmp_path, text, _IN)
