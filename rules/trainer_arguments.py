@@ -71,6 +71,51 @@ def _not_multiple(facts) -> bool:
             and save % evaluate != 0)
 
 
+def _step_checkpoints(facts) -> tuple | None:
+    """(save_steps, eval_steps) where load_best_model_at_end compares step schedules: eval_strategy
+    steps, save_strategy steps (written, or TrainingArguments' default in every release), both
+    numbers above 0 (an unwritten eval_steps falls back to logging_steps: not judged)."""
+    save, evaluate = facts("checkpoint.save_steps"), facts("checkpoint.eval_steps")
+    if (facts("checkpoint.load_best") is True and facts("checkpoint.eval_strategy") == "steps"
+            and facts("checkpoint.save_strategy") in ("steps", None) and _number(save) and _number(evaluate)
+            and save > 0 and evaluate > 0 and save % evaluate != 0):
+        return save, evaluate
+    return None
+
+
+# transformers 4.29.0 (ratio steps: save/eval/logging_steps below 1 are shares of the run) checks
+# load_best_model_at_end's schedules in TrainingArguments.__post_init__ (_validate_args in 5.x) when
+# `save_steps % eval_steps != 0`: ratio mixed with absolute steps is refused; two ratios are compared
+# as (save * 1_000_000) % (eval * 1_000_000) ("Work around floating point precision issues") and
+# refused when that is not 0. Up to 4.52.x an unconditional raise follows, so ratios whose float
+# remainder is not 0 are refused even when the scaled test passes (0.1 and 0.02:
+# huggingface/transformers#38217); 4.53.0 puts that raise under `else:` (both >= 1). Before 4.29.0
+# the one test is `save_steps % eval_steps != 0`, which refuses all three cases too.
+def _ratio_mixed(facts) -> bool:
+    steps = _step_checkpoints(facts)
+    return steps is not None and (steps[0] < 1) != (steps[1] < 1)
+
+
+def _ratio_scaled_remainder(save, evaluate) -> float:
+    return (save * 1_000_000) % (evaluate * 1_000_000)
+
+
+def _ratio_not_multiple(facts) -> bool:
+    steps = _step_checkpoints(facts)
+    return steps is not None and steps[0] < 1 and steps[1] < 1 and _ratio_scaled_remainder(*steps) != 0
+
+
+def _ratio_float_remainder(facts) -> bool:
+    steps = _step_checkpoints(facts)
+    return steps is not None and steps[0] < 1 and steps[1] < 1 and _ratio_scaled_remainder(*steps) == 0
+
+
+def _fractional(facts, steps: str, strategy: str, default: str | None) -> bool:
+    """A steps value above 1 that is not whole under its steps strategy (refused from 4.29.0)."""
+    value = facts(steps)
+    return (facts(strategy) in ("steps", default) and _number(value) and value > 1 and value != int(value))
+
+
 class Refusal:
     __slots__ = ("code", "applies", "point", "what", "quote", "advice", "source", "since", "until", "checked",
                  "later")
@@ -127,6 +172,51 @@ REFUSALS = (
             "load_best_model_at_end with save_steps {checkpoint.save_steps} and eval_steps {checkpoint.eval_steps}",
             "--load_best_model_at_end requires the saving steps to be a round multiple of the evaluation steps",
             "make save_steps a multiple of eval_steps", _POST_INIT),
+    Refusal("TRN041", _ratio_mixed, "checkpoint.eval_steps",
+            "load_best_model_at_end with save_steps {checkpoint.save_steps} and eval_steps {checkpoint.eval_steps} "
+            "(a share of the run beside a step count)",
+            "--load_best_model_at_end requires the saving steps to be a multiple of the evaluation steps, which "
+            "cannot get guaranteed when mixing ratio and absolute steps for save_steps {checkpoint.save_steps} and "
+            "eval_steps {checkpoint.eval_steps}.",
+            "write both as step counts or both as shares of the run (before 4.29 the \"round multiple\" check "
+            "refuses it)", f"{_POST_INIT} (_validate_args in 5.x)"),
+    Refusal("TRN041", _ratio_not_multiple, "checkpoint.save_steps",
+            "load_best_model_at_end with save_steps {checkpoint.save_steps} and eval_steps {checkpoint.eval_steps} "
+            "(shares of the run)",
+            "--load_best_model_at_end requires the saving steps to be a multiple of the evaluation steps, but found "
+            "{checkpoint.save_steps}, which is not a multiple of {checkpoint.eval_steps}.",
+            "make save_steps a multiple of eval_steps (before 4.29 the \"round multiple\" check refuses it)",
+            f"{_POST_INIT} (_validate_args in 5.x)"),
+    Refusal("TRN041", _ratio_float_remainder, "checkpoint.save_steps",
+            "load_best_model_at_end with save_steps {checkpoint.save_steps} and eval_steps {checkpoint.eval_steps} "
+            "(shares of the run whose floating-point remainder is not 0)",
+            "--load_best_model_at_end requires the saving steps to be a round multiple of the evaluation steps, but "
+            "found {checkpoint.save_steps}, which is not a round multiple of {checkpoint.eval_steps}.",
+            "the shares are multiples, but releases before 4.53.0 raise on the float remainder "
+            "(huggingface/transformers#38217): upgrade transformers or write step counts",
+            f"{_POST_INIT} (the raise runs for ratios too until 4.53.0)", until="4.53.0"),
+    Refusal("TRN041", lambda a: _fractional(a, "checkpoint.save_steps", "checkpoint.save_strategy", None),
+            "checkpoint.save_steps", "save_steps {checkpoint.save_steps}",
+            "--save_steps must be an integer if bigger than 1: {checkpoint.save_steps}",
+            "write a whole step count, or a share of the run below 1", f"{_POST_INIT} (4.29.0 on)", since="4.29.0"),
+    Refusal("TRN041", lambda a: _fractional(a, "checkpoint.eval_steps", "checkpoint.eval_strategy", "steps"),
+            "checkpoint.eval_steps", "eval_steps {checkpoint.eval_steps}",
+            "--eval_steps must be an integer if bigger than 1: {checkpoint.eval_steps}",
+            "write a whole step count, or a share of the run below 1", f"{_POST_INIT} (4.29.0 on)", since="4.29.0"),
+    Refusal("TRN041", lambda a: _fractional(a, "logging.steps", "logging.strategy", None),
+            "logging.steps", "logging_steps {logging.steps}",
+            "--logging_steps must be an integer if bigger than 1: {logging.steps}",
+            "write a whole step count, or a share of the run below 1", f"{_POST_INIT} (4.29.0 on)", since="4.29.0"),
+    # eval_steps unset or 0 falls back to logging_steps; both checks in every release checked (4.28.1-5.23.0).
+    Refusal("TRN041", lambda a: a("checkpoint.eval_strategy") == "steps" and a("checkpoint.eval_steps") in (None, 0)
+            and a("logging.steps") == 0, "logging.steps", "eval_strategy steps with logging_steps 0 and no eval_steps",
+            "evaluation strategy steps requires either non-zero --eval_steps or --logging_steps",
+            "write eval_steps", _POST_INIT),
+    Refusal("TRN041", lambda a: a("logging.strategy") in ("steps", None) and a("logging.steps") == 0
+            and not (a("checkpoint.eval_strategy") == "steps" and a("checkpoint.eval_steps") in (None, 0)),
+            "logging.steps", "logging_steps 0 with logging_strategy steps",
+            "logging strategy steps requires non-zero --logging_steps",
+            "write logging_steps above 0, or logging_strategy no", _POST_INIT),
     # --- TRN042: FSDP option strings (4.x; 5.10.0 turns the options into fsdp_config entries)
     Refusal("TRN042", lambda a: a.fsdp_words() == {"offload"}, "parallel.fsdp_options", "fsdp \"offload\" alone",
             "`--fsdp offload` can't work on its own. It needs to be added to `--fsdp full_shard` or `--fsdp shard_grad_op`",

@@ -63,11 +63,16 @@ class TrainerEvalScheduleRefused(TrainerRefusal):
     """TRN041 trainer-eval-schedule-refused
 
     ## What it does
-    Flags evaluation and checkpoint schedules that `TrainingArguments.__post_init__` refuses:
-    `lr_scheduler_type: reduce_lr_on_plateau` without an evaluation strategy, and
+    Flags evaluation, checkpoint and logging schedules that `TrainingArguments.__post_init__`
+    refuses: `lr_scheduler_type: reduce_lr_on_plateau` without an evaluation strategy;
     `load_best_model_at_end` with step schedules whose `save_steps` (default 500) is not a
-    multiple of `eval_steps` (both written as whole steps). The mismatch of the strategies
-    themselves is TRN011.
+    multiple of `eval_steps`: whole steps, a share of the run (below 1) beside a step count, or
+    two shares whose scaled remainder `(save * 1e6) % (eval * 1e6)` is not 0 (every release),
+    and two shares that are multiples but whose float remainder is not 0 (0.1 and 0.02) where
+    the pinned transformers is older than 4.53.0; `save_steps`, `eval_steps` or
+    `logging_steps` above 1 and not whole under their steps strategy (4.29.0 on); and
+    `logging_steps: 0` under the steps logging strategy, or with eval steps and no
+    `eval_steps`. The mismatch of the strategies themselves is TRN011.
 
     ## Why is this bad?
     ReduceLROnPlateau steps on the evaluation metric, which a run without evaluation never
@@ -75,7 +80,9 @@ class TrainerEvalScheduleRefused(TrainerRefusal):
     refuses both when it parses the arguments ("lr_scheduler_type reduce_lr_on_plateau requires
     an eval strategy"; "--load_best_model_at_end requires the saving steps to be a round
     multiple of the evaluation steps"), in every release that has the schedule (4.30 on) and
-    every release checked (4.28.1-5.23.0) respectively.
+    every release checked (4.28.1-5.23.0) respectively. Shares of the run (4.29.0) go through
+    the same check: up to 4.52.x a raise that 4.53.0 put under `else:` runs for them too, so
+    0.1 and 0.02 are refused for their float remainder (huggingface/transformers#38217).
 
     ## Example
     `args.yaml`:
@@ -101,8 +108,11 @@ class TrainerEvalScheduleRefused(TrainerRefusal):
     ## References
     - transformers src/transformers/training_args.py TrainingArguments.__post_init__
       (load_best_model_at_end sanity checks; SchedulerType.REDUCE_ON_PLATEAU check, added with
-      the schedule); checked in the release wheels 4.28.1-5.23.0
-    - huggingface/transformers#12685 (save/eval steps with load_best_model_at_end)
+      the schedule; ratio steps and the "integer if bigger than 1" checks from 4.29.0, the
+      unconditional "round multiple" raise for ratios until 4.53.0; _validate_args in 5.x);
+      checked in the release wheels 4.28.1-5.23.0 and 4.29.0
+    - huggingface/transformers#12685 (save/eval steps with load_best_model_at_end), #38217
+      (ratio steps refused for their float remainder, fixed in 4.53.0)
     """
 
     code = "TRN041"
