@@ -151,8 +151,9 @@ class DeepSpeedConfigRefused(DeepSpeedReleaseBug):
     Face trainer or accelerate builds the engine: a training config links the file or it holds
     "auto" values); `fp16.fp16_master_weights_and_grads` without ZeRO stage 2 (stage 0 from
     0.5.0 on, stages 1 and 3 up to 0.18.2); `tensor_parallel.autotp_size` above 1 with ZeRO
-    stage 3 (0.16.4-0.19.3); and, where DeepSpeed builds the optimizer from the file (no client
-    optimizer), `optimizer.params.max_grad_norm` (every release), Lamb or OneBitLamb with a
+    stage 3 (0.16.4-0.19.3); and, where DeepSpeed is known to build the optimizer from the file
+    (an HF trainer or accelerate fills it, or a script passes deepspeed.initialize no optimizer
+    of its own, which would replace the block), `optimizer.params.max_grad_norm` (every release), Lamb or OneBitLamb with a
     static fp16 `loss_scale` (every release; OneBitLamb from 0.4.1), and OneBitAdam /
     OneBitLamb (from 0.4.1) or ZeroOneAdam (every release) under ZeRO stage 1-3. Rows bounded by
     a fix, or by a release before which the file ran, need the DeepSpeed version (an exact pin

@@ -62,8 +62,16 @@ class DeepSpeedFacts:
 
     def optimizer(self) -> str:
         """The DeepSpeed optimizer.type (lower-cased, as DeepSpeedConfig does for its own names) that
-        the engine builds: none where the script passes deepspeed.initialize its own optimizer."""
-        if any(config.value("trainer.client_optimizer") is True for config in self.run.configs):
+        the engine builds, where it is known to build it: a client optimizer passed to
+        deepspeed.initialize replaces the block (engine.py _configure_optimizer), so only an HF
+        trainer (it passes none when the file has an optimizer block), accelerate (DummyOptim) or
+        a script seen passing none say so; otherwise ""."""
+        configs = self.run.configs
+        if any(config.value("trainer.client_optimizer") is True for config in configs):
+            return ""
+        if not (self.hf_filled() or any(config.value("trainer.client_optimizer") is False
+                                        or config.value("trainer.deepspeed_reader") == "accelerate"
+                                        for config in configs)):
             return ""
         return str(self("optimizer.name") or "").lower()
 
