@@ -12,6 +12,8 @@ CHECKED_KEYS = (
     ("scheduler.warmup_ratio", "num", "share of the training steps spent warming up (warmup_ratio)"),
     ("checkpoint.save_steps", "num", "steps between checkpoints (save_steps; below 1 a share of the training steps)"),
     ("checkpoint.eval_steps", "num", "steps between evaluations (eval_steps; below 1 a share of the training steps)"),
+    ("scheduler.warmup_steps_number", "num", "warmup_steps as written where it is a number, int or float "
+                                             "(TrainingArguments checks its type)"),
     ("logging.steps", "num", "steps between log entries (logging_steps; below 1 a share of the training steps)"),
     ("logging.strategy", "str", "when the trainer logs (no, steps, epoch), as written (logging_strategy)"),
     ("precision.fp16_full_eval", "bool", "evaluation runs the model cast to fp16 (fp16_full_eval)"),

@@ -116,6 +116,16 @@ def _fractional(facts, steps: str, strategy: str, default: str | None) -> bool:
     return (facts(strategy) in ("steps", default) and _number(value) and value > 1 and value != int(value))
 
 
+def _warmup(facts, whole_above_one: bool) -> bool:
+    """warmup_steps as TrainingArguments.__post_init__ refuses it: 4.42.0-4.43.x
+    `not isinstance(int) or < 0 or 0 < w <= 1`; 4.44.0-4.57.x `not isinstance(int) or < 0`
+    (5.0.0 reads a float below 1 as a share of the run)."""
+    steps = facts("scheduler.warmup_steps_number")
+    if not _number(steps):
+        return False
+    return not isinstance(steps, int) or steps < 0 or (whole_above_one and 0 < steps <= 1)
+
+
 class Refusal:
     __slots__ = ("code", "applies", "point", "what", "quote", "advice", "source", "since", "until", "checked",
                  "later")
@@ -162,12 +172,29 @@ REFUSALS = (
             "precision.amp_backend", "bf16 with half_precision_backend apex",
             "`--half_precision_backend apex`: GPU bf16 is not supported by apex.",
             "use half_precision_backend auto", f"{_POST_INIT} (4.x; 5.0.0 has no apex backend)", until="5.0.0"),
+    Refusal("TRN040", lambda a: _warmup(a, True), "scheduler.warmup_steps_number",
+            "warmup_steps {scheduler.warmup_steps_number}", "warmup_steps must be either 0 or > 1",
+            "write a whole number of steps above 1 (0 for none), or warmup_ratio for a share of the run",
+            f"{_POST_INIT} (4.42.0 to 4.43.x)", since="4.42.0", until="4.44.0"),
+    Refusal("TRN040", lambda a: _warmup(a, False), "scheduler.warmup_steps_number",
+            "warmup_steps {scheduler.warmup_steps_number}",
+            "warmup_steps must be of type int and must be 0 or a positive integer.",
+            "write a whole number of steps, or warmup_ratio for a share of the run",
+            f"{_POST_INIT} (4.44.0 to 4.57.x; 5.0.0 reads a float as a share of the run)", since="4.44.0",
+            until="5.0.0"),
     # --- TRN041: evaluation and checkpoint schedules
     Refusal("TRN041", lambda a: a("scheduler.type") == "reduce_lr_on_plateau"
             and a("checkpoint.eval_strategy") in ("no", None), "scheduler.type",
             "lr_scheduler_type reduce_lr_on_plateau without evaluation (eval_strategy no)",
             "lr_scheduler_type reduce_lr_on_plateau requires an eval strategy",
             "the schedule steps on the evaluation metric: set eval_strategy", f"{_POST_INIT} (with the schedule, 4.30)"),
+    # The greedy schedule and its check both came in 5.4.0 (SchedulerType.GREEDY); older releases
+    # refuse the unknown lr_scheduler_type, so every release refuses it without evaluation.
+    Refusal("TRN041", lambda a: a("scheduler.type") == "greedy" and a("checkpoint.eval_strategy") in ("no", None),
+            "scheduler.type", "lr_scheduler_type greedy without evaluation (eval_strategy no)",
+            "lr_scheduler_type greedy requires an eval strategy",
+            "the schedule steps on the evaluation metric: set eval_strategy (releases before 5.4.0 do not know "
+            "the schedule)", f"{_POST_INIT} (_validate_args, with the schedule, 5.4.0)"),
     Refusal("TRN041", _not_multiple, "checkpoint.eval_steps",
             "load_best_model_at_end with save_steps {checkpoint.save_steps} and eval_steps {checkpoint.eval_steps}",
             "--load_best_model_at_end requires the saving steps to be a round multiple of the evaluation steps",

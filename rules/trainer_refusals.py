@@ -17,7 +17,9 @@ class TrainerArgumentValueRefused(TrainerRefusal):
     `dataloader_prefetch_factor` with `dataloader_num_workers` 0 (its default);
     `torch_empty_cache_steps` that is not a positive whole number; `fp16_full_eval` and
     `bf16_full_eval` both true; and, where the pinned transformers is a 4.x release (silent when
-    unknown), `warmup_ratio` outside [0, 1] and `bf16` with `half_precision_backend: apex`.
+    unknown), `warmup_ratio` outside [0, 1], `bf16` with `half_precision_backend: apex`, and
+    `warmup_steps` that is not a whole number of 0 or more (4.42.0-4.57.x; 1 too on 4.42.x and
+    4.43.x: "warmup_steps must be either 0 or > 1").
 
     ## Why is this bad?
     The arguments are validated when the script parses the file: the job is queued, starts,
@@ -49,8 +51,10 @@ class TrainerArgumentValueRefused(TrainerRefusal):
       prefetch check from 4.38.0 (with dataloader_prefetch_factor), the empty-cache check from
       4.43.0 (with torch_empty_cache_steps), the full-eval pair in every release checked
       (4.28.1-5.23.0); "warmup_ratio must lie in range [0,1]" and the apex bf16 check in 4.28.1
-      to 4.57.x, gone in 5.0.0 (warmup_ratio becomes warmup_steps; no apex backend). Checked in
-      the release wheels.
+      to 4.57.x, gone in 5.0.0 (warmup_ratio becomes warmup_steps; no apex backend); the
+      warmup_steps type check from 4.42.0 (also refusing 1 until 4.44.0), a float allowed from
+      5.0.0 (a share of the run). Checked in the release wheels (4.41.2, 4.42.0, 4.43.4, 4.44.0,
+      4.57.6, 5.0.0).
     - the table of refusals: trainlint rules/trainer_arguments.py (REFUSALS)
     """
 
@@ -64,7 +68,8 @@ class TrainerEvalScheduleRefused(TrainerRefusal):
 
     ## What it does
     Flags evaluation, checkpoint and logging schedules that `TrainingArguments.__post_init__`
-    refuses: `lr_scheduler_type: reduce_lr_on_plateau` without an evaluation strategy;
+    refuses: `lr_scheduler_type: reduce_lr_on_plateau` or `greedy` (5.4.0, which added the
+    schedule with its check) without an evaluation strategy;
     `load_best_model_at_end` with step schedules whose `save_steps` (default 500) is not a
     multiple of `eval_steps`: whole steps, a share of the run (below 1) beside a step count, or
     two shares whose scaled remainder `(save * 1e6) % (eval * 1e6)` is not 0 (every release),

@@ -245,3 +245,20 @@ def test_ratio_steps_with_load_best(tmp_path, steps, pins, fires):
 ])
 def test_steps_values_refused_by_training_arguments(tmp_path, extra, pins, fires):
     assert _codes(tmp_path, _TRAINER + extra, pins, select="TRN041") == (["TRN041"] if fires else [])
+
+
+@pytest.mark.parametrize("steps, pin, fires", [
+    ("0.03", "4.41.2", False), ("0.03", "4.42.0", True), ("1", "4.43.4", True), ("1", "4.44.0", False),
+    ("0.03", "4.57.6", True), ("100.0", "4.50.3", True), ("100", "4.50.3", False), ("-5", "4.46.3", True),
+    ("0.03", "5.0.0", False), ("0.03", None, False)])
+def test_warmup_steps_type_check(tmp_path, steps, pin, fires):
+    pins = [f"transformers=={pin}"] if pin else None
+    assert _codes(tmp_path, _TRAINER + f"warmup_steps: {steps}\n", pins, select="TRN040") == (
+        ["TRN040"] if fires else [])
+
+
+@pytest.mark.parametrize("extra, fires", [
+    ("lr_scheduler_type: greedy\n", True), ("lr_scheduler_type: greedy\neval_strategy: steps\neval_steps: 50\n", False),
+    ("lr_scheduler_type: cosine\n", False)])
+def test_greedy_schedule_needs_evaluation(tmp_path, extra, fires):
+    assert _codes(tmp_path, _TRAINER + extra, select="TRN041") == (["TRN041"] if fires else [])
