@@ -126,6 +126,12 @@ def _warmup(facts, whole_above_one: bool) -> bool:
     return not isinstance(steps, int) or steps < 0 or (whole_above_one and 0 < steps <= 1)
 
 
+def _accelerate_before(facts, bound: str) -> bool:
+    """The accelerate pinned near the file (or installed) is older than `bound`; unknown: False."""
+    found = facts.config.version("accelerate")
+    return found is not None and older_than(found[0], bound) is True
+
+
 class Refusal:
     __slots__ = ("code", "applies", "point", "what", "quote", "advice", "source", "since", "until", "checked",
                  "later")
@@ -182,6 +188,17 @@ REFUSALS = (
             "write a whole number of steps, or warmup_ratio for a share of the run",
             f"{_POST_INIT} (4.44.0 to 4.57.x; 5.0.0 reads a float as a share of the run)", since="4.44.0",
             until="5.0.0"),
+    # Options whose check asks for a newer accelerate (is_accelerate_available), both until 5.0.0.
+    Refusal("TRN040", lambda a: a("data.data_seed") is not None and _accelerate_before(a, "1.1.0"), "data.data_seed",
+            "data_seed with accelerate {accelerate}", "data_seed requires Accelerate version `accelerate` >= 1.1.0. "
+            "This is not supported and we recommend you to update your version.",
+            "upgrade accelerate to 1.1.0 or drop data_seed", f"{_POST_INIT} (4.46.0 to 4.57.x)", since="4.46.0",
+            until="5.0.0"),
+    Refusal("TRN040", lambda a: a("eval.gather_object") is True and _accelerate_before(a, "0.30.0"),
+            "eval.gather_object", "eval_use_gather_object with accelerate {accelerate}",
+            "--eval_use_gather_object requires Accelerate to be version of `accelerate` > 0.30.0.",
+            "upgrade accelerate to 0.30.0 or drop eval_use_gather_object", f"{_POST_INIT} (4.43.0 to 4.57.x)",
+            since="4.43.0", until="5.0.0"),
     # --- TRN041: evaluation and checkpoint schedules
     Refusal("TRN041", lambda a: a("scheduler.type") == "reduce_lr_on_plateau"
             and a("checkpoint.eval_strategy") in ("no", None), "scheduler.type",
@@ -301,7 +318,9 @@ REFUSALS = (
 
 
 def _fill(text: str, facts: Facts) -> str:
-    words = {"deepspeed": facts.deepspeed or "", "sharding": "DeepSpeed" if facts.deepspeed else "FSDP"}
+    accelerate = facts.config.version("accelerate") if "{accelerate}" in text else None
+    words = {"deepspeed": facts.deepspeed or "", "sharding": "DeepSpeed" if facts.deepspeed else "FSDP",
+             "accelerate": f"{accelerate[0]} ({accelerate[1]})" if accelerate else ""}
     for part in text.split("{")[1:]:
         name = part.split("}")[0]
         field = facts.config.get(name) if "." in name else None

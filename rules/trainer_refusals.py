@@ -19,7 +19,9 @@ class TrainerArgumentValueRefused(TrainerRefusal):
     `bf16_full_eval` both true; and, where the pinned transformers is a 4.x release (silent when
     unknown), `warmup_ratio` outside [0, 1], `bf16` with `half_precision_backend: apex`, and
     `warmup_steps` that is not a whole number of 0 or more (4.42.0-4.57.x; 1 too on 4.42.x and
-    4.43.x: "warmup_steps must be either 0 or > 1").
+    4.43.x: "warmup_steps must be either 0 or > 1"); where the pinned accelerate is older than
+    the check asks (both pins known), `data_seed` with accelerate < 1.1.0 (transformers
+    4.46.0-4.57.x) and `eval_use_gather_object` with accelerate < 0.30.0 (4.43.0-4.57.x).
 
     ## Why is this bad?
     The arguments are validated when the script parses the file: the job is queued, starts,
@@ -53,8 +55,10 @@ class TrainerArgumentValueRefused(TrainerRefusal):
       (4.28.1-5.23.0); "warmup_ratio must lie in range [0,1]" and the apex bf16 check in 4.28.1
       to 4.57.x, gone in 5.0.0 (warmup_ratio becomes warmup_steps; no apex backend); the
       warmup_steps type check from 4.42.0 (also refusing 1 until 4.44.0), a float allowed from
-      5.0.0 (a share of the run). Checked in the release wheels (4.41.2, 4.42.0, 4.43.4, 4.44.0,
-      4.57.6, 5.0.0).
+      5.0.0 (a share of the run); the data_seed check (is_accelerate_available("1.1.0")) from
+      4.46.0 and the eval_use_gather_object check ("0.30.0", with the option) from 4.43.0, both
+      gone in 5.0.0. Checked in the release wheels (4.41.2, 4.42.0, 4.43.0, 4.43.4, 4.44.0,
+      4.45.2, 4.46.0, 4.57.6, 5.0.0).
     - the table of refusals: trainlint rules/trainer_arguments.py (REFUSALS)
     """
 

@@ -262,3 +262,16 @@ def test_warmup_steps_type_check(tmp_path, steps, pin, fires):
     ("lr_scheduler_type: cosine\n", False)])
 def test_greedy_schedule_needs_evaluation(tmp_path, extra, fires):
     assert _codes(tmp_path, _TRAINER + extra, select="TRN041") == (["TRN041"] if fires else [])
+
+
+@pytest.mark.parametrize("extra, pins, fires", [
+    ("data_seed: 42\n", ["transformers==4.46.3", "accelerate==1.0.1"], True),
+    ("data_seed: 42\n", ["transformers==4.45.2", "accelerate==1.0.1"], False),   # before the check
+    ("data_seed: 42\n", ["transformers==5.0.0", "accelerate==1.0.1"], False),
+    ("data_seed: 42\n", ["transformers==4.46.3", "accelerate==1.1.0"], False),
+    ("data_seed: 42\n", ["transformers==4.46.3"], False),                        # accelerate unknown
+    ("eval_use_gather_object: true\n", ["transformers==4.43.0", "accelerate==0.29.3"], True),
+    ("eval_use_gather_object: true\n", ["transformers==4.43.0", "accelerate==0.30.0"], False),
+])
+def test_options_that_need_a_newer_accelerate(tmp_path, extra, pins, fires):
+    assert _codes(tmp_path, _TRAINER + extra, pins, select="TRN040") == (["TRN040"] if fires else [])

@@ -35,6 +35,8 @@ TRAINER_ARGUMENT_BINDINGS = (
     Binding("logging.steps", "logging_steps", convert=as_float, default=500, source=_TRAINING_ARGS),
     Binding("logging.strategy", "logging_strategy", convert=_lower),
     Binding("scheduler.warmup_steps_number", "warmup_steps"),  # default 0; written value only
+    Binding("data.data_seed", "data_seed"),  # default None
+    Binding("eval.gather_object", "eval_use_gather_object"),  # default False
     Binding("precision.fp16_full_eval", "fp16_full_eval"),
     Binding("precision.bf16_full_eval", "bf16_full_eval"),
     Binding("precision.amp_backend", "half_precision_backend", convert=_lower),
