@@ -177,6 +177,10 @@ IR_KEYS = (
                                     "0 or 1: off), written value only"),
     ("precision.fp16_master_weights", "bool", "DeepSpeed fp16.fp16_master_weights_and_grads: fp16 master weights and "
                                               "gradients in the ZeRO optimizer, written value only"),
+    ("precision.bf16_master_weights", "bool", "DeepSpeed bf16.bf16_master_weights_and_grads: bf16 master weights and "
+                                              "gradients in the ZeRO optimizer (v0.18.3), written value only"),
+    ("precision.bf16_optimizer_states", "bool", "DeepSpeed bf16.bf16_optimizer_states: bf16 optimizer states "
+                                                "(v0.18.3), written value only"),
     ("training.deepspeed_compile", "bool", "the DeepSpeed config compiles the model itself (compile.enabled, "
                                            "DeepSpeed 0.14.0-0.14.3), written value only"),
     ("optimizer.param_max_grad_norm", "num|auto", "DeepSpeed optimizer.params.max_grad_norm as written (the engine "

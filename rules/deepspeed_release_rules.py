@@ -150,7 +150,9 @@ class DeepSpeedConfigRefused(DeepSpeedReleaseBug):
     bounded by the releases that have it: `bf16` enabled with ZeRO stage 0 (0.6.0-0.6.1 for any engine, 0.6.2-0.7.4 where a Hugging
     Face trainer or accelerate builds the engine: a training config links the file or it holds
     "auto" values); `fp16.fp16_master_weights_and_grads` without ZeRO stage 2 (stage 0 from
-    0.5.0 on, stages 1 and 3 up to 0.18.2); `tensor_parallel.autotp_size` above 1 with ZeRO
+    0.5.0 on, stages 1 and 3 up to 0.18.2); `bf16.bf16_master_weights_and_grads` without ZeRO
+    and `bf16.bf16_optimizer_states` without ZeRO or without the master weights (0.18.3 on);
+    `tensor_parallel.autotp_size` above 1 with ZeRO
     stage 3 (0.16.4-0.19.3); and, where DeepSpeed is known to build the optimizer from the file
     (an HF trainer or accelerate fills it, or a script passes deepspeed.initialize no optimizer
     of its own, which would replace the block), `optimizer.params.max_grad_norm` (every release), Lamb or OneBitLamb with a
@@ -180,7 +182,8 @@ class DeepSpeedConfigRefused(DeepSpeedReleaseBug):
 
     ## References
     - deepspeed/runtime/config.py DeepSpeedConfig._initialize_params / _do_error_check (bf16 assert from v0.5.5, `bf16` spelling from v0.6.0, moved to the engine by 56c522386
-      #1801, v0.6.2; fp16_master_weights_and_grads ZeRO-2 only from v0.5.0, stages 1-3 from v0.18.3)
+      #1801, v0.6.2; fp16_master_weights_and_grads ZeRO-2 only from v0.5.0, stages 1-3 from v0.18.3;
+      bf16_master_weights_and_grads / bf16_optimizer_states checks from v0.18.3)
     - deepspeed/runtime/engine.py _configure_distributed_model (bf16 without ZeRO, until ee39187d8
       #2470, v0.7.5); _configure_tensor_parallel_states (v0.16.4; _configure_tensor_parallel from
       v0.19.2) asserting ZeRO stage <= 2 until d3265209f (#8167, v0.19.4)

@@ -204,6 +204,20 @@ BUGS = (
         "DeepSpeed's config reader refuses it (\"Fp16_master_weights_and_grads is only supported with ZeRO Stage 2 "
         "for now.\"; stages 1-3 from 0.18.3); use ZeRO or drop fp16_master_weights_and_grads", "0.5.0", None,
         unpinned=False),
+    # bf16.bf16_master_weights_and_grads / bf16_optimizer_states (v0.18.3, DeepSpeedBF16Config; the
+    # pydantic bf16 config of the releases just before refuses them as extra keys, older ones ignore
+    # them: unknown stays silent). _do_error_check asserts ZeRO stage 1-3 for both, and the master
+    # weights for the optimizer states.
+    Bug("DS025", lambda d: d("precision.bf16_master_weights") is True and d.stage() == 0,
+        "precision.bf16_master_weights", "bf16_master_weights_and_grads without ZeRO",
+        "DeepSpeed's config reader refuses it (\"Bf16_master_weights_and_grads is only supported with ZeRO Stage 1, "
+        "2, or 3.\"); use ZeRO stage 1-3", "0.18.3", None, unpinned=False),
+    Bug("DS025", lambda d: d("precision.bf16_optimizer_states") is True and (
+        d.stage() == 0 or d("precision.bf16_master_weights") is not True), "precision.bf16_optimizer_states",
+        "bf16_optimizer_states without ZeRO or bf16_master_weights_and_grads",
+        "DeepSpeed's config reader refuses it (\"bf16_optimizer_states is only supported with ZeRO Stage 1, 2, or "
+        "3.\" / \"bf16_optimizer_states requires bf16_master_weights_and_grads to be enabled.\"); use ZeRO stage "
+        "1-3 with bf16_master_weights_and_grads", "0.18.3", None, unpinned=False),
     # AutoTP training (tensor_parallel.autotp_size, v0.16.4): DeepSpeedEngine.__init__ calls
     # _configure_tensor_parallel_states (_configure_tensor_parallel from 0.19.2) when autotp_size > 1,
     # which asserts ZeRO stage <= 2; d3265209f (#8167) and #8168 (v0.19.4) bring AutoTP with ZeRO-3.

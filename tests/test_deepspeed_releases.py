@@ -143,3 +143,15 @@ def test_optimizer_checks_silent_where_a_script_may_pass_its_own_optimizer(tmp_p
     """deepspeed.initialize(optimizer=...) replaces the file's optimizer block: unknown, silent."""
     config = {"train_micro_batch_size_per_gpu": 4, "optimizer": {"type": "AdamW", "params": {"max_grad_norm": 1.0}}}
     assert _codes(tmp_path, config, None, select="DS025") == []
+
+
+@pytest.mark.parametrize("bf16, stage, pin, fires", [
+    ({"bf16_master_weights_and_grads": True}, 0, "0.18.3", True),
+    ({"bf16_master_weights_and_grads": True}, 1, "0.18.3", False),
+    ({"bf16_master_weights_and_grads": True}, 0, None, False),
+    ({"bf16_optimizer_states": True}, 2, "0.19.0", True),                   # without the master weights
+    ({"bf16_master_weights_and_grads": True, "bf16_optimizer_states": True}, 2, "0.19.0", False),
+])
+def test_bf16_master_weights_and_optimizer_states(tmp_path, bf16, stage, pin, fires):
+    config = {"train_micro_batch_size_per_gpu": 4, "bf16": {"enabled": True, **bf16}, "zero_optimization": {"stage": stage}}
+    assert _codes(tmp_path, config, pin, select="DS025") == (["DS025"] if fires else [])

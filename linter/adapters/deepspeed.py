@@ -138,6 +138,10 @@ class DeepSpeedAdapter(Adapter):
         # runtime/config.py get_fp16_master_weights_and_grads_enabled (default False): written values only.
         Binding("parallel.autotp_size", "tensor_parallel.autotp_size"),
         Binding("precision.fp16_master_weights", "fp16.fp16_master_weights_and_grads"),
+        # runtime/precision_config.py DeepSpeedBF16Config (v0.18.3; extra keys forbidden before).
+        Binding("precision.bf16_master_weights", "bf16.bf16_master_weights_and_grads",
+                "bfloat16.bf16_master_weights_and_grads"),
+        Binding("precision.bf16_optimizer_states", "bf16.bf16_optimizer_states", "bfloat16.bf16_optimizer_states"),
         # runtime/compiler.py get_compile_config (v0.14.0: `compile.enabled`, the engine compiles itself).
         Binding("training.deepspeed_compile", "compile.enabled"),
         Binding("parallel.communication_data_type", "communication_data_type"),  # written only (engine.py)
