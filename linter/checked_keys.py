@@ -12,6 +12,12 @@ CHECKED_KEYS = (
     ("scheduler.warmup_ratio", "num", "share of the training steps spent warming up (warmup_ratio)"),
     ("checkpoint.save_steps", "num", "steps between checkpoints (save_steps; below 1 a share of the training steps)"),
     ("checkpoint.eval_steps", "num", "steps between evaluations (eval_steps; below 1 a share of the training steps)"),
+    ("scheduler.warmup_steps_number", "num", "warmup_steps as written where it is a number, int or float "
+                                             "(TrainingArguments checks its type)"),
+    ("data.data_seed", "int", "the seed of the data samplers, apart from the model's (data_seed), written value only"),
+    ("eval.gather_object", "bool", "evaluation gathers Python objects across processes (eval_use_gather_object)"),
+    ("logging.steps", "num", "steps between log entries (logging_steps; below 1 a share of the training steps)"),
+    ("logging.strategy", "str", "when the trainer logs (no, steps, epoch), as written (logging_strategy)"),
     ("precision.fp16_full_eval", "bool", "evaluation runs the model cast to fp16 (fp16_full_eval)"),
     ("precision.bf16_full_eval", "bool", "evaluation runs the model cast to bf16 (bf16_full_eval)"),
     ("precision.amp_backend", "str", "the trainer's mixed-precision backend as written (half_precision_backend: "

@@ -189,6 +189,18 @@ IR_KEYS = (
     ("parallel.ddp_find_unused", "bool", "DDP find_unused_parameters (written value only; the trainer decides when unset)"),
     ("parallel.zero_quantized_weights", "bool", "ZeRO++ qwZ: ZeRO-3 weights quantized to int8 for the all-gather "
                                                "(zero_quantized_weights), written value only"),
+    ("parallel.autotp_size", "int", "DeepSpeed AutoTP training: the tensor-parallel degree (tensor_parallel.autotp_size; "
+                                    "0 or 1: off), written value only"),
+    ("precision.fp16_master_weights", "bool", "DeepSpeed fp16.fp16_master_weights_and_grads: fp16 master weights and "
+                                              "gradients in the ZeRO optimizer, written value only"),
+    ("precision.bf16_master_weights", "bool", "DeepSpeed bf16.bf16_master_weights_and_grads: bf16 master weights and "
+                                              "gradients in the ZeRO optimizer (v0.18.3), written value only"),
+    ("precision.bf16_optimizer_states", "bool", "DeepSpeed bf16.bf16_optimizer_states: bf16 optimizer states "
+                                                "(v0.18.3), written value only"),
+    ("training.deepspeed_compile", "bool", "the DeepSpeed config compiles the model itself (compile.enabled, "
+                                           "DeepSpeed 0.14.0-0.14.3), written value only"),
+    ("optimizer.param_max_grad_norm", "num|auto", "DeepSpeed optimizer.params.max_grad_norm as written (the engine "
+                                                   "refuses it: gradient_clipping is the setting)"),
     ("parallel.zero_quantized_nontrainable_weights", "bool", "ZeRO-3 frozen weights stored quantized "
                                                             "(zero_quantized_nontrainable_weights), written value only"),
     ("parallel.offload_param_device", "str", "ZeRO offload_param.device as written (cpu, nvme, none)"),
