@@ -109,10 +109,10 @@ IR_KEYS = (
     ("generation.vllm_max_model_len", "int", "the longest sequence, prompt included, that colocated vLLM engine "
                                              "accepts (Unsloth load_vllm max_model_len = from_pretrained "
                                              "max_seq_length)"),
-    ("generation.max_prompt_length", "int", "TRL GRPO max_prompt_length as written: the prompt tokens kept "
-                                            "(left-truncated) before generation"),
-    ("generation.max_completion_length", "int", "TRL GRPO max_completion_length as written: the most tokens "
-                                                "generated per completion"),
+    ("generation.max_prompt_length", "int", "TRL max_prompt_length as written: the prompt tokens kept "
+                                            "(left-truncated) before generation (GRPO) or in each pair (DPO, KTO)"),
+    ("generation.max_completion_length", "int", "TRL max_completion_length as written: the most tokens "
+                                                "generated per completion (GRPO, RLOO)"),
     ("save.merged_16bit", "bool", "a merged-model save call the script runs after training writes 16-bit weights "
                                   "(save_method \"merged_16bit\", written or by default)"),
     ("save.merged_method", "str", "save_method of a merged-model save call the script runs after training "

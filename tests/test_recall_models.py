@@ -487,3 +487,34 @@ def test_qnt006_int8_on_hopper_only_before_bitsandbytes_045(recall_copy, name, b
     assert bool(found) is fires
     if fires:
         assert found[0]["targets"] == ["H100-80GB"] and "status 15" in found[0]["message"]
+
+
+# MOD010: LoRA on the Mamba mixer's conv1d / out_proj (PEFT _check_lora_target_modules_mamba)
+def _mamba_adapter(tmp_path, model, targets, peft=None, kind="LORA"):
+    (tmp_path / "adapter_config.json").write_text(json.dumps(
+        {"base_model_name_or_path": model, "peft_type": kind, "r": 16, "target_modules": targets}))
+    if peft:
+        (tmp_path / "requirements.txt").write_text(f"peft=={peft}\n")
+    return codes(str(tmp_path / "adapter_config.json"), "--select", "MOD010")
+
+
+@pytest.mark.parametrize("model, targets, peft, fires", [
+    ("tiiuae/Falcon-H1-1.5B-Deep-Base", ["q_proj", "conv1d"], None, True),  # conv1d fails on every release
+    ("tiiuae/Falcon-H1-1.5B-Deep-Base", ["q_proj", "out_proj"], None, False),  # out_proj: refused from 0.16 only
+    ("tiiuae/Falcon-H1-1.5B-Deep-Base", ["q_proj", "out_proj"], "0.15.2", False),
+    ("tiiuae/Falcon-H1-1.5B-Deep-Base", ["q_proj", "out_proj"], "0.16.0", True),
+    ("tiiuae/Falcon-H1-1.5B-Deep-Base", ["q_proj", "model.layers.0.mamba.out_proj"], "0.17.0", True),
+    ("tiiuae/Falcon-H1-1.5B-Deep-Base", ["q_proj", "o_proj", "in_proj"], "0.17.0", False),
+    ("state-spaces/mamba-130m-hf", ["x_proj", "out_proj"], "0.16.0", True),
+    ("nvidia/NVIDIA-Nemotron-Nano-9B-v2", ["q_proj", "out_proj"], "0.19.1", False),  # nemotron_h from 0.20.0
+    ("nvidia/NVIDIA-Nemotron-Nano-9B-v2", ["q_proj", "out_proj"], "0.20.0", True),
+    ("Qwen/Qwen2.5-7B", ["q_proj", "out_proj"], "0.17.0", False),  # not a Mamba model
+])
+def test_mod010_mamba_fused_targets(tmp_path, model, targets, peft, fires):
+    assert _mamba_adapter(tmp_path, model, targets, peft) == (["MOD010"] if fires else [])
+
+
+def test_mod010_only_lora_types(tmp_path):
+    assert _mamba_adapter(tmp_path, "tiiuae/Falcon-H1-1.5B-Deep-Base", ["conv1d"], "0.17.0", kind="IA3") == []
+    assert _mamba_adapter(tmp_path, "tiiuae/Falcon-H1-1.5B-Deep-Base", ["conv1d"], "0.17.0", kind="ADALORA") \
+        == ["MOD010"]

@@ -190,6 +190,10 @@ TRL_TRAINER_BINDINGS = (
     # GRPOConfig.use_liger_loss (TRL 0.17.0, PR #3184; a deprecated alias of use_liger_kernel from
     # 0.25.0, removed in 0.28.0): the fused liger GRPO loss.
     Binding("training.liger_loss", "use_liger_loss"),
+    # GRPOConfig (TRL >= 0.14) max_prompt_length / max_completion_length, DPOConfig and KTOConfig
+    # max_prompt_length: written values only (their defaults depend on the TRL release; TRN056).
+    Binding("generation.max_prompt_length", "max_prompt_length"),
+    Binding("generation.max_completion_length", "max_completion_length"),
     # SFTConfig (trl/trainer/sft_config.py): assistant_only_loss (TRL >= 0.19, PR #3586) and
     # chat_template_path (sft_trainer.py: a .jinja file read as the template, else
     # clone_chat_template from that tokenizer). Written values only. Recipe scripts' `chat_template`
@@ -200,11 +204,13 @@ TRL_TRAINER_BINDINGS = (
 )
 # Keys only one TRL trainer's config defines, which mark a file as that trainer's:
 # trl/trainer/grpo_config.py (GRPOConfig, TRL >= 0.14) num_generations; trl/trainer/kto_config.py
-# (KTOConfig) desirable_weight / undesirable_weight; trl/trainer/sft_config.py (SFTConfig)
+# (KTOConfig) desirable_weight / undesirable_weight; trl/trainer/reward_config.py (RewardConfig,
+# TRL >= 0.10, 42933fa64; no other TRL config has it) center_rewards_coefficient; trl/trainer/sft_config.py (SFTConfig)
 # dataset_text_field, packing, eval_packing, max_seq_length (TRL < 0.20), completion_only_loss,
 # assistant_only_loss — which GKDConfig inherits, so GKD's own lmbda / seq_kd /
 # teacher_model_name_or_path (gkd_config.py) are asked first.
 _TRAINER_MARKS = (("num_generations", "grpo"), ("desirable_weight", "kto"), ("undesirable_weight", "kto"),
+                  ("center_rewards_coefficient", "reward"),
                   ("lmbda", "gkd"), ("seq_kd", "gkd"), ("teacher_model_name_or_path", "gkd"),
                   *((key, "sft") for key in ("dataset_text_field", "packing", "eval_packing", "max_seq_length",
                                              "completion_only_loss", "assistant_only_loss")))
