@@ -219,6 +219,7 @@ IR_KEYS = (
                                          "sync_ref_model, TR-DPO), written value only"),
     ("training.rl_beta", "num", "TRL beta as written (GRPO/RLOO: the KL coefficient; DPO/KTO: the loss temperature)"),
     ("training.precompute_ref", "bool", "reference log-probs computed once before training (TRL precompute_ref_log_probs)"),
+    ("training.rpo_alpha", "num", "TRL DPOConfig rpo_alpha as written: the weight of the NLL term of RPO"),
     ("training.loss_type", "str", "the trainer's loss variant as written (TRL loss_type)"),
     ("checkpoint.load_best", "bool", "the best checkpoint is loaded at the end (load_best_model_at_end)"),
     ("checkpoint.save_strategy", "str", "when checkpoints are saved (no, steps, epoch, best), as written"),

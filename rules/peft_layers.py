@@ -226,7 +226,8 @@ class LoraTargetMambaFusedModule(Rule):
                 why = (f"PEFT {peft[0]} ({peft[1]}) refuses it when the adapter is built or loaded: \"Module "
                        f"'{named[0]}' is incompatible with Mamba-based models\"")
             elif peft is not None and older_than(peft[0], _CONV1D_LORA) is True:
-                why = f"PEFT {peft[0]} ({peft[1]}) has no LoRA layer for nn.Conv1d (\"Target module ... is not supported\")"
+                why = (f"PEFT {peft[0]} ({peft[1]}) has no LoRA layer for nn.Conv1d (\"Target module ... is not "
+                       f"supported\")")
             else:
                 why = (f"PEFT refuses it from {refused_from}; before, the fused Mamba kernel reads the raw conv1d "
                        f"weight, so the LoRA on it never trains, and merging it fails (its conv1d is depthwise); "

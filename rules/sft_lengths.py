@@ -132,17 +132,18 @@ _LIMITS = (
     _Limit("reward", "sequence.max_length", "max_length", _DROPS,
            (("0.12.0", "0.15.0", 512), ("0.15.0", None, 1024)),
            "RewardTrainer (reward_trainer.py, a dataset.filter on the chosen/rejected lengths)", written=True),
-    # grpo_config.py / rloo_config.py: max_completion_length default 256 from GRPO's first release
-    # (0f5ffad26, #2565, v0.14.0) through v1.9.0; 286d19fc7 (#6264, after v1.9.0) makes it 512.
+    # grpo_config.py / rloo_config.py (RLOO >= 0.22 has num_generations too): max_completion_length
+    # default 256 from GRPO's first release (0f5ffad26, #2565, v0.14.0) through v1.9.0; 286d19fc7
+    # (#6264, after v1.9.0) makes it 512 in both.
     # Generation stops there (grpo_trainer.py max_new_tokens=self.max_completion_length) with no
     # message; every release truncates at 256 or 512.
     _Limit("grpo", "generation.max_completion_length", "max_completion_length", _CUTS_COMPLETIONS,
-           (("0.14.0", "1.9.1", 256),), "GRPOTrainer (grpo_trainer.py, max_new_tokens)",
+           (("0.14.0", "1.9.1", 256),), "GRPOTrainer / RLOOTrainer (max_new_tokens)",
            unpinned="256 tokens on TRL 0.14 to 1.9.0, 512 after huggingface/trl#6264"),
     # grpo_config.py: max_prompt_length default 512 (b6a084c46, #2598, v0.14.0) until v0.26.0 made
     # it None; grpo_trainer.py keeps `input_ids[:, -self.max_prompt_length:]`.
     _Limit("grpo", "generation.max_prompt_length", "max_prompt_length", _CUTS_PROMPTS,
-           (("0.14.0", "0.26.0", 512),), "GRPOTrainer (grpo_trainer.py, prompt left-truncation)"),
+           (("0.14.0", "0.26.0", 512),), "GRPOTrainer / RLOOTrainer (prompt left-truncation)"),
     # dpo_config.py: max_length 1024 and max_prompt_length 512 are DPOConfig defaults from v0.14.0
     # (before, None made DPOTrainer warn and use 512 / 128); max_prompt_length keeps 512 until
     # v0.28.0 turned it into a deprecated sentinel and the DPO refactor (e3b7897c8, #3906, v0.29.0)
@@ -174,8 +175,9 @@ class TrlLengthLimitCutsData(Rule):
     after; fired with the TRL version unknown, since every release cuts there) or
     `max_prompt_length` at 512 (TRL 0.14-0.25); a DPOConfig that leaves `max_length` at 1024
     (TRL 0.14 on) or `max_prompt_length` at 512 (TRL 0.14-0.27). The trainer is known from a
-    key only its config has (`center_rewards_coefficient`, `num_generations`) or the
-    checkout's `trl reward|grpo|dpo` launch command. The default rows need the TRL version
+    key only its config has (`center_rewards_coefficient`; `num_generations`, which RLOOConfig
+    shares, with the same defaults; `rpo_alpha`, `f_divergence_type`, ...) or the checkout's
+    `trl reward|grpo|dpo` launch command. The default rows need the TRL version
     (silent without it, except GRPO's completion length) and are silent for a file that the
     repository's own script reads.
 

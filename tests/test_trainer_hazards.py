@@ -289,3 +289,29 @@ def test_trn056_dpo_from_launch_command(tmp_path, extra, pins, count):
     (tmp_path / "train.sh").write_text("trl dpo --config dpo.yaml\n")
     text = "model_name_or_path: m\ndataset_name: d\noutput_dir: out\nper_device_train_batch_size: 8\nbeta: 0.1\n"
     assert _codes(tmp_path, text + extra, pins=pins, select="TRN056", name="dpo.yaml") == ["TRN056"] * count
+
+
+# TRN060: TRL 0.9.3-0.9.6 ignore the precomputed reference log-probs without rpo_alpha
+_DPO = "model_name_or_path: m\ndataset_name: d\noutput_dir: out\nper_device_train_batch_size: 4\n" \
+       "precompute_ref_log_probs: true\nf_divergence_type: reverse_kl\n"
+
+
+@pytest.mark.parametrize("extra, pins, fires", [
+    ("", ["trl==0.9.6"], True),
+    ("", ["trl==0.9.3"], True),
+    ("use_peft: true\n", ["trl==0.9.4"], True),  # the reference model still runs every step
+    ("rpo_alpha: 0.5\n", ["trl==0.9.6"], False),
+    ("rpo_alpha: null\n", ["trl==0.9.6"], True),
+    ("", ["trl==0.9.2"], False),  # before RPO
+    ("", ["trl==0.10.1"], False),  # c71262c9c
+    ("", None, False),  # version unknown
+])
+def test_trn060_precompute_ignored(tmp_path, extra, pins, fires):
+    assert _codes(tmp_path, _DPO + extra, pins=pins, select="TRN060") == (["TRN060"] if fires else [])
+
+
+def test_trn060_needs_a_dpo_config(tmp_path):
+    """precompute_ref_log_probs is a KTO / BCO key too; without a DPO-only key or a `trl dpo` launch, silent."""
+    text = "model_name_or_path: m\ndataset_name: d\noutput_dir: out\nper_device_train_batch_size: 4\n" \
+           "precompute_ref_log_probs: true\n"
+    assert _codes(tmp_path, text, pins=["trl==0.9.6"], select="TRN060") == []
