@@ -153,6 +153,13 @@ _LIMITS = (
            "DPOTrainer (dpo_trainer.py, truncation_mode)"),
     _Limit("dpo", "generation.max_prompt_length", "max_prompt_length", _CUTS_PROMPTS, (("0.14.0", "0.28.0", 512),),
            "DPOTrainer (dpo_trainer.py tokenize_row)"),
+    # kto_config.py: the same two defaults from v0.14.0 (before, None made KTOTrainer warn and use 512 /
+    # 128); KTOConfig moved to trl/experimental/kto in v0.26 and lost max_prompt_length in v0.27.0;
+    # max_length 1024 is still the default at v1.9.0 (kto_trainer.py truncates full_ids to it).
+    _Limit("kto", "sequence.max_length", "max_length", _CUTS_PAIRS, (("0.14.0", None, 1024),),
+           "KTOTrainer (kto_trainer.py truncation)"),
+    _Limit("kto", "generation.max_prompt_length", "max_prompt_length", _CUTS_PROMPTS, (("0.14.0", "0.27.0", 512),),
+           "KTOTrainer (kto_trainer.py _process_tokens)"),
 )
 
 
@@ -174,10 +181,11 @@ class TrlLengthLimitCutsData(Rule):
     that leaves `max_completion_length` at its default (256 tokens through TRL 1.9.0, 512
     after; fired with the TRL version unknown, since every release cuts there) or
     `max_prompt_length` at 512 (TRL 0.14-0.25); a DPOConfig that leaves `max_length` at 1024
-    (TRL 0.14 on) or `max_prompt_length` at 512 (TRL 0.14-0.27). The trainer is known from a
+    (TRL 0.14 on) or `max_prompt_length` at 512 (TRL 0.14-0.27); a KTOConfig that leaves the
+    same two at 1024 (TRL 0.14 on) and 512 (TRL 0.14-0.26). The trainer is known from a
     key only its config has (`center_rewards_coefficient`; `num_generations`, which RLOOConfig
-    shares, with the same defaults; `rpo_alpha`, `f_divergence_type`, ...) or the checkout's
-    `trl reward|grpo|dpo` launch command. The default rows need the TRL version
+    shares, with the same defaults; `rpo_alpha`, `f_divergence_type`, ...; `desirable_weight`)
+    or the checkout's `trl reward|grpo|dpo|kto` launch command. The default rows need the TRL version
     (silent without it, except GRPO's completion length) and are silent for a file that the
     repository's own script reads.
 
@@ -188,7 +196,8 @@ class TrlLengthLimitCutsData(Rule):
     pairs never reaches training (huggingface/trl#2488). GRPO stops generation at
     `max_completion_length`: on reasoning tasks most completions are cut before the answer,
     score 0, and the group rewards lose their variance (huggingface/trl#6263: 57 % clipped
-    at the default 256). DPO silently truncates longer prompts and pairs to its defaults.
+    at the default 256). DPO and KTO silently truncate longer prompts and pairs to their
+    defaults (before TRL 0.14 they warned when they chose a length themselves).
 
     ## Example
     `reward.yaml`:
@@ -216,7 +225,9 @@ class TrlLengthLimitCutsData(Rule):
       0f5ffad26, #2565, v0.14.0; 512 from 286d19fc7, #6264, after v1.9.0),
       `max_prompt_length` (512 from b6a084c46, #2598, v0.14.0; None from v0.26.0)
     - trl trl/trainer/dpo_config.py `max_length` 1024 and `max_prompt_length` 512 (v0.14.0;
-      max_prompt_length removed by e3b7897c8, #3906, v0.29.0)
+      max_prompt_length removed by e3b7897c8, #3906, v0.29.0); trl/trainer/kto_config.py
+      (trl/experimental/kto/kto_config.py from v0.26) the same defaults from v0.14.0,
+      max_prompt_length gone in v0.27.0
     - huggingface/trl#2488, huggingface/trl#6263
     """
 
@@ -227,7 +238,7 @@ class TrlLengthLimitCutsData(Rule):
     def check(self, run, context):
         for config in run.configs:
             trainer = config.value("training.trainer")
-            if trainer not in ("reward", "grpo", "dpo") or config.value("file.kind") not in HF_TRAINER_FILES:
+            if trainer not in ("reward", "grpo", "dpo", "kto") or config.value("file.kind") not in HF_TRAINER_FILES:
                 continue
             for limit in _LIMITS:
                 if limit.trainer == trainer:

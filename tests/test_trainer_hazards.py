@@ -315,3 +315,16 @@ def test_trn060_needs_a_dpo_config(tmp_path):
     text = "model_name_or_path: m\ndataset_name: d\noutput_dir: out\nper_device_train_batch_size: 4\n" \
            "precompute_ref_log_probs: true\n"
     assert _codes(tmp_path, text, pins=["trl==0.9.6"], select="TRN060") == []
+
+
+@pytest.mark.parametrize("extra, pins, count", [
+    ("", ["trl==0.20.0"], 2),
+    ("max_length: 2048\n", ["trl==0.26.0"], 1),
+    ("", ["trl==0.27.0"], 1),
+    ("", ["trl==0.13.0"], 0),
+    ("", None, 0),
+])
+def test_trn056_kto(tmp_path, extra, pins, count):
+    text = "model_name_or_path: m\ndataset_name: d\noutput_dir: out\nper_device_train_batch_size: 8\n" \
+           "desirable_weight: 1.0\n"
+    assert _codes(tmp_path, text + extra, pins=pins, select="TRN056") == ["TRN056"] * count
