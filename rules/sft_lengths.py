@@ -108,20 +108,31 @@ class _Limit:
     whether a written value is a hazard too, and the text used where the TRL version is unknown
     (None: silent then)."""
 
-    __slots__ = ("trainer", "key", "field", "effect", "defaults", "written", "unpinned", "source")
+    __slots__ = ("trainer", "key", "field", "effect", "defaults", "written", "unpinned", "source", "unless")
 
-    def __init__(self, trainer, key, field, effect, defaults, source, written=False, unpinned=None):
+    def __init__(self, trainer, key, field, effect, defaults, source, written=False, unpinned=None, unless=None):
         self.trainer, self.key, self.field, self.effect = trainer, key, field, effect
         self.defaults, self.source, self.written, self.unpinned = defaults, source, written, unpinned
+        self.unless = unless  # config -> bool: the trainer does not cut there
 
 
 _DROPS = "drops every pair longer than {n} from the dataset (it does not truncate them)"
 _CUTS_COMPLETIONS = "stops every completion at {n} (a cut-off answer is scored as unfinished)"
 _CUTS_PROMPTS = "keeps only the last {n} of every prompt"
 _CUTS_PAIRS = "truncates every prompt + completion to {n}"
+_CUTS_EXAMPLES = "truncates every training example to {n}"
 _WHAT = {"max_prompt_length": "prompt", "max_completion_length": "completion"}
 # Read from TRL's history (huggingface/trl, trl/trainer/*_config.py and *_trainer.py):
 _LIMITS = (
+    # sft_config.py: max_seq_length defaults to 1024 from the SFT simplification (5b9236d1e, #2405,
+    # v0.15.0; before, None made SFTTrainer pick min(tokenizer.model_max_length, 1024), with a warning
+    # up to 0.13); v0.16.0 renamed it max_length, still 1024 at v1.9.0. sft_trainer.py _prepare_dataset
+    # truncates every example to it unless packing (which chunks instead); 1.x leaves it unenforced for
+    # padding_free without packing (its __init__ warns).
+    _Limit("sft", "sequence.max_length", "max_length", _CUTS_EXAMPLES, (("0.15.0", None, 1024),),
+           "SFTTrainer (sft_trainer.py _prepare_dataset truncation)",
+           unless=lambda config: config.value("sequence.packing") is True
+           or config.value("sequence.padding_free") is True),
     # reward_trainer.py: cc23b511e (#2102, v0.12.0) tokenizes inside the trainer and then
     # `train_dataset.filter(lambda x: len(x["input_ids_chosen"]) <= max_length and ...)`, with
     # `max_length = 512 if args.max_length is None` (0.12-0.14); RewardConfig.max_length defaults to
@@ -176,16 +187,17 @@ class TrlLengthLimitCutsData(Rule):
 
     ## What it does
     Flags a TRL trainer config whose length limit removes or cuts data without a message:
-    a RewardConfig's `max_length`, written (any TRL release) or left at its default (512 on
+    an SFTConfig that leaves `max_length` (`max_seq_length` before 0.16) at its default 1024
+    (TRL 0.15 on) without packing or padding-free batches; a RewardConfig's `max_length`, written (any TRL release) or left at its default (512 on
     TRL 0.12-0.14, 1024 from 0.15), which drops every longer preference pair; a GRPOConfig
     that leaves `max_completion_length` at its default (256 tokens through TRL 1.9.0, 512
     after; fired with the TRL version unknown, since every release cuts there) or
     `max_prompt_length` at 512 (TRL 0.14-0.25); a DPOConfig that leaves `max_length` at 1024
     (TRL 0.14 on) or `max_prompt_length` at 512 (TRL 0.14-0.27); a KTOConfig that leaves the
     same two at 1024 (TRL 0.14 on) and 512 (TRL 0.14-0.26). The trainer is known from a
-    key only its config has (`center_rewards_coefficient`; `num_generations`, which RLOOConfig
+    key only its config has (`dataset_text_field`, `packing`, ...; `center_rewards_coefficient`; `num_generations`, which RLOOConfig
     shares, with the same defaults; `rpo_alpha`, `f_divergence_type`, ...; `desirable_weight`)
-    or the checkout's `trl reward|grpo|dpo|kto` launch command. The default rows need the TRL version
+    or the checkout's `trl sft|reward|grpo|dpo|kto` launch command. The default rows need the TRL version
     (silent without it, except GRPO's completion length) and are silent for a file that the
     repository's own script reads.
 
@@ -196,7 +208,7 @@ class TrlLengthLimitCutsData(Rule):
     pairs never reaches training (huggingface/trl#2488). GRPO stops generation at
     `max_completion_length`: on reasoning tasks most completions are cut before the answer,
     score 0, and the group rewards lose their variance (huggingface/trl#6263: 57 % clipped
-    at the default 256). DPO and KTO silently truncate longer prompts and pairs to their
+    at the default 256). SFT, DPO and KTO silently truncate longer prompts and pairs to their
     defaults (before TRL 0.14 they warned when they chose a length themselves).
 
     ## Example
@@ -217,6 +229,8 @@ class TrlLengthLimitCutsData(Rule):
     No fix: the limit the data needs depends on its token lengths and the GPU memory.
 
     ## References
+    - trl trl/trainer/sft_config.py `max_seq_length` 1024 (5b9236d1e, #2405, v0.15.0), renamed
+      `max_length` in v0.16.0; trl/trainer/sft_trainer.py `_prepare_dataset` truncation
     - trl trl/trainer/reward_trainer.py RewardTrainer (`dataset.filter(... <= max_length)`:
       cc23b511e, #2102, first in v0.12.0; the rewritten `_prepare_dataset` from v0.24.0, at
       v1.9.0), trl/trainer/reward_config.py (max_length default 1024 from v0.15.0),
@@ -238,7 +252,7 @@ class TrlLengthLimitCutsData(Rule):
     def check(self, run, context):
         for config in run.configs:
             trainer = config.value("training.trainer")
-            if trainer not in ("reward", "grpo", "dpo", "kto") or config.value("file.kind") not in HF_TRAINER_FILES:
+            if trainer not in ("sft", "reward", "grpo", "dpo", "kto") or config.value("file.kind") not in HF_TRAINER_FILES:
                 continue
             for limit in _LIMITS:
                 if limit.trainer == trainer:
@@ -254,7 +268,7 @@ class TrlLengthLimitCutsData(Rule):
             cut = limit.effect.format(n=f"{field.value} tokens")
             return self.finding(config, field.span, f"{limit.field} {field.value}: {limit.source} {cut}; write "
                                 f"a {limit.field} above the longest pair, or null to keep every pair")
-        if read_by_repository_script(config):
+        if read_by_repository_script(config) or (limit.unless is not None and limit.unless(config)):
             return None
         trl = config.version("trl") if limit.unpinned else pinned_version(config, "trl", self.code, context)
         if trl is None:

@@ -328,3 +328,19 @@ def test_trn056_kto(tmp_path, extra, pins, count):
     text = "model_name_or_path: m\ndataset_name: d\noutput_dir: out\nper_device_train_batch_size: 8\n" \
            "desirable_weight: 1.0\n"
     assert _codes(tmp_path, text + extra, pins=pins, select="TRN056") == ["TRN056"] * count
+
+
+@pytest.mark.parametrize("extra, pins, count", [
+    ("", ["trl==0.20.0"], 1),  # max_length 1024
+    ("", ["trl==0.15.2"], 1),  # max_seq_length 1024
+    ("", ["trl==0.14.0"], 0),  # min(model_max_length, 1024): depends on the tokenizer
+    ("max_length: 4096\n", ["trl==0.20.0"], 0),
+    ("max_seq_length: 4096\n", ["trl==0.16.0"], 0),
+    ("packing: true\n", ["trl==0.20.0"], 0),  # packing chunks instead of truncating
+    ("padding_free: true\n", ["trl==1.9.0"], 0),
+    ("", None, 0),
+])
+def test_trn056_sft(tmp_path, extra, pins, count):
+    text = "model_name_or_path: m\ndataset_name: d\noutput_dir: out\nper_device_train_batch_size: 8\n" \
+           "dataset_text_field: text\n"
+    assert _codes(tmp_path, text + extra, pins=pins, select="TRN056") == ["TRN056"] * count
