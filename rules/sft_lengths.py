@@ -164,13 +164,12 @@ _LIMITS = (
            "DPOTrainer (dpo_trainer.py, truncation_mode)"),
     _Limit("dpo", "generation.max_prompt_length", "max_prompt_length", _CUTS_PROMPTS, (("0.14.0", "0.28.0", 512),),
            "DPOTrainer (dpo_trainer.py tokenize_row)"),
-    # kto_config.py: the same two defaults from v0.14.0 (before, None made KTOTrainer warn and use 512 /
-    # 128); KTOConfig moved to trl/experimental/kto in v0.26 and lost max_prompt_length in v0.27.0;
-    # max_length 1024 is still the default at v1.9.0 (kto_trainer.py truncates full_ids to it).
+    # kto_config.py: max_length 1024 from v0.14.0 (before, None made KTOTrainer warn and use 512), still
+    # the default at v1.9.0 (KTOConfig in trl/experimental/kto from v0.26); kto_trainer.py truncates a
+    # longer prompt + completion (_process_tokens; full_ids[: max_length] in 1.x). Its
+    # max_prompt_length (512, v0.14-v0.26) cuts the prompt only when the pair is over max_length.
     _Limit("kto", "sequence.max_length", "max_length", _CUTS_PAIRS, (("0.14.0", None, 1024),),
            "KTOTrainer (kto_trainer.py truncation)"),
-    _Limit("kto", "generation.max_prompt_length", "max_prompt_length", _CUTS_PROMPTS, (("0.14.0", "0.27.0", 512),),
-           "KTOTrainer (kto_trainer.py _process_tokens)"),
 )
 
 
@@ -193,8 +192,8 @@ class TrlLengthLimitCutsData(Rule):
     that leaves `max_completion_length` at its default (256 tokens through TRL 1.9.0, 512
     after; fired with the TRL version unknown, since every release cuts there) or
     `max_prompt_length` at 512 (TRL 0.14-0.25); a DPOConfig that leaves `max_length` at 1024
-    (TRL 0.14 on) or `max_prompt_length` at 512 (TRL 0.14-0.27); a KTOConfig that leaves the
-    same two at 1024 (TRL 0.14 on) and 512 (TRL 0.14-0.26). The trainer is known from a
+    (TRL 0.14 on) or `max_prompt_length` at 512 (TRL 0.14-0.27); a KTOConfig that leaves
+    `max_length` at 1024 (TRL 0.14 on). The trainer is known from a
     key only its config has (`dataset_text_field`, `packing`, ...; `center_rewards_coefficient`; `num_generations`, which RLOOConfig
     shares, with the same defaults; `rpo_alpha`, `f_divergence_type`, ...; `desirable_weight`)
     or the checkout's `trl sft|reward|grpo|dpo|kto` launch command. The default rows need the TRL version
@@ -240,8 +239,7 @@ class TrlLengthLimitCutsData(Rule):
       `max_prompt_length` (512 from b6a084c46, #2598, v0.14.0; None from v0.26.0)
     - trl trl/trainer/dpo_config.py `max_length` 1024 and `max_prompt_length` 512 (v0.14.0;
       max_prompt_length removed by e3b7897c8, #3906, v0.29.0); trl/trainer/kto_config.py
-      (trl/experimental/kto/kto_config.py from v0.26) the same defaults from v0.14.0,
-      max_prompt_length gone in v0.27.0
+      (trl/experimental/kto/kto_config.py from v0.26) `max_length` 1024 from v0.14.0
     - huggingface/trl#2488, huggingface/trl#6263
     """
 

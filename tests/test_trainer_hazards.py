@@ -318,9 +318,9 @@ def test_trn060_needs_a_dpo_config(tmp_path):
 
 
 @pytest.mark.parametrize("extra, pins, count", [
-    ("", ["trl==0.20.0"], 2),
-    ("max_length: 2048\n", ["trl==0.26.0"], 1),
-    ("", ["trl==0.27.0"], 1),
+    ("", ["trl==0.20.0"], 1),  # max_length 1024 (max_prompt_length cuts only pairs over it)
+    ("max_length: 2048\n", ["trl==0.26.0"], 0),
+    ("", ["trl==1.9.0"], 1),
     ("", ["trl==0.13.0"], 0),
     ("", None, 0),
 ])
