@@ -170,6 +170,11 @@ _LIMITS = (
     # max_prompt_length (512, v0.14-v0.26) cuts the prompt only when the pair is over max_length.
     _Limit("kto", "sequence.max_length", "max_length", _CUTS_PAIRS, (("0.14.0", None, 1024),),
            "KTOTrainer (kto_trainer.py truncation)"),
+    # cpo_config.py (trl/experimental/cpo from v0.26): max_length 1024 from v0.14.0 (None before: CPOTrainer
+    # warned and used 512), still at v1.9.0; cpo_trainer.py tokenize_row cuts the prompt, then the
+    # answers, of a pair over it.
+    _Limit("cpo", "sequence.max_length", "max_length", _CUTS_PAIRS, (("0.14.0", None, 1024),),
+           "CPOTrainer (cpo_trainer.py tokenize_row)"),
 )
 
 
@@ -193,9 +198,10 @@ class TrlLengthLimitCutsData(Rule):
     after; fired with the TRL version unknown, since every release cuts there) or
     `max_prompt_length` at 512 (TRL 0.14-0.25); a DPOConfig that leaves `max_length` at 1024
     (TRL 0.14 on) or `max_prompt_length` at 512 (TRL 0.14-0.27); a KTOConfig that leaves
-    `max_length` at 1024 (TRL 0.14 on). The trainer is known from a
+    `max_length` at 1024 (TRL 0.14 on), and a CPOConfig likewise. The trainer is known from a
     key only its config has (`dataset_text_field`, `packing`, ...; `center_rewards_coefficient`; `num_generations`, which RLOOConfig
-    shares, with the same defaults; `rpo_alpha`, `f_divergence_type`, ...; `desirable_weight`)
+    shares, with the same defaults; `rpo_alpha`, `f_divergence_type`, ...; `desirable_weight`;
+    `cpo_alpha`, `simpo_gamma`)
     or the checkout's `trl sft|reward|grpo|dpo|kto` launch command. The default rows need the TRL version
     (silent without it, except GRPO's completion length) and are silent for a file that the
     repository's own script reads.
@@ -207,7 +213,7 @@ class TrlLengthLimitCutsData(Rule):
     pairs never reaches training (huggingface/trl#2488). GRPO stops generation at
     `max_completion_length`: on reasoning tasks most completions are cut before the answer,
     score 0, and the group rewards lose their variance (huggingface/trl#6263: 57 % clipped
-    at the default 256). SFT, DPO and KTO silently truncate longer prompts and pairs to their
+    at the default 256). SFT, DPO, KTO and CPO silently truncate longer prompts and pairs to their
     defaults (before TRL 0.14 they warned when they chose a length themselves).
 
     ## Example
@@ -239,7 +245,8 @@ class TrlLengthLimitCutsData(Rule):
       `max_prompt_length` (512 from b6a084c46, #2598, v0.14.0; None from v0.26.0)
     - trl trl/trainer/dpo_config.py `max_length` 1024 and `max_prompt_length` 512 (v0.14.0;
       max_prompt_length removed by e3b7897c8, #3906, v0.29.0); trl/trainer/kto_config.py
-      (trl/experimental/kto/kto_config.py from v0.26) `max_length` 1024 from v0.14.0
+      (trl/experimental/kto/kto_config.py from v0.26) and trl/trainer/cpo_config.py
+      (trl/experimental/cpo from v0.26) `max_length` 1024 from v0.14.0
     - huggingface/trl#2488, huggingface/trl#6263
     """
 
@@ -250,7 +257,7 @@ class TrlLengthLimitCutsData(Rule):
     def check(self, run, context):
         for config in run.configs:
             trainer = config.value("training.trainer")
-            if trainer not in ("sft", "reward", "grpo", "dpo", "kto") or config.value("file.kind") not in HF_TRAINER_FILES:
+            if trainer not in ("sft", "reward", "grpo", "dpo", "kto", "cpo") or config.value("file.kind") not in HF_TRAINER_FILES:
                 continue
             for limit in _LIMITS:
                 if limit.trainer == trainer:

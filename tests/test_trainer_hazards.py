@@ -344,3 +344,10 @@ def test_trn056_sft(tmp_path, extra, pins, count):
     text = "model_name_or_path: m\ndataset_name: d\noutput_dir: out\nper_device_train_batch_size: 8\n" \
            "dataset_text_field: text\n"
     assert _codes(tmp_path, text + extra, pins=pins, select="TRN056") == ["TRN056"] * count
+
+
+@pytest.mark.parametrize("pins, count", [(["trl==0.20.0"], 1), (["trl==0.13.0"], 0), (None, 0)])
+def test_trn056_cpo(tmp_path, pins, count):
+    text = "model_name_or_path: m\ndataset_name: d\noutput_dir: out\nper_device_train_batch_size: 8\n" \
+           "loss_type: simpo\ncpo_alpha: 0.0\n"
+    assert _codes(tmp_path, text, pins=pins, select="TRN056") == ["TRN056"] * count

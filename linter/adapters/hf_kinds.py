@@ -208,12 +208,13 @@ TRL_TRAINER_BINDINGS = (
 # (KTOConfig) desirable_weight / undesirable_weight; trl/trainer/reward_config.py (RewardConfig,
 # TRL >= 0.10, 42933fa64; no other TRL config has it) center_rewards_coefficient; trl/trainer/dpo_config.py
 # (DPOConfig: no other config of any release from v0.9 to v1.9 has them) rpo_alpha, reference_free,
-# f_divergence_type, use_weighting, ld_alpha, discopop_tau; trl/trainer/sft_config.py (SFTConfig)
-# dataset_text_field, packing, eval_packing, max_seq_length (TRL < 0.20), completion_only_loss,
+# f_divergence_type, use_weighting, ld_alpha, discopop_tau; trl/trainer/cpo_config.py (CPOConfig, in
+# trl/experimental/cpo from v0.26; no other config has them) cpo_alpha, simpo_gamma;
+# trl/trainer/sft_config.py (SFTConfig) dataset_text_field, packing, eval_packing, max_seq_length (TRL < 0.20), completion_only_loss,
 # assistant_only_loss — which GKDConfig inherits, so GKD's own lmbda / seq_kd /
 # teacher_model_name_or_path (gkd_config.py) are asked first.
 _TRAINER_MARKS = (("num_generations", "grpo"), ("desirable_weight", "kto"), ("undesirable_weight", "kto"),
-                  ("center_rewards_coefficient", "reward"),
+                  ("center_rewards_coefficient", "reward"), ("cpo_alpha", "cpo"), ("simpo_gamma", "cpo"),
                   *((key, "dpo") for key in ("rpo_alpha", "reference_free", "f_divergence_type", "use_weighting",
                                              "ld_alpha", "discopop_tau")),
                   ("lmbda", "gkd"), ("seq_kd", "gkd"), ("teacher_model_name_or_path", "gkd"),
