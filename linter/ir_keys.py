@@ -68,6 +68,8 @@ IR_KEYS = (
     ("adapter.target_linear", "bool", "the adapter wraps every linear layer (Axolotl lora_target_linear)"),
     ("adapter.target_shorthand", "str", "a target_modules string PEFT's LoraConfig receives as written and "
                                         "expands itself (\"all-linear\"), where the framework passes it unchanged"),
+    ("adapter.exclude_modules", "list|str", "modules PEFT leaves out even where target_modules names them "
+                                            "(LoraConfig exclude_modules, PEFT >= 0.14), as written"),
     ("adapter.bias", "str", "which biases the adapter trains: none, all or lora_only (PEFT LoraConfig bias)"),
     ("adapter.init_weights", "bool|str", "PEFT init_lora_weights as written: True, False or a method name "
                                          "(gaussian, loftq, pissa, eva, ...)"),

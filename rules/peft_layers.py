@@ -148,6 +148,20 @@ _MAMBA_TYPES = {"falcon_h1": "0.16.0", "mamba": "0.16.0", "mamba2": "0.16.0", "f
 _CONV1D_LORA = "0.15.0"  # f4176a9e1 (#2333): LoRA for nn.Conv1d; before, "Target module ... is not supported"
 
 
+def _every_linear(config):
+    """The field that asks for every linear layer (PEFT "all-linear", which
+    _maybe_include_all_linear_layers expands to every nn.Linear but the output head; Axolotl's
+    lora_target_linear, every Linear's last name but the head), where no exclude_modules is
+    written: on a Mamba-family model that takes the mixer's out_proj too."""
+    if config.get("adapter.exclude_modules") is not None and config.value("adapter.exclude_modules"):
+        return None
+    shorthand = config.get("adapter.target_shorthand")
+    if shorthand is not None and str(shorthand.value).strip().lower() == "all-linear":
+        return shorthand
+    linear = config.get("adapter.target_linear")
+    return linear if linear is not None and linear.value is True else None
+
+
 @register
 class LoraTargetMambaFusedModule(Rule):
     """MOD010 lora-target-mamba-fused-module
@@ -157,7 +171,9 @@ class LoraTargetMambaFusedModule(Rule):
     list names `conv1d` or `out_proj` of a Mamba-family model: `model_type` falcon_h1, mamba,
     mamba2 or falcon_mamba (and nemotron_h from PEFT 0.20). The architecture is the model's
     config.json `model_type`, else its name. `conv1d` is flagged on every PEFT release;
-    `out_proj` only where the pinned PEFT refuses it (0.16.0 on).
+    `out_proj` only where the pinned PEFT refuses it (0.16.0 on), and then also where it is
+    reached by asking for every linear layer (`target_modules: all-linear`, Axolotl's
+    `lora_target_linear`) with no `exclude_modules`.
 
     ## Why is this bad?
     The Mamba mixer's fused CUDA kernels (`mamba_split_conv1d_scan_combined`,
@@ -199,13 +215,13 @@ class LoraTargetMambaFusedModule(Rule):
         if found is None or not isinstance(found[1].value, str) or not found[1].value:
             return
         for config in run.configs:
-            targets = config.get("adapter.target_modules")
-            if config.value("adapter.kind") not in _MAMBA_LORA_TYPES or targets is None \
-                    or not isinstance(targets.value, list):
+            if config.value("adapter.kind") not in _MAMBA_LORA_TYPES:
                 continue
-            named = sorted({name.strip().rsplit(".", 1)[-1] for name in targets.value if isinstance(name, str)}
-                           & set(_MAMBA_FUSED))
-            if not named:
+            targets = config.get("adapter.target_modules")
+            listed = {name.strip().rsplit(".", 1)[-1] for name in targets.value if isinstance(name, str)} \
+                & set(_MAMBA_FUSED) if targets is not None and isinstance(targets.value, list) else set()
+            every = _every_linear(config)  # takes out_proj, never conv1d (not an nn.Linear)
+            if not listed and every is None:
                 continue
             from linter.peft_targets import model_type_if  # the table is read only when needed
 
@@ -214,25 +230,26 @@ class LoraTargetMambaFusedModule(Rule):
                 continue
             refused_from = _MAMBA_TYPES[architecture[0]]
             peft = config.version("peft")
-            refused = peft is not None and older_than(peft[0], refused_from) is False
-            if not refused:
-                named = [name for name in named if name == "conv1d"]
-                if not named:
-                    context.notes.append(f"{config.path}: {self.code} skipped out_proj: PEFT refuses it from "
-                                         f"{refused_from} and the PEFT version is "
-                                         f"{'unknown' if peft is None else peft[0]}")
-                    continue
-            if refused:
+            if peft is not None and older_than(peft[0], refused_from) is False:
+                named = sorted(listed | ({"out_proj"} if every is not None else set()))
                 why = (f"PEFT {peft[0]} ({peft[1]}) refuses it when the adapter is built or loaded: \"Module "
                        f"'{named[0]}' is incompatible with Mamba-based models\"")
-            elif peft is not None and older_than(peft[0], _CONV1D_LORA) is True:
-                why = (f"PEFT {peft[0]} ({peft[1]}) has no LoRA layer for nn.Conv1d (\"Target module ... is not "
-                       f"supported\")")
+            elif "conv1d" in listed:
+                named = ["conv1d"]  # out_proj: refused from refused_from only (before, it trains without kernels)
+                if peft is not None and older_than(peft[0], _CONV1D_LORA) is True:
+                    why = (f"PEFT {peft[0]} ({peft[1]}) has no LoRA layer for nn.Conv1d (\"Target module ... is "
+                           f"not supported\")")
+                else:
+                    why = (f"PEFT refuses it from {refused_from}; before, the fused Mamba kernel reads the raw conv1d "
+                           f"weight, so the LoRA on it never trains, and merging it fails (its conv1d is depthwise); "
+                           f"before 0.15.0 PEFT has no LoRA layer for nn.Conv1d")
             else:
-                why = (f"PEFT refuses it from {refused_from}; before, the fused Mamba kernel reads the raw conv1d "
-                       f"weight, so the LoRA on it never trains, and merging it fails (its conv1d is depthwise); "
-                       f"before 0.15.0 PEFT has no LoRA layer for nn.Conv1d")
+                context.notes.append(f"{config.path}: {self.code} skipped out_proj: PEFT refuses it from "
+                                     f"{refused_from} and the PEFT version is {'unknown' if peft is None else peft[0]}")
+                continue
+            field = targets if listed & set(named) else every
+            what = "names" if field is targets else "asks for every linear layer, which takes"
             yield self.finding(
-                config, targets.span,
-                f"target_modules names {', '.join(named)} of {found[1].value}, a {architecture[0]} model "
+                config, field.span,
+                f"target_modules {what} {', '.join(named)} of {found[1].value}, a {architecture[0]} model "
                 f"({architecture[1]}): {why}; train in_proj and the attention projections instead")

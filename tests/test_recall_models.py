@@ -518,3 +518,23 @@ def test_mod010_only_lora_types(tmp_path):
     assert _mamba_adapter(tmp_path, "tiiuae/Falcon-H1-1.5B-Deep-Base", ["conv1d"], "0.17.0", kind="IA3") == []
     assert _mamba_adapter(tmp_path, "tiiuae/Falcon-H1-1.5B-Deep-Base", ["conv1d"], "0.17.0", kind="ADALORA") \
         == ["MOD010"]
+
+
+def test_mod010_all_linear_takes_out_proj(tmp_path):
+    """PEFT expands all-linear to every nn.Linear but the head: the mixer's out_proj too."""
+    assert _mamba_adapter(tmp_path, "tiiuae/Falcon-H1-1.5B-Deep-Base", "all-linear", "0.16.0") == ["MOD010"]
+    assert _mamba_adapter(tmp_path, "tiiuae/Falcon-H1-1.5B-Deep-Base", "all-linear", "0.15.2") == []
+    assert _mamba_adapter(tmp_path, "tiiuae/Falcon-H1-1.5B-Deep-Base", "all-linear") == []
+    (tmp_path / "adapter_config.json").write_text(json.dumps(
+        {"base_model_name_or_path": "tiiuae/Falcon-H1-1.5B-Deep-Base", "peft_type": "LORA", "r": 16,
+         "target_modules": "all-linear", "exclude_modules": ["out_proj"]}))
+    assert codes(str(tmp_path / "adapter_config.json"), "--select", "MOD010") == []
+
+
+def test_mod010_axolotl_target_linear(tmp_path):
+    (tmp_path / "axolotl.yaml").write_text(
+        "base_model: tiiuae/Falcon-H1-1.5B-Deep-Base\nadapter: qlora\nload_in_4bit: true\nlora_r: 16\n"
+        "lora_alpha: 32\nlora_target_linear: true\nsequence_len: 2048\nmicro_batch_size: 1\nnum_epochs: 1\n"
+        "learning_rate: 0.0002\noutput_dir: ./out\ndatasets:\n  - path: d\n    type: alpaca\n")
+    (tmp_path / "requirements.txt").write_text("peft==0.17.0\naxolotl==0.12.0\n")
+    assert codes(str(tmp_path / "axolotl.yaml"), "--select", "MOD010") == ["MOD010"]

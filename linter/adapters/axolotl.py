@@ -104,6 +104,7 @@ _LORA_BINDINGS = (
     Binding("adapter.alpha", "lora_alpha"),
     Binding("adapter.target_modules", "lora_target_modules", convert=_as_list),
     Binding("adapter.modules_to_save", "lora_modules_to_save", convert=_as_list),
+    Binding("adapter.exclude_modules", "lora_exclude_modules"),  # loaders/adapter.py LoraConfig(exclude_modules=)
     # utils/schemas/peft.py peft_ensure_weight_tying -> LoraConfig(ensure_weight_tying=...) (loaders/adapter.py)
     Binding("adapter.ensure_weight_tying", "peft_ensure_weight_tying", default=False, source=_PEFT),
     # utils/schemas/config.py tokens: added to the tokenizer (loaders/tokenizer.py add_tokens)

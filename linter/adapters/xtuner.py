@@ -210,6 +210,7 @@ class XTunerAdapter(Adapter):
             if str(document.literal(lora_arguments.get("target_modules"))).strip().lower() == "all-linear":
                 record("adapter.target_shorthand", lora_arguments.get("target_modules"))
             record("adapter.modules_to_save", lora_arguments.get("modules_to_save"))
+            record("adapter.exclude_modules", lora_arguments.get("exclude_modules"))
             return
         hf = parts.framework == "huggingface"
         if not (hf or parts.model_type in _SFT_FAMILY):
