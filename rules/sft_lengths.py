@@ -190,31 +190,35 @@ class TrlLengthLimitCutsData(Rule):
     """TRN056 trl-length-limit-cuts-data
 
     ## What it does
-    Flags a TRL trainer config whose length limit removes or cuts data without a message:
-    an SFTConfig that leaves `max_length` (`max_seq_length` before 0.16) at its default 1024
-    (TRL 0.15 on) without packing or padding-free batches; a RewardConfig's `max_length`, written (any TRL release) or left at its default (512 on
-    TRL 0.12-0.14, 1024 from 0.15), which drops every longer preference pair; a GRPOConfig
-    that leaves `max_completion_length` at its default (256 tokens through TRL 1.9.0, 512
-    after; fired with the TRL version unknown, since every release cuts there) or
-    `max_prompt_length` at 512 (TRL 0.14-0.25); a DPOConfig that leaves `max_length` at 1024
-    (TRL 0.14 on) or `max_prompt_length` at 512 (TRL 0.14-0.27); a KTOConfig that leaves
-    `max_length` at 1024 (TRL 0.14 on), and a CPOConfig likewise. The trainer is known from a
-    key only its config has (`dataset_text_field`, `packing`, ...; `center_rewards_coefficient`; `num_generations`, which RLOOConfig
-    shares, with the same defaults; `rpo_alpha`, `f_divergence_type`, ...; `desirable_weight`;
-    `cpo_alpha`, `simpo_gamma`)
-    or the checkout's `trl sft|reward|grpo|dpo|kto` launch command. The default rows need the TRL version
-    (silent without it, except GRPO's completion length) and are silent for a file that the
+    Flags a TRL trainer config whose length limit drops or cuts data without a message. The
+    limits:
+    - RewardConfig `max_length`, written (any release) or left at its default (512 on TRL
+      0.12-0.14, 1024 from 0.15): pairs longer than it are dropped, not truncated;
+    - GRPOConfig (and RLOOConfig) `max_completion_length` left at its default, 256 tokens
+      through TRL 1.9.0 and 512 after (fired with the TRL version unknown: every release
+      cuts there), and `max_prompt_length` left at 512 (TRL 0.14-0.25);
+    - SFTConfig `max_length` (`max_seq_length` before 0.16) left at 1024 (TRL 0.15 on)
+      without packing or padding-free batches;
+    - DPOConfig `max_length` left at 1024 (TRL 0.14 on) and `max_prompt_length` at 512
+      (TRL 0.14-0.27); KTOConfig and CPOConfig `max_length` left at 1024 (TRL 0.14 on).
+    The trainer is known from a key only its config has (`center_rewards_coefficient`;
+    `num_generations`; `dataset_text_field`, `packing`, ...; `rpo_alpha`,
+    `f_divergence_type`, ...; `desirable_weight`; `cpo_alpha`, `simpo_gamma`) or the
+    checkout's `trl <trainer>` launch command. The default rows need the TRL version (silent
+    without it, except GRPO's completion length) and are silent for a file that the
     repository's own script reads.
 
     ## Why is this bad?
     RewardTrainer tokenizes the pairs and then filters out every pair whose chosen or
-    rejected sequence is longer than `max_length`, while RewardConfig's help says longer
-    sequences are "truncated from the right": on long chat data a large share of the
-    pairs never reaches training (huggingface/trl#2488). GRPO stops generation at
-    `max_completion_length`: on reasoning tasks most completions are cut before the answer,
-    score 0, and the group rewards lose their variance (huggingface/trl#6263: 57 % clipped
-    at the default 256). SFT, DPO, KTO and CPO silently truncate longer prompts and pairs to their
-    defaults (before TRL 0.14 they warned when they chose a length themselves).
+    rejected sequence is longer than `max_length` (TRL 0.12-0.23 where it tokenizes the
+    dataset itself; always from 0.24; before 0.12 TRL's own reward script filtered the same
+    way), while RewardConfig's help says longer sequences are "truncated from the right": on
+    long chat data a large share of the pairs never reaches training (huggingface/trl#2488).
+    GRPO stops generation at `max_completion_length`: on reasoning tasks most completions
+    are cut before the answer, score 0, and the group rewards lose their variance
+    (huggingface/trl#6263: 57 % clipped at the default 256). SFT, DPO, KTO and CPO truncate
+    longer examples, prompts and pairs to their defaults without a word (DPO, KTO and CPO
+    warned before TRL 0.14, when they chose a length themselves).
 
     ## Example
     `reward.yaml`:
