@@ -77,6 +77,8 @@ IR_KEYS = (
     ("adapter.target_linear", "bool", "the adapter wraps every linear layer (Axolotl lora_target_linear)"),
     ("adapter.target_shorthand", "str", "a target_modules string PEFT's LoraConfig receives as written and "
                                         "expands itself (\"all-linear\"), where the framework passes it unchanged"),
+    ("adapter.exclude_modules", "list|str", "modules PEFT leaves out even where target_modules names them "
+                                            "(LoraConfig exclude_modules, PEFT >= 0.14), as written"),
     ("adapter.bias", "str", "which biases the adapter trains: none, all or lora_only (PEFT LoraConfig bias)"),
     ("adapter.init_weights", "bool|str", "PEFT init_lora_weights as written: True, False or a method name "
                                          "(gaussian, loftq, pissa, eva, ...)"),
@@ -125,10 +127,10 @@ IR_KEYS = (
     ("generation.vllm_max_model_len", "int", "the longest sequence, prompt included, that colocated vLLM engine "
                                              "accepts (Unsloth load_vllm max_model_len = from_pretrained "
                                              "max_seq_length)"),
-    ("generation.max_prompt_length", "int", "TRL GRPO max_prompt_length as written: the prompt tokens kept "
-                                            "(left-truncated) before generation"),
-    ("generation.max_completion_length", "int", "TRL GRPO max_completion_length as written: the most tokens "
-                                                "generated per completion"),
+    ("generation.max_prompt_length", "int", "TRL max_prompt_length as written: the prompt tokens kept "
+                                            "(left-truncated) before generation (GRPO) or in each pair (DPO, KTO)"),
+    ("generation.max_completion_length", "int", "TRL max_completion_length as written: the most tokens "
+                                                "generated per completion (GRPO, RLOO)"),
     ("save.merged_16bit", "bool", "a merged-model save call the script runs after training writes 16-bit weights "
                                   "(save_method \"merged_16bit\", written or by default)"),
     ("save.merged_method", "str", "save_method of a merged-model save call the script runs after training "
@@ -247,6 +249,7 @@ IR_KEYS = (
                                          "sync_ref_model, TR-DPO), written value only"),
     ("training.rl_beta", "num", "TRL beta as written (GRPO/RLOO: the KL coefficient; DPO/KTO: the loss temperature)"),
     ("training.precompute_ref", "bool", "reference log-probs computed once before training (TRL precompute_ref_log_probs)"),
+    ("training.rpo_alpha", "num", "TRL DPOConfig rpo_alpha as written: the weight of the NLL term of RPO"),
     ("training.loss_type", "str", "the trainer's loss variant as written (TRL loss_type)"),
     ("checkpoint.load_best", "bool", "the best checkpoint is loaded at the end (load_best_model_at_end)"),
     ("checkpoint.save_strategy", "str", "when checkpoints are saved (no, steps, epoch, best), as written"),
