@@ -196,3 +196,26 @@ def agreed(commands: list[Command], target: Path, root: Path, trl_old: bool | No
         same = all(value is not UNKNOWN and value == first and type(value) is type(first) for value in values)
         found[path] = first if same else UNKNOWN
     return found
+
+
+def python_node(document, path: tuple[str, ...]):
+    """The expression a Python config (`model = dict(llm=dict(torch_dtype=...))`) holds at a
+    dotted key path, as mmengine's Config.merge_from_dict walks it; None where no literal
+    `dict(...)` / `{...}` nesting leads there."""
+    import ast
+
+    node = None
+    for statement in document.tree.body:
+        if isinstance(statement, ast.Assign) and any(
+                isinstance(target, ast.Name) and target.id == path[0] for target in statement.targets):
+            node = statement.value
+    for key in path[1:]:
+        node = document.resolve(node)
+        if isinstance(node, ast.Call):
+            node = next((item.value for item in node.keywords if item.arg == key), None)
+        elif isinstance(node, ast.Dict):
+            node = next((value for name, value in zip(node.keys, node.values)
+                         if isinstance(name, ast.Constant) and name.value == key), None)
+        else:
+            return None
+    return node

@@ -290,16 +290,25 @@ def _builtin_config(link: Link) -> ConfigIR:
 
 def _reread(document, adapter, values: dict) -> ConfigIR | None:
     """The config `document` would be with `values` at their key paths; None where the file
-    cannot be written that way (a key under a list, a Python config)."""
+    cannot be written that way (a key under a list; in a Python config, a key it does not write)."""
     from .adapters import set_path
     from .document import ParseError, RenderError
     from .fixes import apply_edits
     from .loading import PARSERS
 
+    from .launch_overrides import python_node
+
     text, current = document.source.text, document
     try:
         for path, value in values.items():
-            text = apply_edits(text, [set_path(current, path, value)])
+            if document.format == "python":
+                node = python_node(current, path)
+                if node is None:
+                    return None
+                edit = current.replace(node, value)
+            else:
+                edit = set_path(current, path, value)
+            text = apply_edits(text, [edit])
             current = PARSERS[document.format](document.source.with_text(text))
         return adapter.parse(current)
     except (ParseError, RenderError, ValueError, TypeError, KeyError, AttributeError):

@@ -355,3 +355,34 @@ def test_llamafactory_dotlist_and_axolotl_options(tmp_path):
     # a strict config takes only the keys it writes: `bf16` is not, `fp16` is
     (root / "ax.yml").write_text(axolotl + "strict: true\n", "utf-8")
     assert _codes(root / "ax.yml", "--select", "PRE002") == []
+
+
+def test_xtuner_cfg_options_leave_the_key_unknown(tmp_path):
+    xtuner = ("import torch\nfrom transformers import AutoModelForCausalLM\nfrom xtuner.model import SupervisedFinetune\n"
+              "model = dict(type=SupervisedFinetune, llm=dict(type=AutoModelForCausalLM.from_pretrained,\n"
+              "    pretrained_model_name_or_path='m', torch_dtype=torch.float16))\n")
+    root = _checkout(tmp_path, {"cfg.py": xtuner, "run.sh": "xtuner train cfg.py\n"})
+    assert _codes(root / "cfg.py", "--select", "PRE002") == ["PRE002"]
+    (root / "run.sh").write_text("xtuner train cfg.py --cfg-options model.llm.torch_dtype=torch.bfloat16\n", "utf-8")
+    assert _codes(root / "cfg.py", "--select", "PRE002") == []
+
+
+def test_command_overrides_parse_each_entrys_words(tmp_path):
+    from linter.launch_overrides import agreed
+
+    root = _checkout(tmp_path, {"c.yaml": _TRL, "train.py": _H4})
+    target = (root / "c.yaml").resolve()
+
+    def overrides(line: str, trl_old=None, strict=False):
+        found = commands(root / "run.sh", line + "\n")
+        return agreed(found, target, root, trl_old, strict, lambda path: path == ("fp16",))
+
+    assert overrides("llamafactory-cli train c.yaml lr=1e-4 bf16=true name=x") == {
+        ("lr",): 1e-4, ("bf16",): True, ("name",): "x"}
+    assert overrides("trl sft --config c.yaml --bf16 --lr 2 --num_processes 4 --deepspeed ds.json") == {
+        ("bf16",): True, ("lr",): 2}
+    assert overrides("trl sft --config c.yaml --bf16", trl_old=True) == {("bf16",): launches.UNKNOWN}
+    assert overrides("python train.py c.yaml --torch_dtype=bfloat16 --flag=True") == {
+        ("torch_dtype",): "bfloat16", ("flag",): True}
+    assert overrides("axolotl train c.yaml --no-fp16 --bf16 --trl.beta=0.1", strict=True) == {("fp16",): False}
+    assert overrides("axolotl train c.yaml --no-fp16 --trl.beta 0.1") == {("fp16",): False, ("trl", "beta"): 0.1}
