@@ -121,12 +121,15 @@ def _from_launch(config: ConfigIR, keys: list[str], span: Span | None, message: 
     """A finding at a key whose value the launch command gives says so; a fix that edits such a
     key (or the precision a launched key sets) is dropped: the file's value is not the run's."""
     where = config.value("launch.override_source")
-    if span is not None and any((found := config.fields.get(key)) is not None and found.span == span for key in keys):
+    said = span is not None and any((found := config.fields.get(key)) is not None and found.span == span for key in keys)
+    if said:
         message += f" (the value comes from the launch command {where}, which replaces the file's)"
     if fix is not None and any(getattr(change, "key", None) in keys or (
             not hasattr(change, "key") and hasattr(change, "mode") and any(key.startswith("precision.") for key in keys))
             for change in fix.changes):
         fix = None
+        if not said:
+            message += f" (some of these values come from the launch command {where}, which replaces the file's)"
     return message, fix
 
 

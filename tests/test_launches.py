@@ -386,3 +386,15 @@ def test_command_overrides_parse_each_entrys_words(tmp_path):
         ("torch_dtype",): "bfloat16", ("flag",): True}
     assert overrides("axolotl train c.yaml --no-fp16 --bf16 --trl.beta=0.1", strict=True) == {("fp16",): False}
     assert overrides("axolotl train c.yaml --no-fp16 --trl.beta 0.1") == {("fp16",): False, ("trl", "beta"): 0.1}
+
+
+def test_a_finding_on_several_values_names_the_launch_and_offers_no_fix(tmp_path):
+    # PRE001 on a V100: the file's bf16 and the launch's bfloat16 model dtype; a fix editing the
+    # file's dtype would not change the run
+    text = "model_name_or_path: m\ndataset_name: d\ntorch_dtype: float32\nbf16: true\n"
+    root = _checkout(tmp_path, {"sft.yaml": text, "train.py": _H4,
+                                "run.sh": "accelerate launch train.py sft.yaml --torch_dtype=bfloat16\n"})
+    launches.scan.cache_clear()
+    [finding] = _findings(root / "sft.yaml", "--gpu", "V100", "--select", "PRE001")
+    assert "model dtype bfloat16" in finding["message"] and "launch command run.sh:1" in finding["message"]
+    assert not finding.get("fix")
