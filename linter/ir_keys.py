@@ -30,6 +30,10 @@ IR_KEYS = (
                                                 "torch.cuda.is_bf16_supported(), bf16 where both"),
     ("launch.undecided", "str", "what this file leaves to a launch command that no command of the checkout "
                                 "names (its precision and sharding): unknown"),
+    ("launch.overridden", "list", "the IR keys whose value the launch commands that name this file give on their "
+                                  "command line, in place of the file's (the field holds the launch's value, at the "
+                                  "file's key)"),
+    ("launch.override_source", "str", "where the launch command that gives `launch.overridden` values is written"),
     ("launch.vllm_server", "bool", "some launch command of the checkout starts TRL's vLLM server (trl vllm-serve); "
                                    "recorded only for a config that launch commands name"),
     ("arguments.project_keys", "list", "keys of this file that the repository's own argument dataclasses define"),
