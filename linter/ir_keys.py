@@ -193,6 +193,8 @@ IR_KEYS = (
     # Sequence, attention, memory savers
     ("sequence.max_length", "int", "longest training sequence in tokens"),
     ("sequence.packing", "bool", "samples packed into full-length sequences"),
+    ("sequence.truncation_mode", "str", "which end of an over-long sequence the trainer keeps (TRL truncation_mode), "
+                                      "as written"),
     ("sequence.padding_free", "bool", "batches flattened without padding (TRL padding_free)"),
     ("sequence.packing_strategy", "str", "TRL's packing strategy (bfd, ffd, wrapped)"),
     ("attention.implementation", "str", "eager, sdpa, flash_attention_2, ..."),

@@ -27,7 +27,9 @@ class PinnedReleaseCrash(ReleaseBug):
       default is 1024) on TRL >= 1.0.0: SFTTrainer refuses it.
     - A TRL GRPO config whose `metric_for_best_model` names a metric only GRPOTrainer logs
       (`eval_reward`, `eval_rewards/<fn>/mean`, `eval_kl` ...) with evaluations followed by
-      saves, on TRL 0.14.0 to 1.4.x: the metric never reaches the Trainer (KeyError).
+      saves, on TRL 0.14.0 to 1.4.x, or a TRL SFT config naming `eval_mean_token_accuracy` /
+      `eval_num_tokens` on TRL 0.16.0 to 1.4.x: the metric never reaches the Trainer (KeyError).
+      Silent where a script of the repository reads the file (it may pass `compute_metrics`).
 
     ## Why is this bad?
     The job is queued, loads the model and dies before or at the first optimizer step (the
@@ -74,7 +76,8 @@ class PinnedReleaseCrash(ReleaseBug):
       v1.9.0); trl/trainer/sft_config.py max_length=1024; huggingface/trl#5923
     - trl/trainer/grpo_trainer.py GRPOTrainer.log (`logs = {**logs, **metrics}`, v0.14.0 to
       v1.4.x; `logs.update(metrics)` from 4711a21d6, #5811, v1.5.0); transformers trainer.py
-      _determine_best_metric / _save_checkpoint; huggingface/trl#3384
+      _determine_best_metric / _save_checkpoint; trl/trainer/sft_trainer.py SFTTrainer.log
+      (mean_token_accuracy from v0.15.0, num_tokens from v0.16.0; the same fix); huggingface/trl#3384
     """
 
     code = "TRN073"
@@ -96,6 +99,9 @@ class PinnedReleaseSilentBug(ReleaseBug):
       labels of a PEFT-wrapped causal LM.
     - `optim` a bitsandbytes 8-bit AdamW (`adamw_bnb_8bit`, `adamw_8bit`, `paged_adamw_8bit`)
       on bitsandbytes 0.36.0 to 0.41.0: the second-moment state is quantized with a broken map.
+    - A TRL DPO config (a DPOConfig-only key, or a `trl dpo` launch) with `truncation_mode`
+      keep_end (the default) and a `max_length` (default 1024) on TRL 0.14.0 to 0.17.x: rows
+      shorter than the longest pair of a batch that needs truncating are cut down to padding.
 
     ## Why is this bad?
     With unshifted labels every position is trained to predict its own input token: the
@@ -103,6 +109,9 @@ class PinnedReleaseSilentBug(ReleaseBug):
     With the broken unsigned dynamic map (524 entries read as 256, largest 0.093 instead of 1)
     Adam's second moment is underestimated, the steps are inflated and the loss goes NaN within
     the first steps (bitsandbytes-foundation/bitsandbytes#227, #152).
+    DPO's keep_end truncation from 0.14.0 to 0.17.x first pushes each row's tokens to the left
+    and then keeps the last max_length columns, so a short pair batched with a long one keeps
+    only padding: it drops out of the loss and its logged logits are NaN (huggingface/trl#3382).
 
     ## Example
     `train.yaml`:
@@ -126,6 +135,9 @@ class PinnedReleaseSilentBug(ReleaseBug):
       optim/optimizer.py name2qmap["udynamic"]; fixed by 3c9aca91 "Fixed two bugs in dynamic
       data type creation" (2023-08-03, released as 0.41.1);
       bitsandbytes-foundation/bitsandbytes#227, #152
+    - trl/trainer/dpo_trainer.py concatenated_forward (flush_left, then keep_end truncation:
+      fe4b5efe4, #2551, v0.14.0); fixed by 8e8e62b38 (#3398, v0.18.0, flush_right first);
+      trl/trainer/dpo_config.py (max_length 1024, truncation_mode "keep_end"); huggingface/trl#3382
     """
 
     code = "TRN074"

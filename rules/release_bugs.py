@@ -82,29 +82,40 @@ def _padding_free_unpacked(f) -> bool:
     return not read_by_repository_script(f.config)
 
 
-# GRPOTrainer.log metrics (trl/trainer/grpo_trainer.py, v0.14.0-v1.4.x), prefixed eval_ in evaluation.
+# Metrics a TRL trainer's log() adds (prefixed eval_ in evaluation) and evaluate() does not return
+# before TRL 1.5.0: GRPOTrainer (grpo_trainer.py, v0.14.0-v1.4.x) and SFTTrainer (sft_trainer.py:
+# mean_token_accuracy from v0.15.0, num_tokens from v0.16.0).
 _GRPO_METRICS = ("reward", "reward_std", "kl", "completion_length", "frac_reward_zero_std", "entropy", "num_tokens")
 _GRPO_PREFIXES = ("rewards/", "completions/", "clip_ratio", "sampling/")
+_SFT_METRICS = ("mean_token_accuracy", "num_tokens")
+
+
+def _best_metric(f) -> str | None:
+    """metric_for_best_model without the eval_ prefix, where a checkpoint save follows an
+    evaluation (the Trainer looks the metric up in what evaluate() returned)."""
+    metric = f("checkpoint.best_metric_name")
+    if f("file.kind") != "trl" or not isinstance(metric, str) or read_by_repository_script(f.config):
+        return None  # a repository script may pass compute_metrics
+    name = metric.strip()
+    name = name[len("eval_"):] if name.startswith("eval_") else name
+    evaluate, save = f("checkpoint.eval_strategy"), f("checkpoint.save_strategy")
+    if f("checkpoint.load_best") is True and evaluate in ("steps", "epoch"):
+        return name  # TrainingArguments makes the two schedules line up
+    if evaluate == "epoch":
+        return name if save == "epoch" else None
+    every, step = f("checkpoint.save_steps"), f("checkpoint.eval_steps")
+    aligned = (evaluate == "steps" and save in (None, "steps") and isinstance(every, (int, float))
+               and isinstance(step, (int, float)) and step >= 1 and every >= 1 and every % step == 0)
+    return name if aligned else None
 
 
 def _grpo_metric(f) -> bool:
-    """metric_for_best_model names a metric only GRPOTrainer logs, and a checkpoint save follows an
-    evaluation (the Trainer looks the metric up when it saves after evaluating)."""
-    metric = f("checkpoint.best_metric_name")
-    if f("file.kind") != "trl" or f("training.trainer") != "grpo" or not isinstance(metric, str):
-        return False
-    name = metric.strip()
-    name = name[len("eval_"):] if name.startswith("eval_") else name
-    if name not in _GRPO_METRICS and not name.startswith(_GRPO_PREFIXES):
-        return False
-    evaluate, save = f("checkpoint.eval_strategy"), f("checkpoint.save_strategy")
-    if f("checkpoint.load_best") is True and evaluate in ("steps", "epoch"):
-        return True  # TrainingArguments makes the two schedules line up
-    if evaluate == "epoch":
-        return save == "epoch"
-    every, step = f("checkpoint.save_steps"), f("checkpoint.eval_steps")
-    return (evaluate == "steps" and save in (None, "steps") and isinstance(every, (int, float))
-            and isinstance(step, (int, float)) and step >= 1 and every >= 1 and every % step == 0)
+    name = _best_metric(f) if f("training.trainer") == "grpo" else None
+    return name is not None and (name in _GRPO_METRICS or name.startswith(_GRPO_PREFIXES))
+
+
+def _sft_metric(f) -> bool:
+    return _sft_file(f) and _best_metric(f) in _SFT_METRICS
 
 
 def _peft_label_smoothing(f) -> bool:
@@ -112,6 +123,15 @@ def _peft_label_smoothing(f) -> bool:
     smoothing = f("training.label_smoothing")
     return (_sft_file(f) and isinstance(smoothing, (int, float)) and not isinstance(smoothing, bool)
             and smoothing > 0 and f("adapter.kind") in ("lora", "qlora"))
+
+
+def _dpo_keep_end(f) -> bool:
+    """A DPO file (DPO-only keys or `trl dpo` launches) with truncation_mode keep_end (its default)
+    and a max_length (default 1024), without padding_free."""
+    length = f.config.get("sequence.max_length")
+    return (f("file.kind") == "trl" and f("training.trainer") == "dpo"
+            and f("sequence.truncation_mode") in (None, "keep_end") and f("sequence.padding_free") is not True
+            and not (length is not None and length.value is None))
 
 
 # transformers OptimizerNames that build bitsandbytes' 8-bit AdamW (trainer.py get_optimizer_cls_and_kwargs):
@@ -173,6 +193,11 @@ ROWS = (
          "GRPOTrainer logs its own eval metrics but does not return them from evaluate(), so the Trainer does "
          "not find the metric and raises KeyError at the first evaluation followed by a save",
          "huggingface/trl#3384; fixed in TRL 1.5.0 (#5811); use eval_loss or upgrade TRL"),
+    _Row("TRN073", (_Range("trl", "0.16.0", "1.5.0"),), _sft_metric, "checkpoint.best_metric_name",
+         "metric_for_best_model naming a metric SFTTrainer logs",
+         "SFTTrainer logs its own eval metrics but does not return them from evaluate(), so the Trainer does "
+         "not find the metric and raises KeyError at the first evaluation followed by a save",
+         "huggingface/trl#5811; fixed in TRL 1.5.0; use eval_loss or upgrade TRL"),
     # trainer.py compute_loss with a label smoother shifts the labels only for a model class named in
     # MODEL_FOR_CAUSAL_LM_MAPPING_NAMES: a PEFT model is 'PeftModelForCausalLM' (4.31.0 wheel) and
     # 'LoraModel' (4.32-4.35.2 wheels); 4.36.0 reads the base model's own class name.
@@ -181,6 +206,15 @@ ROWS = (
          "the Trainer's smoothed loss does not shift the labels of a PEFT-wrapped causal LM, so each position "
          "is trained to predict its own input token and the adapter learns to copy, silently",
          "huggingface/transformers#27161, #25044; fixed in transformers 4.36.0"),
+    # dpo_trainer.py concatenated_forward: flush_left() then input_ids[:, -max_length:] for keep_end
+    # (fe4b5efe4, #2551, v0.14.0; DPOConfig max_length 1024, truncation_mode "keep_end"); 8e8e62b38
+    # (#3398, v0.18.0) flushes right before keeping the end.
+    _Row("TRN074", (_Range("trl", "0.14.0", "0.18.0"),), _dpo_keep_end, "sequence.max_length",
+         "DPO with truncation_mode keep_end (the default) and a max_length",
+         "in every batch with a pair longer than max_length the trainer keeps the last max_length columns after "
+         "pushing each row's tokens to the left, so the shorter rows keep only padding and an empty loss mask: "
+         "they drop out of the loss and their logged logits turn NaN",
+         "huggingface/trl#3382; fixed in TRL 0.18.0 (#3398); set truncation_mode keep_start or upgrade TRL"),
     # bitsandbytes functional.py create_dynamic_map (rewritten in 2f2063ba, first in 0.36.0) builds the
     # unsigned map Optimizer8bit uses for Adam's second state with 524 entries instead of 256; fixed
     # by 3c9aca91 (2023-08-03, released as 0.41.1).

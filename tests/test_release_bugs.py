@@ -61,6 +61,13 @@ def _codes(folder, incident: str, pins: str | None, replace: tuple[str, str] | N
     ("trl-grpo-metric-for-best-model-reward", "TRN073", None, ("eval_reward", "eval_loss"), 0),
     ("trl-grpo-metric-for-best-model-reward", "TRN073", None, ("eval_reward", "rewards/accuracy_reward/mean"), 1),
     ("trl-grpo-metric-for-best-model-reward", "TRN073", None, ("save_steps: 100", "save_steps: 150"), 0),
+    ("trl-grpo-metric-for-best-model-reward", "TRN073", None, ("num_generations: 8", "dataset_text_field: text"), 0),
+    ("trl-sft-padding-free-default-max-length", "TRN073", "trl==1.4.0\n",
+     ("padding_free: true", "eval_strategy: steps\neval_steps: 50\nsave_steps: 100\n"
+                            "metric_for_best_model: eval_mean_token_accuracy"), 1),
+    ("trl-sft-padding-free-default-max-length", "TRN073", "trl==1.5.0\n",
+     ("padding_free: true", "eval_strategy: steps\neval_steps: 50\nsave_steps: 100\n"
+                            "metric_for_best_model: eval_mean_token_accuracy"), 0),
     # TRN073 padding_free: trl >= 1.0.0
     ("trl-sft-padding-free-default-max-length", "TRN073", "trl==1.0.0\n", None, 1),
     ("trl-sft-padding-free-default-max-length", "TRN073", "trl==0.29.1\n", None, 0),
@@ -111,3 +118,24 @@ def test_trn073_fsdp2_trainer(tmp_path, pins, launch, count):
         (tmp_path / "train.sh").write_text("accelerate launch --config_file accelerate.yaml -m trl.scripts.sft "
                                           "--config train.yaml\n")
     assert _codes(tmp_path, "accel-fsdp2-trainer-prepare-model-alone", pins).count("TRN073") == count
+
+
+@pytest.mark.parametrize("pins, extra, count", [
+    ("trl==0.16.0\n", "", 1),
+    ("trl==0.14.0\n", "", 1),
+    ("trl==0.18.0\n", "", 0),
+    ("trl==0.13.0\n", "", 0),
+    ("trl\n", "", 0),
+    ("trl==0.16.0\n", "truncation_mode: keep_start\n", 0),
+    ("trl==0.16.0\n", "truncation_mode: keep_end\n", 1),
+])
+def test_trn074_dpo_keep_end(tmp_path, pins, extra, count):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "run.sh").write_text("trl dpo --config dpo.yaml\n")
+    assert _codes(tmp_path, "trl-dpo-keep-end-empty-rows", pins, ("beta: 0.1", "beta: 0.1\n" + extra.strip())
+                  ).count("TRN074") == count
+
+
+def test_trn074_dpo_needs_the_trainer(tmp_path):
+    """beta alone does not say DPO (KTO, ORPO, CPO, BCO configs have it too): silent."""
+    assert "TRN074" not in _codes(tmp_path, "trl-dpo-keep-end-empty-rows", None)
