@@ -16,8 +16,8 @@ class PinnedReleaseCrash(ReleaseBug):
     the installed packages; silent where any is unknown) are known to stop at launch or on the
     first steps, one row per bug, each bounded in the projects' history:
 
-    - Trainer arguments with `gradient_accumulation_steps` above 1 and a linked ZeRO-2/3
-      DeepSpeed config on more than one GPU, with deepspeed >= 0.16.0, transformers 4.31.0 to
+    - Trainer arguments with `gradient_accumulation_steps` above 1 and a ZeRO-2/3 DeepSpeed
+      config (a linked JSON, or an accelerate config's `zero_stage`) on more than one GPU, with deepspeed >= 0.16.0, transformers 4.31.0 to
       4.47.0 and accelerate < 1.9.0: the Trainer wraps the accumulation micro-batches in
       `no_sync`, which DeepSpeed's engine asserts against under gradient partitioning.
     - An accelerate config with `fsdp_version: 2` run with a Trainer arguments file, with
@@ -97,8 +97,9 @@ class PinnedReleaseSilentBug(ReleaseBug):
     - `label_smoothing_factor` above 0 in a TRL SFT config that trains a LoRA adapter
       (`use_peft`), on transformers < 4.36.0: the Trainer's smoothed loss does not shift the
       labels of a PEFT-wrapped causal LM.
-    - `optim` a bitsandbytes 8-bit AdamW (`adamw_bnb_8bit`, `adamw_8bit`, `paged_adamw_8bit`)
-      on bitsandbytes 0.36.0 to 0.41.0: the second-moment state is quantized with a broken map.
+    - `optim` a bitsandbytes 8-bit AdamW (`adamw_bnb_8bit`, `adamw_8bit`; `paged_adamw_8bit`
+      from 0.39.1, the first tag with paged optimizers) on bitsandbytes 0.36.0 to 0.41.0: the
+      second-moment state is quantized with a broken map.
     - A TRL DPO config (a DPOConfig-only key, or a `trl dpo` launch) with `truncation_mode`
       keep_end (the default) and a `max_length` (default 1024) on TRL 0.14.0 to 0.17.x: rows
       shorter than the longest pair of a batch that needs truncating are cut down to padding.

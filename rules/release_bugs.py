@@ -40,13 +40,20 @@ def _whole(value) -> bool:
 
 
 def _no_sync_under_zero(f) -> bool:
-    """Trainer arguments with gradient_accumulation_steps > 1 in a multi-GPU run whose linked
-    DeepSpeed config partitions gradients (ZeRO stage 2 or 3)."""
+    """Trainer arguments with gradient_accumulation_steps > 1 in a multi-GPU run whose DeepSpeed
+    config (a linked JSON, or an accelerate config's written deepspeed_config.zero_stage)
+    partitions gradients (ZeRO stage 2 or 3)."""
     steps = f("batch.grad_accum")
     if not f.arguments() or not _whole(steps) or steps < 2 or world_size(f.run, f.context) == 1:
         return False
-    return any(other.value("file.kind") == "deepspeed" and _whole(other.value("parallel.zero_stage"))
-               and other.value("parallel.zero_stage") >= 2 for other in f.others())
+    for other in f.others():
+        stage = other.get("parallel.zero_stage")
+        if stage is None or not _whole(stage.value) or stage.value < 2:
+            continue
+        if other.value("file.kind") == "deepspeed" or (  # an accelerate DeepSpeed config's own zero_stage
+                other.value("parallel.accelerate_distributed_type") == "DEEPSPEED" and not stage.origin.is_default):
+            return True
+    return False
 
 
 def _fsdp2_trainer(f) -> bool:
@@ -136,11 +143,16 @@ def _dpo_keep_end(f) -> bool:
 
 # transformers OptimizerNames that build bitsandbytes' 8-bit AdamW (trainer.py get_optimizer_cls_and_kwargs):
 # two optimizer states, the second quantized with the unsigned dynamic map.
-_BNB_8BIT_ADAM = ("adamw_bnb_8bit", "adamw_8bit", "paged_adamw_8bit")
+_BNB_8BIT_ADAM = ("adamw_bnb_8bit", "adamw_8bit")
 
 
 def _bnb_8bit_adam(f) -> bool:
     return str(f("optimizer.name") or "").lower() in _BNB_8BIT_ADAM
+
+
+def _bnb_paged_8bit_adam(f) -> bool:
+    """paged_adamw_8bit: bitsandbytes' PagedAdamW8bit (44d68ff2, first tagged 0.39.1)."""
+    return str(f("optimizer.name") or "").lower() == "paged_adamw_8bit"
 
 
 def _all_linear_seq_cls(f) -> bool:
@@ -219,6 +231,11 @@ ROWS = (
     # unsigned map Optimizer8bit uses for Adam's second state with 524 entries instead of 256; fixed
     # by 3c9aca91 (2023-08-03, released as 0.41.1).
     _Row("TRN074", (_Range("bitsandbytes", "0.36.0", "0.41.1"),), _bnb_8bit_adam, "optimizer.name",
+         "optim {optimizer.name} (bitsandbytes 8-bit AdamW)",
+         "the second-moment state is quantized with a broken map whose largest value is 0.093 instead of 1, so "
+         "the updates are inflated and the loss goes NaN within the first steps",
+         "bitsandbytes-foundation/bitsandbytes#227, #152; fixed by 3c9aca91 (0.41.1)"),
+    _Row("TRN074", (_Range("bitsandbytes", "0.39.1", "0.41.1"),), _bnb_paged_8bit_adam, "optimizer.name",
          "optim {optimizer.name} (bitsandbytes 8-bit AdamW)",
          "the second-moment state is quantized with a broken map whose largest value is 0.093 instead of 1, so "
          "the updates are inflated and the loss goes NaN within the first steps",

@@ -87,6 +87,8 @@ def _codes(folder, incident: str, pins: str | None, replace: tuple[str, str] | N
     ("bnb-8bit-adam-dynamic-map-nan", "TRN074", "bitsandbytes==0.35.4\n", None, 0),
     ("bnb-8bit-adam-dynamic-map-nan", "TRN074", "", None, 0),
     ("bnb-8bit-adam-dynamic-map-nan", "TRN074", None, ("adamw_bnb_8bit", "lion_8bit"), 0),
+    ("bnb-8bit-adam-dynamic-map-nan", "TRN074", "bitsandbytes==0.41.0\n", ("adamw_bnb_8bit", "paged_adamw_8bit"), 1),
+    ("bnb-8bit-adam-dynamic-map-nan", "TRN074", "bitsandbytes==0.38.0\n", ("adamw_bnb_8bit", "paged_adamw_8bit"), 0),
 ])
 def test_release_rows(tmp_path, incident, code, pins, replace, count):
     assert _codes(tmp_path, incident, pins, replace).count(code) == count
@@ -139,3 +141,17 @@ def test_trn074_dpo_keep_end(tmp_path, pins, extra, count):
 def test_trn074_dpo_needs_the_trainer(tmp_path):
     """beta alone does not say DPO (KTO, ORPO, CPO, BCO configs have it too): silent."""
     assert "TRN074" not in _codes(tmp_path, "trl-dpo-keep-end-empty-rows", None)
+
+
+@pytest.mark.parametrize("stage, count", [("3", 1), ("2", 1), ("1", 0)])
+def test_trn073_no_sync_accelerate_deepspeed(tmp_path, stage, count):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "acc.yaml").write_text(f"distributed_type: DEEPSPEED\nnum_processes: 2\ndeepspeed_config:\n"
+                                       f"  zero_stage: {stage}\n  gradient_accumulation_steps: 8\n")
+    (tmp_path / "train.sh").write_text("accelerate launch --config_file acc.yaml -m trl.scripts.sft --config sft.yaml\n")
+    (tmp_path / "sft.yaml").write_text("model_name_or_path: m\ndataset_name: d\noutput_dir: out\n"
+                                       "gradient_accumulation_steps: 8\n")
+    (tmp_path / "requirements.txt").write_text("deepspeed==0.16.0\ntransformers==4.46.1\naccelerate==1.0.1\n")
+    versions.forget()
+    result = trainlint("check", tmp_path, "--no-detect", "--format", "json")
+    assert [f["code"] for f in json.loads(result.out)].count("TRN073") == count
