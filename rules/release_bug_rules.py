@@ -17,7 +17,8 @@ class PinnedReleaseCrash(ReleaseBug):
     first steps, one row per bug, each bounded in the projects' history:
 
     - Trainer arguments with `gradient_accumulation_steps` above 1 and a ZeRO-2/3 DeepSpeed
-      config (a linked JSON, or an accelerate config's `zero_stage`) on more than one GPU, with deepspeed >= 0.16.0, transformers 4.31.0 to
+      config (a linked JSON, or an accelerate config's `zero_stage`) on more than one GPU
+      (`--world-size` or the launcher's `num_processes`; silent when unknown), with deepspeed >= 0.16.0, transformers 4.31.0 to
       4.47.0 and accelerate < 1.9.0: the Trainer wraps the accumulation micro-batches in
       `no_sync`, which DeepSpeed's engine asserts against under gradient partitioning.
     - An accelerate config with `fsdp_version: 2` run with a Trainer arguments file, with

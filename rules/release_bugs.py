@@ -44,8 +44,9 @@ def _no_sync_under_zero(f) -> bool:
     config (a linked JSON, or an accelerate config's written deepspeed_config.zero_stage)
     partitions gradients (ZeRO stage 2 or 3)."""
     steps = f("batch.grad_accum")
-    if not f.arguments() or not _whole(steps) or steps < 2 or world_size(f.run, f.context) == 1:
-        return False
+    world = world_size(f.run, f.context)
+    if not f.arguments() or not _whole(steps) or steps < 2 or world is None or world < 2:
+        return False  # one process: accelerate's no_sync is a null context (use_distributed false)
     for other in f.others():
         stage = other.get("parallel.zero_stage")
         if stage is None or not _whole(stage.value) or stage.value < 2:

@@ -102,6 +102,7 @@ def test_release_rows(tmp_path, incident, code, pins, replace, count):
     ("deepspeed==0.16.0\ntransformers==4.46.1\naccelerate==1.9.0\n", ("--world-size", "2"), 0),
     ("deepspeed==0.16.0\ntransformers==4.46.1\naccelerate==1.0.1\n", ("--world-size", "1"), 0),
     ("deepspeed==0.16.0\ntransformers==4.46.1\n", ("--world-size", "2"), 0),  # accelerate unknown
+    ("deepspeed==0.16.0\ntransformers==4.46.1\naccelerate==1.0.1\n", (), 0),  # world size unknown
 ])
 def test_trn073_no_sync_under_zero(tmp_path, pins, args, count):
     assert _codes(tmp_path, "ds-no-sync-zero-grad-accum", pins, None, *args).count("TRN073") == count
