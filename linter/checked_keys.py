@@ -167,6 +167,11 @@ CHECKED_KEYS = (
     ("adapter.peft_default_targets", "bool", "a LoRA adapter reaches PEFT with target_modules None (and no "
      "target_parameters): PEFT takes the model_type's default targets from its table or refuses"),
     ("adapter.dropout", "num", "LoRA dropout"),
+    ("model.liger_kernel", "bool", "Liger's fused kernels are asked to be patched into the model (LLaMA-Factory "
+     "enable_liger_kernel), as written"),
+    ("training.unfrozen_patterns", "list", "regular expressions matched (re.match, from the start) against every "
+     "parameter name of the model after the adapter has wrapped it: parameters no pattern matches are frozen "
+     "(Axolotl unfrozen_parameters)"),
     ("optimizer.lr_groups", "bool", "parameter groups with their own learning rates are written"),
     ("optimizer.loraplus", "bool", "LoRA+ (a larger learning rate for the B matrices) is on"),
     ("quantization.gptq", "bool", "the base model is a GPTQ-quantized checkpoint"),

@@ -80,17 +80,19 @@ class Link(Value):
 
     `candidates` are the paths the framework would try, in its order. A name for a config the
     framework ships (XTuner's `deepspeed_zero2`) has no file here: `builtin` holds its IR values
-    and `builtin_source` the upstream file they come from. `elsewhere` says why the path, as
+    and `builtin_source` the upstream file they come from; a config written inside the
+    referencing file (a dumped XTuner run's DeepSpeed strategy) gives `builtin_spans`, where each
+    value is written. `elsewhere` says why the path, as
     written, is resolved somewhere the linter does not see: a file the framework ships at that
     path of its own checkout (LLaMA-Factory's examples/deepspeed/ds_z3_config.json), which its
     documented usage runs from; a launch command that passes another file in its place.
     """
 
-    __slots__ = ("kind", "text", "span", "candidates", "builtin", "builtin_source", "elsewhere")
+    __slots__ = ("kind", "text", "span", "candidates", "builtin", "builtin_source", "elsewhere", "builtin_spans")
 
     def __init__(self, kind: str, text: str, span: Span, candidates: tuple[Path, ...] = (),
                  builtin: dict[str, Any] | None = None, builtin_source: str | None = None,
-                 elsewhere: Elsewhere | None = None):
+                 elsewhere: Elsewhere | None = None, builtin_spans: dict[str, Span] | None = None):
         self.kind = kind  # "deepspeed"
         self.text = text  # as written in the referencing file
         self.span = span
@@ -98,6 +100,7 @@ class Link(Value):
         self.builtin = builtin
         self.builtin_source = builtin_source
         self.elsewhere = elsewhere
+        self.builtin_spans = builtin_spans  # where the referencing file writes a builtin value, by IR key
 
 
 class Located:

@@ -25,11 +25,18 @@ IR_KEYS = (
                                                   "itself: the config's model_init_kwargs never reach from_pretrained"),
     ("launch.deepspeed_replaces", "list", "the keys of this file whose values a launch that passes a DeepSpeed "
                                           "config on the command line replaces with that config's"),
+    ("launch.auto_precision_by_device", "bool", "a launch that passes a DeepSpeed config resolves its \"auto\" "
+                                                "fp16/bf16 from the GPU: fp16 where CUDA is available, bf16 where "
+                                                "torch.cuda.is_bf16_supported(), bf16 where both"),
     ("launch.undecided", "str", "what this file leaves to a launch command that no command of the checkout "
                                 "names (its precision and sharding): unknown"),
     ("launch.vllm_server", "bool", "some launch command of the checkout starts TRL's vLLM server (trl vllm-serve); "
                                    "recorded only for a config that launch commands name"),
     ("arguments.project_keys", "list", "keys of this file that the repository's own argument dataclasses define"),
+    ("arguments.training_keys", "list", "keys of this file that only the framework's training command parses (its "
+                                        "TrainingArguments), which its other commands' parsers refuse"),
+    ("launch.readers", "list", "every entry of the checkout's launch commands that name this file, training or not "
+                               "(llamafactory-cli train, chat, webchat, api, export, eval)"),
     ("arguments.project_parser", "bool", "the repository's own argument classes (no framework base) read this file"),
     ("arguments.imported_classes", "str", "argument classes a parser call of the repository imports from another "
                                           "installed package (not transformers/trl): `module (scripts)`"),
@@ -103,6 +110,13 @@ IR_KEYS = (
     ("model.patched_types", "list", "the model_types the script's loader has sent to its own patched model classes "
                                     "in every release that has the loader (Unsloth FastLanguageModel: llama, mistral), "
                                     "recorded where the same class adds the adapter"),
+    ("model.fused_lora_types", "list", "the model_types whose LoRA layers the script's adapter call patches with the "
+                                       "framework's fused LoRA kernels when lora_dropout is 0 and bias is none, in "
+                                       "every release (Unsloth FastLanguageModel loading in 4 or 16 bits, not for full "
+                                       "fine-tuning or QAT: llama, mistral)"),
+    ("trainer.patched_sft", "bool", "the script's SFTTrainer is the framework's patched copy (imported after the "
+                                    "framework that replaces trl.SFTTrainer: Unsloth), whose dataset preparation may "
+                                    "be the framework's own"),
     ("model.generic_loader", "bool", "the script's loader always takes the framework's generic model path, never its "
                                      "per-architecture patched classes (Unsloth FastModel / FastVisionModel)"),
     ("quantization.loader_built", "bool", "the loader builds the quantization config itself from its own "

@@ -3,7 +3,8 @@ that reads it, the process count, the accelerate config and DeepSpeed JSON on th
 
 A config does not say which program reads it; the repository's scripts do. The checkout
 (the folder holding `.git`) is read once, bounded in files and bytes: shell and SLURM scripts,
-Makefiles, and the shell code blocks of README*.md and of Markdown under docs/. A command names a
+Makefiles, and the shell code blocks of README*.md and of Markdown under a documentation folder
+(doc/, docs/, documentation/, or one with a suffix: docs_autodl/, docs-zh/). A command names a
 config when one of its entry's arguments resolves to the config's real path (from the script's
 folder or the checkout root), or is its base name and no other file of the checkout has that
 name. Where several commands name the config and disagree on a fact, the fact is unknown."""
@@ -15,13 +16,16 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from .launch_commands import Command, commands, makefile_commands, markdown_commands
+from .launch_commands import LLAMAFACTORY_READERS, Command, commands, makefile_commands, markdown_commands
 from .repository import bounded_text, walked_folders
 from .source import real_path
 
 MAX_FILES = 20000  # entries walked
 MAX_READ = 400  # launch files read
 _SHELL = (".sh", ".bash", ".zsh", ".slurm", ".sbatch")
+# A documentation folder: doc, docs, documentation, or one of them with a suffix after `_`, `-` or
+# `.` (docs_autodl, docs-zh, doc_cn); not docker.
+_DOC_FOLDER = re.compile(r"(?:docs?|documentation)(?:[_.-].*)?$")
 # What a fact is when commands disagree, or a launcher leaves it to a file this run cannot see.
 UNKNOWN = object()
 # The accelerate config on the command line decides the process count (no --num_processes).
@@ -88,7 +92,7 @@ def _launch_file(name: str, directory: str, root: str) -> str | None:
         if lowered.startswith("readme"):
             return "markdown"
         parts = os.path.relpath(directory, root).lower().split(os.sep)
-        if "doc" in parts or "docs" in parts:
+        if any(_DOC_FOLDER.match(part) for part in parts):
             return "markdown"
     return None
 
@@ -143,6 +147,26 @@ def resolve(command: Command, written: str, root: Path) -> Path | None:
     return None
 
 
+# CLI commands that read a config without training on it.
+_READERS = frozenset(f"llamafactory-cli {name}" for name in LLAMAFACTORY_READERS)
+
+
+def readers_of(config_path: Path, root: Path | None) -> list[Command]:
+    """The first launch command of each entry that names the config, training or not
+    (`llamafactory-cli train` and `llamafactory-cli webchat` for the same file), in order."""
+    if root is None:
+        return []
+    found = scan(root)
+    if not found.commands:
+        return []
+    target = real_path(config_path)
+    first: dict[str, Command] = {}
+    for command in found.commands:
+        if command.entry and not command.vllm_server and command.entry not in first and names(command, target, found):
+            first[command.entry] = command
+    return list(first.values())
+
+
 # Options whose value is a launcher or DeepSpeed config, not the config the entry reads.
 # (`trl` passes its --config_file on to accelerate launch; a script's own --config_file is its config.)
 _LINKED_OPTIONS = {"--deepspeed", "--deepspeed_config", "--deepspeed_config_file", "--accelerate_config"}
@@ -173,7 +197,7 @@ def training(command: Command) -> bool:
     """Does the command train? A CLI's training command does; a script does unless its name says
     it converts, evaluates, serves or prepares data."""
     entry = command.entry or ""
-    if command.vllm_server or not entry:
+    if command.vllm_server or not entry or entry in _READERS:
         return False
     if " " in entry and not entry.startswith("-m "):
         return True  # trl sft, llamafactory-cli train, axolotl train, ...

@@ -40,36 +40,8 @@ from .ir import Run
 from .models import dimensions_of
 
 from .memory_parts import (ALLOCATOR_OVERHEAD, CUDA_CONTEXT_GIB, GIB, Estimate, ACTIVATIONS,
-                           LOGIT_BYTES, PAGED, STATE, STEP, TOKENS, all_linear,
-                           linear_shapes)
-
-
-def _world(run: Run, world_size: int | None) -> int | None:
-    """--world-size, else accelerate's num_processes (the total number of processes across all
-    machines: accelerate/commands/launch.py "--num_processes ... The total number of processes to
-    be launched in parallel"; utils/launch.py splits it by num_machines)."""
-    if world_size:
-        return world_size
-    written = run.value("batch.world_size")
-    return written if isinstance(written, int) and not isinstance(written, bool) and written > 0 else None
-
-
-def _fsdp_strategy(run: Run) -> str | None:
-    """FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD or NO_SHARD when FSDP is on (full shard where
-    nothing says otherwise: TrainingArguments fsdp=True and accelerate's FullyShardedDataParallelPlugin
-    default to it)."""
-    if run.value("parallel.fsdp") is not True:
-        return None
-    strategy = str(run.value("parallel.fsdp_sharding") or "FULL_SHARD").upper()
-    if strategy in ("1", "FULL_SHARD"):
-        return "FULL_SHARD"
-    if strategy in ("2", "SHARD_GRAD_OP"):
-        return "SHARD_GRAD_OP"
-    if strategy in ("3", "NO_SHARD"):
-        return "NO_SHARD"
-    if strategy in ("4", "5", "HYBRID_SHARD", "_HYBRID_SHARD_ZERO2"):
-        return "HYBRID_SHARD"
-    return "FULL_SHARD"
+                           LOGIT_BYTES, PAGED, STATE, STEP, TOKENS, all_linear, fsdp_strategy,
+                           linear_shapes, world_of)
 
 
 def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
@@ -103,7 +75,7 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
     undecided = run.primary.value("launch.undecided")
     if undecided:
         result.cannot_judge(f"the launch command decides {undecided}")
-    world = _world(run, world_size)
+    world = world_of(run, world_size)
     launcher = run.primary.value("launch.commented_config") if world is None else None
     result.world_size = world or 1
     gpus = world or 1
@@ -139,7 +111,7 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
     stage = run.value("parallel.zero_stage")
     deepspeed = isinstance(stage, int) and not isinstance(stage, bool)
     stage = stage if deepspeed else 0
-    fsdp = None if deepspeed else _fsdp_strategy(run)
+    fsdp = None if deepspeed else fsdp_strategy(run)
     offload_optimizer = deepspeed and stage >= 1 and run.value("parallel.offload_optimizer") is True
     offload_param = (deepspeed and stage == 3 or fsdp is not None) and run.value("parallel.offload_param") is True
     kind = run.value("adapter.kind")
@@ -163,11 +135,21 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
         reason = (f"its own comment launches it with {launcher}, which shards it over a number of GPUs this "
                   "file does not give")
         result.cannot_judge(reason, reason + ": computed for 1 GPU without sharding")
-    if sharded and world is None:
+    # ZeRO-1/2 partition the optimizer states (and, stage 2, the gradients) but never the
+    # parameters: with the world size unknown, the partitioned parts are left out (their limit on
+    # infinitely many GPUs), so what remains is a lower bound for every world size.
+    any_world = sharded and world is None and deepspeed and stage in (1, 2)
+    if any_world:
+        result.any_world = f"ZeRO-{stage}"
+    elif sharded and world is None:
         result.cannot_judge("sharded (ZeRO/FSDP) with the world size unknown",
                             "sharded (ZeRO/FSDP) with the world size unknown: computed for 1 GPU; "
                             "give --world-size for a per-GPU figure")
-    if deepspeed:
+    if any_world:
+        result.assumptions.append(f"DeepSpeed ZeRO-{stage} with the world size unknown: its partitions of the "
+                                  f"{'gradients and ' if stage == 2 else ''}optimizer states are left out (a lower "
+                                  "bound for any number of GPUs; give --world-size for a per-GPU figure)")
+    elif deepspeed:
         result.assumptions.append(f"DeepSpeed ZeRO-{stage} on {gpus} GPU(s)"
                                   + (", optimizer offloaded" if offload_optimizer else "")
                                   + (", parameters offloaded" if offload_param else ""))
@@ -265,8 +247,8 @@ def estimate(run: Run, world_size: int | None = None) -> Estimate | None:
         if stage == 3:
             grad16_b = 0  # stage 3 reduce-scatters 16-bit gradients straight into the fp32 partition
         params_n = gpus if stage == 3 else 1
-        grads_n = gpus if stage >= 2 else 1
-        states_n = gpus if stage >= 1 else 1
+        grads_n = (float("inf") if any_world else gpus) if stage >= 2 else 1
+        states_n = (float("inf") if any_world else gpus) if stage >= 1 else 1
         trainable_weights = 0.0 if offload_param else trainable * weight_b / params_n
         gradients = trainable * (grad16_b / grads_n + grad32_b / states_n)
         optimizer_gpu = trainable * states_b / states_n

@@ -3,7 +3,12 @@ record, and the linear-layer shapes LoRA adapts (see memory.py for where each fi
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .models import Dimensions
+
+if TYPE_CHECKING:
+    from .ir import Run
 
 GIB = 2**30
 CUDA_CONTEXT_GIB = 0.6  # measured on an H100 (CUDA 13, torch 2.11): 0.60 GiB
@@ -43,6 +48,9 @@ class Estimate:
         # pageable optimizer states.
         self.certain_resident_gib = 0.0
         self.remote: str | None = None  # why this GPU's memory does not bound the run (remote training)
+        # "ZeRO-1"/"ZeRO-2" where the world size is unknown and the partitioned states are left
+        # out: the estimate is then a lower bound for any world size.
+        self.any_world: str | None = None
 
     @property
     def total_gib(self) -> float:
@@ -105,3 +113,31 @@ def all_linear(dims: Dimensions) -> int:
         shared = 3 * (dims.hidden + dims.shared_intermediate) if dims.shared_intermediate else 0
         return attention + 3 * shapes["w1"] + (dims.hidden + dims.experts) + shared
     return attention + 3 * shapes["gate_proj"]
+
+
+def world_of(run: "Run", world_size: int | None) -> int | None:
+    """--world-size, else accelerate's num_processes (the total number of processes across all
+    machines: accelerate/commands/launch.py "--num_processes ... The total number of processes to
+    be launched in parallel"; utils/launch.py splits it by num_machines)."""
+    if world_size:
+        return world_size
+    written = run.value("batch.world_size")
+    return written if isinstance(written, int) and not isinstance(written, bool) and written > 0 else None
+
+
+def fsdp_strategy(run: "Run") -> str | None:
+    """FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD or NO_SHARD when FSDP is on (full shard where
+    nothing says otherwise: TrainingArguments fsdp=True and accelerate's FullyShardedDataParallelPlugin
+    default to it)."""
+    if run.value("parallel.fsdp") is not True:
+        return None
+    strategy = str(run.value("parallel.fsdp_sharding") or "FULL_SHARD").upper()
+    if strategy in ("1", "FULL_SHARD"):
+        return "FULL_SHARD"
+    if strategy in ("2", "SHARD_GRAD_OP"):
+        return "SHARD_GRAD_OP"
+    if strategy in ("3", "NO_SHARD"):
+        return "NO_SHARD"
+    if strategy in ("4", "5", "HYBRID_SHARD", "_HYBRID_SHARD_ZERO2"):
+        return "HYBRID_SHARD"
+    return "FULL_SHARD"

@@ -11,7 +11,8 @@ from .lazy_pattern import LazyPattern
 _NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 _VERSION = r"[A-Za-z0-9.+!_-]+"
 _REQUIREMENT = LazyPattern(rf"^\s*({_NAME})\s*(?:\[[^\]]*\])?\s*===?\s*({_VERSION})\s*(?:[;#,]|$)")
-_CONDA = LazyPattern(rf"^\s*-\s*(?:[\w.-]+::)?({_NAME})\s*(==?)\s*({_VERSION})\s*(?:#.*)?$")
+# `- name=version` or, as `conda env export` writes it, `- name=version=build`.
+_CONDA = LazyPattern(rf"^\s*-\s*(?:[\w.-]+::)?({_NAME})\s*(==?)\s*({_VERSION})(?:=[\w.+-]+)?\s*(?:#.*)?$")
 _FULL_VERSION = LazyPattern(r"^\d+\.\d+\.\d+")
 
 
@@ -134,6 +135,11 @@ def _pins_setup_cfg(text: str) -> dict[str, str]:
     return _lines_to_pins(lines)
 
 
+# Conda packages whose Python distribution has another name: the pytorch channel's and
+# conda-forge's `pytorch` package installs torch (`import torch`, distribution torch).
+_CONDA_NAMES = {"pytorch": "torch"}
+
+
 def _pins_environment(text: str) -> dict[str, str]:
     pins = {}
     for line in text.splitlines():
@@ -144,7 +150,10 @@ def _pins_environment(text: str) -> dict[str, str]:
                 continue
         match = _CONDA.match(line)
         if match and (match.group(2) == "==" or _FULL_VERSION.match(match.group(3))):
-            _add(pins, normalise(match.group(1)), match.group(3))
+            name = normalise(match.group(1))
+            _add(pins, name, match.group(3))
+            if name in _CONDA_NAMES:
+                _add(pins, _CONDA_NAMES[name], match.group(3))
     return pins
 
 

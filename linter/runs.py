@@ -122,10 +122,16 @@ class RunBuilder:
         (None: no command names the file, or they disagree)."""
         if not config.editable or config.framework not in _LAUNCHED:
             return [], None
-        from .launches import REPLACES_MODEL_INIT_KWARGS, UNKNOWN, facts_of, vllm_server_launched
+        from .launches import REPLACES_MODEL_INIT_KWARGS, UNKNOWN, facts_of, readers_of, vllm_server_launched
         from .repository import root_of
 
         root = root_of(config.path)
+        readers = readers_of(config.path, root) if config.framework == "llamafactory" else []
+        if readers:
+            first = readers[0]
+            span = Span(first.path, 0, 0, first.line, 1, first.line, 1)
+            config.set("launch.readers", Field([command.entry for command in readers],
+                                               Origin(span, f"{os.path.relpath(first.path, root)}:{first.line}")))
         facts = facts_of(config.path, root) if root is not None else None
         if facts is None:
             return [], None
@@ -214,7 +220,9 @@ class RunBuilder:
 def _builtin_config(link: Link) -> ConfigIR:
     """A framework's shipped config, known by name: values only, nothing to edit."""
     origin = Origin(link.span, link.builtin_source)
-    fields = {key: Field(value, origin) for key, value in (link.builtin or {}).items()}
+    spans = link.builtin_spans or {}
+    fields = {key: Field(value, Origin(spans[key]) if key in spans else origin)
+              for key, value in (link.builtin or {}).items()}
     fields["file.kind"] = Field(link.kind, origin)
     return ConfigIR(path=Path(link.text), framework=link.kind, fields=fields, file_span=link.span, editable=False)
 

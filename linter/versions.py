@@ -288,3 +288,18 @@ def older_than(version: str, bound: str) -> bool | None:
         return Version(version) < Version(bound)
     except InvalidVersion:
         return None
+
+
+def key_releases() -> dict:
+    """linter/data/key_releases.json (written by bench/key_releases.py from each framework's git
+    history): {package: {floor, newest, keys: {key: [first release with it, the commit that added
+    it, the newest release read without it]}}}. Read once, only by a rule that needs it."""
+    global _KEY_RELEASES
+    if _KEY_RELEASES is None:
+        import json
+
+        _KEY_RELEASES = json.loads((Path(__file__).parent / "data" / "key_releases.json").read_text("utf-8"))["packages"]
+    return _KEY_RELEASES
+
+
+_KEY_RELEASES: dict | None = None

@@ -58,3 +58,40 @@ def pinned_version(config, package: str, code: str, context):
         context.notes.append(f"{config.path}: {code} skipped: the {package} version is unknown "
                              f"({unknown_version_reason(package, config.path)})")
     return found
+
+
+# torch.cuda.is_bf16_supported() (torch/cuda/__init__.py): from torch 1.10 (PR #63798) compute
+# capability >= 8 with CUDA >= 11, else False; from torch 2.3 (PR #115924, "Try creating a bf16
+# tensor as a last resort") a GPU that can hold a bf16 tensor also answers True, which pre-Ampere
+# GPUs do by emulation (pytorch/pytorch#124996: False on a V100 with torch 2.2.2), and torch 2.4
+# kept that as the default of its `including_emulation=True`. So below compute capability 8 the
+# answer is False for torch 1.10 to 2.2 and not known here otherwise.
+_BF16_EMULATED_FROM = "2.3"
+_BF16_QUERY_FROM = "1.10"
+
+
+def device_resolved_fp16(run, hardware, code, context):
+    """(the primary config, why) where a launch that resolves the linked DeepSpeed config's "auto"
+    precision from the GPU (`launch.auto_precision_by_device`) trains in fp16 on every target:
+    fp16 "auto" is on wherever CUDA is, and bf16, which wins where both are on, is off — written
+    off, or "auto" on GPUs below compute capability 8 with a pinned torch whose
+    is_bf16_supported() says False there. None where not certain."""
+    from linter.versions import older_than
+
+    primary = run.primary
+    if primary.value("launch.auto_precision_by_device") is not True or not hardware.targets:
+        return None
+    linked = [config for config in run.linked if config.value("precision.fp16") == "auto"]
+    if len(linked) != 1 or any(config.value("precision.fp16") is True for config in run.linked):
+        return None
+    bf16 = linked[0].value("precision.bf16")
+    if bf16 is False:
+        return primary, "the DeepSpeed config's \"auto\" fp16 is on wherever CUDA is, and its bf16 is off"
+    if bf16 != "auto" or hardware.lacking("bf16") != hardware.targets:
+        return None
+    torch = pinned_version(primary, "torch", code, context)
+    if torch is None or older_than(torch[0], _BF16_QUERY_FROM) is not False \
+            or older_than(torch[0], _BF16_EMULATED_FROM) is not True:
+        return None
+    return primary, (f"its DeepSpeed config's \"auto\" precision resolves to fp16 there: torch {torch[0]} "
+                     f"({torch[1]}) answers is_bf16_supported() False below compute capability 8.0 (before torch 2.3)")

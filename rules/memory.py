@@ -24,8 +24,12 @@ class EstimatedOom(Rule):
     It judges only what is certain: without packing a batch is as long as its longest sample, so
     then only the weights, gradients and optimizer states are compared (activations are shown by
     `trainlint estimate`); paged optimizer states are never counted (bitsandbytes pages them to CPU
-    RAM). It stays silent, saying why under `--verbose`, for unknown models, sharded runs without a
-    world size (from `--world-size` or accelerate's `num_processes`), memory-efficient optimizers it
+    RAM). Under ZeRO-1/2 with the world size unknown it judges only what those stages never
+    partition (the weights, ZeRO-1's 16-bit gradients, activations and logits): their partitions
+    of the optimizer states and gradients are left out, so the figure is a lower bound for any
+    number of GPUs, and the message says so. It stays silent, saying why under `--verbose`, for
+    unknown models, FSDP and ZeRO-3 runs without a world size (from `--world-size` or
+    accelerate's `num_processes`), memory-efficient optimizers it
     does not model (GaLore, APOLLO, BAdam, LISA, Adam-mini, Muon), expert/tensor/context or
     Megatron parallelism, KTransformers, remote training services, and configs that do not train.
 
@@ -92,6 +96,10 @@ class EstimatedOom(Rule):
         biggest = max(parts, key=lambda component: component[1])
         what = ("weights, gradients, optimizer states and buffers alone need" if result.tokens_upper_bound
                 else "estimated peak")
+        if result.any_world:  # the partitioned states left out: true for every world size
+            kept = "weights and buffers" if result.tokens_upper_bound else "weights, activations and logits"
+            what = (f"with the world size unknown, even if {result.any_world} spread its partitions over any number "
+                    f"of GPUs, what it never partitions ({kept}) needs")
         for targets, severity, verdict in ((over, ERROR, "does not fit"), (near, "warning", "is above 90% of")):
             if not targets:
                 continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 from linter.changes import SetPrecision, SetValue
 from linter.fixes import Applicability
 from linter.registry import WARNING, Rule, register
+from .facts import device_resolved_fp16
 
 _EMBEDDINGS = ("embed_tokens", "lm_head", "wte", "embed_in", "embed_out")
 
@@ -180,9 +181,14 @@ class Fp16OverflowFamily(Rule):
 
     def check(self, run, context):
         hardware = context.hardware
-        fp16 = _fp16_configs(run)
-        if not fp16 or hardware.lacking("bf16") != hardware.targets:
+        if hardware.lacking("bf16") != hardware.targets:
             return
+        fp16, how = _fp16_configs(run), ""
+        if not fp16:  # a DeepSpeed config's "auto" precision, resolved from the GPU (rules/facts.py)
+            resolved = device_resolved_fp16(run, hardware, self.code, context)
+            if resolved is None:
+                return
+            fp16, how = [resolved[0]], f" ({resolved[1]})"
         family, model = _family(run)
         if family is not None and "fp16_overflow" in family.hazards:
             why = f"{model} ({family.name}) overflows float16"
@@ -192,8 +198,8 @@ class Fp16OverflowFamily(Rule):
                 return
             why = f"{model} was trained in bfloat16 ({dtype[1]}) and can overflow float16"
         first = fp16[0]
-        yield self.finding(first, first.span("precision.fp16"),
-                           f"{why}, and no target has bf16: expect NaN or zero losses; train in fp32, or clip "
+        yield self.finding(first, first.span("precision.fp16" if not how else "launch.auto_precision_by_device"),
+                           f"{why}, and no target has bf16{how}: expect NaN or zero losses; train in fp32, or clip "
                            "gradients and lower the learning rate",
                            targets=hardware.targets,
                            fix=self.fix("Use bf16-capable GPUs, or fp32"))

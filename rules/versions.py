@@ -1,9 +1,12 @@
-"""Framework releases with a known numeric bug for a setting the config uses."""
+"""Framework releases with a known numeric bug for a setting the config uses, and config keys the
+pinned release does not have yet."""
 
 from __future__ import annotations
 
 from linter.fixes import Applicability
-from linter.registry import WARNING, Rule, register
+from linter.registry import ERROR, WARNING, Rule, register
+
+from .facts import pinned_version
 
 
 @register
@@ -73,3 +76,120 @@ class UnslothFp16WithoutPacking(Rule):
             "give grad_norm NaN for models whose pad token Unsloth adds (unslothai/unsloth#911); "
             f"upgrade to unsloth>={self.FIXED_IN}, or use bf16 or packing",
             fix=self.fix(f"Upgrade to unsloth>={self.FIXED_IN}"))
+
+
+@register
+class KeyNewerThanRelease(Rule):
+    """SCH004 key-newer-than-release
+
+    ## What it does
+    Reports a top-level key of an argument or launcher config that the pinned release of the
+    framework reading it does not have yet: the key arrived in a later release. Which release
+    added each key comes from the framework's git history (linter/data/key_releases.json,
+    written by bench/key_releases.py from the fields of the dataclasses the reader builds, at
+    every release tag, with the commit that added each). The format's schema says which
+    packages' keys are versioned this way and what the reader does with a key it lacks
+    (`x-trainlint.key-releases`): the TRL argument files (TRL's own fields), LLaMA-Factory's
+    argument files (its hparams fields), accelerate and DeepSpeed configs (their top-level keys)
+    and Axolotl configs (top-level keys). DeepSpeed reads its keys by name and Axolotl as
+    attributes or pydantic fields: for them a row is the first release whose sources hold the
+    quoted key (the word, for Axolotl), never later than the key's first reader.
+
+    Silent where the version is unknown (noted for --verbose), for a key the framework's classes
+    never had (SCH001's), for a key another package also supplies (TrainingArguments' fields:
+    their history is not read here), for a key of the repository's own argument classes, and for
+    a release between the last one read without the key and the first one with it.
+
+    ## Why is this bad?
+    A config written for a newer release (or by `accelerate config` of one) fails on the pinned
+    one: accelerate's config loader and LLaMA-Factory's HfArgumentParser refuse a key their
+    dataclasses lack, at launch ("The config file ... had unknown keys", "Some keys are not used
+    by the HfArgumentParser"): an error. TRL's parser refuses it or, where its script discards
+    unknown keys, drops it; DeepSpeed ignores a top-level key it does not read (a `bf16` block on
+    DeepSpeed 0.5.x trains in fp32) and Axolotl drops it (pydantic `model_dump`): a warning,
+    since the run goes on without the setting.
+
+    ## Example
+    `accelerate_config.yaml`:
+        compute_environment: LOCAL_MACHINE
+        distributed_type: MULTI_GPU
+        num_processes: 8
+        enable_cpu_affinity: false
+    `requirements.txt`:
+        accelerate==0.28.0
+    Use instead accelerate 0.29.0 or later, in `requirements.txt`:
+        accelerate==0.29.0
+
+    ## Fix safety
+    No fix: upgrading the pin or deleting the key (where its value is the default) is the
+    author's choice.
+
+    ## References
+    - bench/key_releases.py and linter/data/key_releases.json (per key: release and commit)
+    - accelerate commands/config/config_args.py BaseConfig.from_yaml_file / from_json_file:
+      `cls(**config_dict)`; cec5ae8e (#1935, v0.23.0) "had unknown keys"
+    - LLaMA-Factory hparams/parser.py _parse_args: parse_yaml_file / parse_dict with
+      allow_extra_keys False (ALLOW_EXTRA_ARGS from fec641ec8, #6831, v0.9.2);
+      transformers hf_argparser.py HfArgumentParser.parse_dict
+    - deepspeed/runtime/config.py DeepSpeedConfig._initialize_params: get_scalar_param(param_dict,
+      name, default) per key, no check of other keys (v0.1.0 to v0.19.5)
+    - axolotl src/axolotl/utils/config/__init__.py validate_config: AxolotlInputConfig(**cfg)
+      .model_dump() (cc3cebfa7, #1239, v0.5.0), no model with extra='forbid' (to v0.18.0)
+    - TRL TrlParser.parse_args_and_config: 3d0449619 (#1739, v0.9.6), 9001a8682 (#2412,
+      v0.13.0), b773a4c19 (#3543, v0.19.0)
+    - aigc-apps/sd-webui-EasyPhoto#446 (enable_cpu_affinity on accelerate 0.23.0: "had unknown
+      keys"); gemlab-vt/NoiseCLR#2; hiyouga/LLaMA-Factory#7677 (freeze_language_model,
+      image_max_pixels on an older install: "upgrade LlamaFactory")
+    """
+
+    code = "SCH004"
+    name = "key-newer-than-release"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            spec = _key_releases_of(config)
+            tree = config.key_tree
+            if spec is None or tree is None or not isinstance(tree.value, dict):
+                continue
+            from linter.versions import older_than
+
+            pinned = []
+            for package, newest in spec["packages"].items():
+                found = pinned_version(config, package, self.code, context)
+                if found is not None and older_than(found[0], newest):
+                    pinned.append((package, found))  # only then is the key history read
+            if not pinned:
+                continue
+            if config.value("arguments.imported_classes"):
+                context.notes.append(f"{config.path}: {self.code} skipped: the repository's parser calls read "
+                                     "argument files into classes of another package")
+                continue
+            yield from self._newer_keys(config, tree, spec, pinned)
+
+    def _newer_keys(self, config, tree, spec, pinned):
+        from linter.versions import key_releases, older_than
+
+        own = set(config.value("arguments.project_keys") or ())
+        refused = spec.get("unknown-keys") == "refused"
+        for key in tree.value:
+            for package, (version, origin) in pinned:
+                row = key_releases()[package]["keys"].get(key) if key not in own else None
+                if row is None or row[2] is None or older_than(row[2], version) is not False:
+                    continue  # not the package's key, as old as the history read, or the release has it
+                first, commit, _ = row
+                located = tree.locate((key,))
+                yield self.finding(config, located.key_span if located else config.file_span,
+                                   f"{key} was added in {package} {first} ({commit}); {package} {version} ({origin}) "
+                                   f"does not have it: {spec['outcome']}", severity=ERROR if refused else WARNING)
+
+
+def _key_releases_of(config) -> dict | None:
+    """The format's `x-trainlint.key-releases` (packages whose key history applies, with the newest
+    release read, and what the reader does with a key it lacks), or None."""
+    if not config.schema:
+        return None
+    from linter import schema as schemas
+
+    schema = schemas.load(config.schema)
+    return schema.root.get("x-trainlint", {}).get("key-releases") if schema is not None else None

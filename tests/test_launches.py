@@ -265,3 +265,14 @@ def test_a_llamafactory_file_no_launch_names_is_not_judged_where_the_checkout_sh
                                                  "run.sh": "python src/train.py llama3_full_sft.yaml\n"})
     assert [f["code"] for f in _findings(launched / "llama3_full_sft.yaml", "--gpu", "A100", "--select", "MEM001")] \
         == ["MEM001"]
+
+
+def test_markdown_under_a_suffixed_documentation_folder_is_read(tmp_path):
+    """docs_autodl/, docs-zh/, documentation/ hold launch guides as docs/ does; docker/ is not one."""
+    for folder, read in (("docs_autodl", True), ("docs-zh", True), ("documentation", True), ("doc", True),
+                         ("docker", False), ("mydocs", False)):
+        root = _checkout(tmp_path / folder, {"sft.yaml": _TRL,
+                                             f"{folder}/guide.md": "```bash\ntorchrun --nproc_per_node 2 t.py sft.yaml\n```\n"})
+        launches.scan.cache_clear()
+        facts = launches.facts_of(root / "sft.yaml", root)
+        assert (facts is not None and facts.processes == 2) is read, folder

@@ -636,3 +636,45 @@ def test_shipped_sharding_launchers_are_configs_not_schemas(tmp_path):
     with_launcher = checkout("launcher", "ds_z3.json", '{"zero_optimization": {"stage": 3}}\n')
     result = trainlint("check", with_launcher, "--gpu", "A100", "--select", "MEM001", "--format", "json", "--verbose")
     assert json.loads(result.out) == [] and "ds_z3.json" in result.err
+
+
+def _zero_run(tmp_path, stage, model="meta-llama/Llama-3.1-70B", adapter="adapter: lora\nlora_r: 16\n"):
+    (tmp_path / "ds.json").write_text(json.dumps({"bf16": {"enabled": True}, "zero_optimization": {"stage": stage}}))
+    config = tmp_path / "c.yaml"
+    config.write_text(f"base_model: {model}\n{adapter}datasets:\n  - path: d\n    type: alpaca\nsequence_len: 2048\n"
+                      "sample_packing: true\nmicro_batch_size: 1\nbf16: true\ngradient_checkpointing: true\n"
+                      "deepspeed: ds.json\n")
+    return config
+
+
+@pytest.mark.parametrize("stage", [1, 2])
+def test_zero_1_2_without_a_world_size_judge_what_they_never_partition(tmp_path, stage):
+    """ZeRO-1/2 never partition the parameters: 131 GiB of 16-bit Llama-3.1-70B weights do not fit
+    an 80 GiB GPU whatever the number of GPUs, and the message says it holds for any world size."""
+    config = _zero_run(tmp_path, stage)
+    found = json.loads(trainlint("check", config, "--gpu", "H100", "--format", "json", "--no-detect").out)
+    mem001 = [f for f in found if f["code"] == "MEM001"]
+    assert len(mem001) == 1 and mem001[0]["severity"] == "error"
+    assert "world size unknown" in mem001[0]["message"] and "any number of GPUs" in mem001[0]["message"]
+    data, parts = estimate_json(config, "--no-detect")
+    assert parts["weights"] == pytest.approx(70.55e9 * 2 / GIB, rel=1e-3)
+    assert parts["optimizer states"] == 0  # partitioned: left out
+    assert any("lower bound" in line for line in data["assumptions"])
+    # Every world size gives at least as much.
+    for gpus in (1, 8, 1024):
+        assert estimate_json(config, "--world-size", str(gpus), "--no-detect")[0]["total_gib"] >= data["total_gib"]
+
+
+def test_zero_2_full_finetune_that_fits_on_many_gpus_is_not_flagged_without_a_world_size(tmp_path):
+    """Llama-2-7B full fine-tune under ZeRO-2: 6.74e9 x 20 bytes on one GPU, but 2P + 18P/N shrinks
+    with N: only the 13 GiB of 16-bit weights and the activations are certain."""
+    config = _zero_run(tmp_path, 2, model="meta-llama/Llama-2-7b-hf", adapter="")
+    found = json.loads(trainlint("check", config, "--gpu", "A100-80GB", "--format", "json", "--no-detect").out)
+    assert "MEM001" not in [f["code"] for f in found]
+
+
+def test_zero_3_without_a_world_size_stays_silent(tmp_path):
+    config = _zero_run(tmp_path, 3)
+    result = trainlint("check", config, "--gpu", "H100", "--format", "json", "--no-detect", "--verbose")
+    assert "MEM001" not in [f["code"] for f in json.loads(result.out)]
+    assert "MEM001 skipped: sharded (ZeRO/FSDP) with the world size unknown" in result.err

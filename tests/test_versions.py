@@ -120,12 +120,15 @@ def test_conda_environment_and_its_pip_section(tmp_path):
           - pytorch::pytorch=2.1.2
           - transformers=4.35
           - accelerate==0.25.0
+          - bitsandbytes=0.41.1=py310h06a4308_0
           - pip:
             - trl==0.7.4
             - peft>=0.6
         """)
     near = tmp_path / "a.yaml"
     assert pinned("pytorch", near)[0] == "2.1.2"
+    assert pinned("torch", near)[0] == "2.1.2"  # the conda package pytorch installs torch
+    assert pinned("bitsandbytes", near)[0] == "0.41.1"  # conda env export's name=version=build
     assert pinned("transformers", near) is None  # conda's =4.35 is a prefix: 4.35.x
     assert pinned("accelerate", near)[0] == "0.25.0"
     assert pinned("trl", near)[0] == "0.7.4"

@@ -165,6 +165,7 @@ def test_parsed_values(tmp_path):
         "optimizer.grad_clip": 1, "batch.grad_accum": 16, "batch.micro": 1, "sequence.max_length": 2048,
         "sequence.packing": True, "attention.varlen": False, "launch.deepspeed_replaces": [
             "precision.fp16", "precision.bf16", "model.load_dtype", "quantization.compute_dtype"],
+        "launch.auto_precision_by_device": True,
     }
     assert config.get("memory.gradient_checkpointing").origin.default_source.startswith("xtuner/model/sft.py")
     # Values read through module-level names point at the constant's literal.
@@ -231,7 +232,8 @@ def test_inherited_configs_assume_no_defaults(tmp_path):
     config = config_of(path)
     assert {key: field.value for key, field in config.fields.items() if key != "file.kind"} == {
         "model.load_dtype": "bfloat16", "optimizer.lr": 1e-4, "launch.deepspeed_replaces": [
-            "precision.fp16", "precision.bf16", "model.load_dtype", "quantization.compute_dtype"]}
+            "precision.fp16", "precision.bf16", "model.load_dtype", "quantization.compute_dtype"],
+        "launch.auto_precision_by_device": True}
 
 
 def test_huggingface_framework_config(tmp_path):
@@ -272,7 +274,7 @@ def test_shipped_deepspeed_names(tmp_path, name, values):
 
 
 def test_shipped_names_agree_with_the_corpus_copies(corpus):
-    from linter.adapters.xtuner import _SHIPPED
+    from linter.adapters.xtuner_deepspeed import SHIPPED as _SHIPPED
 
     folder = corpus / "InternLM__xtuner" / "xtuner" / "configs" / "deepspeed"
     for name, (stage, offload_optimizer, offload_param) in _SHIPPED.items():

@@ -31,10 +31,13 @@ and the JSON's `"auto"` fp16/bf16 are decided by xtuner/tools/utils.py
 auto_dtype_of_deepspeed_config from the *hardware*, not from the config: fp16 = CUDA available,
 bf16 = torch.cuda.is_bf16_supported(), and bf16 wins when both are true. So on an A100 such a
 run trains in bf16 whatever AmpOptimWrapper's dtype says, and on pre-Ampere GPUs the answer
-depends on torch (is_bf16_supported(including_emulation=True) says yes on a V100 from torch
-2.4). DeepSpeed then casts the parameters to it (runtime/engine.py _configure_distributed_model) and
-bitsandbytes' Linear4bit computes in a bf16 input's dtype (nn/modules.py set_compute_type): the
-config's dtypes are recorded as `launch.deepspeed_replaces`, for the launch to decide. With
+depends on torch (is_bf16_supported() says no below compute capability 8 from torch 1.10 to 2.2,
+yes on a V100 from torch 2.3, PR #115924, where an emulated bf16 tensor counts: recorded as
+`launch.auto_precision_by_device`, read by rules/facts.py device_resolved_fp16). DeepSpeed then
+casts the parameters to it (runtime/engine.py _configure_distributed_model) and bitsandbytes'
+Linear4bit computes in a bf16 input's dtype from 0.41 to 0.46 (set_compute_type; see
+xtuner_deepspeed.py): the config's dtypes are recorded as `launch.deepspeed_replaces`, for the
+launch to decide. With
 `framework = "huggingface"` the HF Trainer fills the "auto"s from training_args (transformers/integrations/deepspeed.py).
 """
 
@@ -49,6 +52,7 @@ from ..ir import ConfigIR, Field, Link, Origin, canonical_dtype
 from ..python_reader import PythonDocument, call_name, is_open
 from ..versions import older_than
 from . import Adapter, new_config, record_literal, span_of
+from .xtuner_deepspeed import record_strategy, runs_strategy, shipped_values
 
 _SFT = "xtuner/model/sft.py (SupervisedFinetune)"
 _AMP = "mmengine/runner/amp.py (AmpOptimWrapper dtype=None: torch's default CUDA autocast dtype, float16)"
@@ -58,12 +62,6 @@ _TRAINING_ARGUMENTS = "transformers/training_args.py (TrainingArguments: fp16 Fa
 _TRAIN_HF = "xtuner/tools/train.py (framework \"huggingface\": PEFT only `if cfg.get(\"lora\")`)"
 _BNB = "transformers/utils/quantization_config.py (BitsAndBytesConfig: bnb_4bit_compute_dtype None is float32)"
 _SFT_FAMILY = {"SupervisedFinetune", "DPO", "ORPO"}
-# The DeepSpeed configs XTuner ships (xtuner/configs/deepspeed/*.json at b934f46): ZeRO stage,
-# offloaded optimizer, offloaded parameters. Every one has fp16 {"enabled": "auto",
-# "initial_scale_power": 16} and bf16 {"enabled": "auto"}.
-_SHIPPED = {"deepspeed_zero1": (1, False, False), "deepspeed_zero2": (2, False, False),
-            "deepspeed_zero2_offload": (2, True, False), "deepspeed_zero3": (3, False, False),
-            "deepspeed_zero3_offload": (3, True, True)}
 # Whom each sampler deals samples to: every rank (mmengine/dataset/sampler.py DefaultSampler and InfiniteSampler,
 # xtuner/dataset/samplers/length_grouped.py LengthGroupedSampler: get_dist_info) or the data-parallel groups
 # (xtuner/parallel/sequence/sampler.py SequenceParallelSampler, dataset/samplers/intern_repo.py InternRepoSampler,
@@ -279,13 +277,21 @@ class XTunerAdapter(Adapter):
         wrapper = parts.optim_wrapper
         kind = call_name(wrapper["type"]) if "type" in wrapper else ""
         if kind in ("OptimWrapper", "AmpOptimWrapper"):  # what `--deepspeed` replaces: the module docstring
-            config.set("launch.deepspeed_replaces", Field(list(_DEEPSPEED_REPLACES), Origin(
-                span_of(document, *document.span(wrapper["type"])), "xtuner/tools/train.py main (--deepspeed)")))
+            origin = Origin(span_of(document, *document.span(wrapper["type"])),
+                            "xtuner/tools/train.py main (--deepspeed)")
+            config.set("launch.deepspeed_replaces", Field(list(_DEEPSPEED_REPLACES), origin))
+            # auto_dtype_of_deepspeed_config came with v0.1.7 (54467bea2, PR #195), with the "auto" shipped configs.
+            version = config.version("xtuner")
+            if version is None or not older_than(version[0], "0.1.7"):
+                config.set("launch.auto_precision_by_device", Field(True, origin))
         if kind == "OptimWrapper":
             for key in ("precision.fp16", "precision.bf16"):
                 default(key, False, wrapper["type"], _OPTIM_WRAPPER)
             return
         if kind != "AmpOptimWrapper":
+            strategy = runs_strategy(document, wrapper)  # a dumped DeepSpeed run: xtuner_deepspeed.py
+            if strategy is not None:
+                record_strategy(document, config, strategy)
             return  # DeepSpeedOptimWrapper or a custom one: its precision lives elsewhere
         dtype_node = wrapper.get("dtype")
         if dtype_node is None:
@@ -314,19 +320,9 @@ class XTunerAdapter(Adapter):
     # ---- DeepSpeed names ---------------------------------------------------------------------
 
     def named_link(self, document: PythonDocument, config: ConfigIR, name: str) -> Link | None:
-        shipped = _SHIPPED.get(name)
-        if shipped is None:
+        values = shipped_values(name)
+        if values is None:
             return None
-        stage, offload_optimizer, offload_param = shipped
-        values = {"parallel.zero_stage": stage, "loss_scale.initial_scale_power": 16}
-        if offload_optimizer:
-            values["parallel.offload_optimizer"] = True
-        if offload_param:
-            values["parallel.offload_param"] = True
-        # fp16/bf16 stay "auto" as shipped: an mmengine run decides them from the GPU
-        # (auto_dtype_of_deepspeed_config), an HF-framework run from training_args, which this
-        # config already states.
-        values["precision.fp16"] = values["precision.bf16"] = "auto"
         parts = _Config(document)
         if parts.framework == "mmengine":
             # train.py hands DeepSpeed clip_grad.max_norm as gradient_clipping, 1.0 without clip_grad.
