@@ -94,6 +94,7 @@ IR_KEYS = (
     ("adapter.rank_pattern_values", "numbers", "the ranks of adapter.rank_pattern_keys, in the same order"),
     ("adapter.alpha_pattern_keys", "list", "PEFT LoraConfig alpha_pattern keys (module-name regexes), in written order"),
     ("adapter.alpha_pattern_values", "numbers", "the alphas of adapter.alpha_pattern_keys, in the same order"),
+    ("adapter.task_type", "str", "PEFT task_type as written, upper-cased (CAUSAL_LM, SEQ_CLS, ...)"),
     ("adapter.layers_pattern", "str|list", "PEFT layers_pattern: the module list name the layer indices refer to"),
     ("adapter.task_model", "bool", "PEFT wraps a model with a task head (a *ForCausalLM, *ForSequenceClassification "
                                    "class: task_type set), whose input embedding sits under a prefix "
@@ -224,6 +225,8 @@ IR_KEYS = (
     # Sequence, attention, memory savers
     ("sequence.max_length", "int", "longest training sequence in tokens"),
     ("sequence.packing", "bool", "samples packed into full-length sequences"),
+    ("sequence.truncation_mode", "str", "which end of an over-long sequence the trainer keeps (TRL truncation_mode), "
+                                      "as written"),
     ("sequence.padding_free", "bool", "batches flattened without padding (TRL padding_free)"),
     ("sequence.packing_strategy", "str", "TRL's packing strategy (bfd, ffd, wrapped)"),
     ("attention.implementation", "str", "eager, sdpa, flash_attention_2, ..."),
@@ -259,6 +262,9 @@ IR_KEYS = (
     ("checkpoint.save_strategy", "str", "when checkpoints are saved (no, steps, epoch, best), as written"),
     ("checkpoint.save_only_model", "bool", "checkpoints hold the model only, no optimizer state (save_only_model)"),
     ("checkpoint.eval_strategy", "str", "when the model is evaluated (no, steps, epoch), as written"),
+    ("checkpoint.best_metric_name", "str", "the metric the Trainer compares checkpoints by, as written "
+                                           "(TrainingArguments metric_for_best_model)"),
+    ("training.label_smoothing", "num", "label smoothing factor of the Trainer's loss (label_smoothing_factor), as written"),
     # Model family, features and prompt, where the framework declares them in the config (Ludwig)
     ("model.kind", "str", "the framework's model family, as written or defaulted: ecd, llm, gbm (Ludwig model_type)"),
     ("model.multimodal", "bool", "the base model is loaded as a vision-language model (Ludwig, Axolotl is_multimodal)"),

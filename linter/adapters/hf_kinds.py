@@ -209,6 +209,9 @@ TRL_TRAINER_BINDINGS = (
     # (alignment-handbook get_tokenizer: tokenizer.chat_template = model_args.chat_template).
     Binding("data.assistant_only_loss", "assistant_only_loss"),
     Binding("data.chat_template_file", "chat_template_path", "chat_template", "tokenizer_name_or_path"),
+    # DPOConfig / KTOConfig / ORPOConfig / CPOConfig / BCOConfig truncation_mode (default "keep_end"):
+    # written value only.
+    Binding("sequence.truncation_mode", "truncation_mode", convert=lambda mode: str(mode).lower()),
 )
 # Keys only one TRL trainer's config defines, which mark a file as that trainer's:
 # trl/trainer/grpo_config.py (GRPOConfig, TRL >= 0.14) num_generations; trl/trainer/kto_config.py

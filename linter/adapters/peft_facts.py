@@ -42,6 +42,7 @@ PEFT_BINDINGS = (
     Binding("adapter.layers_to_transform", "layers_to_transform", convert=_layers),
     Binding("adapter.layers_pattern", "layers_pattern", convert=_layers),
     Binding("adapter.task_model", "task_type", convert=_task_model),
+    Binding("adapter.task_type", "task_type", convert=lambda task: str(task).upper()),
     Binding("adapter.adalora_tinit", "tinit"),
     Binding("adapter.adalora_tfinal", "tfinal"),
     Binding("adapter.adalora_total_step", "total_step"),
