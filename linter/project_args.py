@@ -7,20 +7,19 @@ Scripts built on transformers' `HfArgumentParser` (and TRL's `TrlParser`, open-i
 even though no framework schema knows it.
 
 This module finds such classes with `ast` (never importing project code) in the repository of a
-linted file: classes named in a parser call (`HfArgumentParser((ModelArguments,
-TrainingArguments))`, also through a variable holding the tuple), classes that subclass an
-upstream argument class (TrainingArguments, Seq2SeqTrainingArguments, TRL's trainer configs,
-ScriptArguments, ModelConfig), and the project classes those inherit from, with their fields.
-The repository is the nearest folder above the file that holds `.git`; without one, the file's
-own folder. The cost is bounded: hidden folders, virtual environments, node_modules and build
-outputs are skipped, and so are files over `MAX_FILE_BYTES`, files past `MAX_FILES`, and files
-past `MAX_PARSED_BYTES` of parsed source; only files that mention `dataclass` or a parser are
-parsed at all.
-Results are cached per repository for the process.
+linted file: classes named in a parser call (`HfArgumentParser((ModelArguments, TrainingArguments))`,
+also through a variable holding the tuple), dataclasses their own module fills from a file it loads
+(`TrainConfig(**yaml.safe_load(f))`), classes that subclass an upstream argument class
+(TrainingArguments, Seq2SeqTrainingArguments, TRL's trainer configs, ScriptArguments, ModelConfig),
+and the project classes those inherit from, with their fields. The repository is the nearest folder
+above the file that holds `.git`; without one, the file's own folder. The cost is bounded: hidden
+folders, virtual environments, node_modules and build outputs are skipped, and so are files over
+`MAX_FILE_BYTES`, files past `MAX_FILES`, and files past `MAX_PARSED_BYTES` of parsed source; only
+files that mention `dataclass` or a parser are parsed at all. Results are cached per repository.
 
-upstream: transformers/hf_argparser.py (HfArgumentParser takes a dataclass type or an iterable
-of them; parse_yaml_file / parse_json_file / parse_dict map keys to their fields);
-trl/scripts/utils.py (TrlParser, a HfArgumentParser subclass).
+upstream: transformers/hf_argparser.py (HfArgumentParser takes a dataclass type or an iterable of
+them; parse_yaml_file / parse_json_file / parse_dict map keys to their fields); trl/scripts/utils.py
+(TrlParser, a HfArgumentParser subclass).
 """
 
 from __future__ import annotations
@@ -231,6 +230,9 @@ def _read_file(path: Path, classes: list[_Class], parsed: set[str], budget: list
                 line in parser_lines for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)):
             calls.extend(sub for sub in ast.walk(node)
                          if isinstance(sub, ast.Call) and _last_name(sub.func) in PARSERS)
+    # A dataclass its module fills from a file it loads (`TrainConfig(**yaml.safe_load(f))`) reads it as a parser
+    parsed.update(cls.name for cls in classes if cls.path == path and cls.is_dataclass and _LOADER.search(data)
+                  and re.search(rb"\b" + re.escape(cls.name.encode()) + rb"\s*\(\s*\*\*", data))
     imports = None
     for call in calls:
         first = call.args[0] if call.args else next(
@@ -251,6 +253,7 @@ def _read_file(path: Path, classes: list[_Class], parsed: set[str], budget: list
 
 _DATACLASS = re.compile(rb"^([ \t]*)@(?:[A-Za-z_][\w.]*\.)?dataclass\b", re.MULTILINE)
 _EXTRA_KEYS = re.compile(rb"\ballow_extra_keys\s*=\s*True\b")
+_LOADER = re.compile(rb"\b(?:yaml\.(?:safe_)?load|json\.load|OmegaConf\.load|tomllib\.load|toml\.load)\s*\(")
 _PARSER_NAME = re.compile(rb"\b(?:" + b"|".join(name.encode() for name in sorted(PARSERS)) + rb")\b")
 _OPENING, _CLOSING = b"([{", b")]}"
 FAST = True  # parse only the dataclass blocks and parser-call statements (tests compare both ways)

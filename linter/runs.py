@@ -152,6 +152,11 @@ class RunBuilder:
         if isinstance(facts.processes, int) and config.get("batch.world_size") is None:
             config.set("batch.world_size", Field(facts.processes, origin))
         config.set("launch.vllm_server", Field(vllm_server_launched(root), origin))
+        if facts.accelerate_config is UNKNOWN and config.get("launch.undecided") is None:
+            # an accelerate config named but not in the checkout (or commands naming different
+            # ones) decides the distributed type and sharding the run gets: unknown here
+            config.set("launch.undecided", Field(f"its sharding (the accelerate config {where} passes is not known "
+                                                 "here)", origin))
         linked = {real_path(candidate) for link in links for candidate in link.candidates}
         found = []
         for path, kind in ((facts.accelerate_config, _DECLARED), (facts.deepspeed, "deepspeed")):

@@ -398,3 +398,22 @@ def test_a_finding_on_several_values_names_the_launch_and_offers_no_fix(tmp_path
     [finding] = _findings(root / "sft.yaml", "--gpu", "V100", "--select", "PRE001")
     assert "model dtype bfloat16" in finding["message"] and "launch command run.sh:1" in finding["message"]
     assert not finding.get("fix")
+
+
+def test_an_accelerate_config_the_launch_names_but_the_checkout_lacks_leaves_sharding_unknown(tmp_path):
+    # A 7B full fine-tune in bf16 needs ~64 GiB per GPU unsharded: MEM001 on an A100-40GB. The
+    # launch passes an accelerate config (its ZeRO stage decides the sharding) that is not in the
+    # checkout: the estimate cannot be judged. With the config present (ZeRO-3 over 8), it fits.
+    full = ("model_name_or_path: Qwen/Qwen2.5-7B-Instruct\ndataset_name: d\nper_device_train_batch_size: 1\n"
+            "torch_dtype: bfloat16\nbf16: true\ngradient_checkpointing: true\n")
+    launch = "accelerate launch --num_processes 8 --config_file zero3.yaml train.py --config sft.yaml\n"
+    root = _checkout(tmp_path, {"sft.yaml": full, "run.sh": "python train.py --config sft.yaml\n"})
+    assert [f["code"] for f in _findings(root / "sft.yaml", "--gpu", "A100", "--select", "MEM001")] == ["MEM001"]
+    (root / "run.sh").write_text(launch, "utf-8")
+    launches.scan.cache_clear()
+    result = trainlint("check", root / "sft.yaml", "--no-detect", "--gpu", "A100", "--select", "MEM001", "--verbose")
+    assert "MEM001" not in result.out and "accelerate config run.sh:1 passes is not known" in result.err
+    (root / "zero3.yaml").write_text("compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\n"
+                                     "deepspeed_config:\n  zero_stage: 3\nnum_processes: 8\n", "utf-8")
+    launches.scan.cache_clear()
+    assert _findings(root / "sft.yaml", "--gpu", "A100", "--select", "MEM001") == []

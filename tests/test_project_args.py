@@ -282,3 +282,38 @@ def test_classes_of_a_parser_call_that_allows_extra_keys(tmp_path):
         """)
     found = project_arguments(root / "recipes" / "grpo.yaml")
     assert found.lenient == frozenset({"ScriptArguments", "GRPOConfig"})
+
+
+def test_dataclass_its_module_fills_from_a_loaded_file(tmp_path):
+    """`TrainConfig(**yaml.safe_load(f))`: the project's own class reads the config; a dataclass
+    in a module that loads nothing, or that is never built from a mapping, reads no file."""
+    root = _repository(tmp_path)
+    _write(root / "sft" / "config.py", """\
+        from dataclasses import dataclass, fields
+        import yaml
+
+        @dataclass
+        class TrainConfig:
+            curriculum_data_path: str = ""
+            kl_beta: float = 0.0
+
+        @dataclass
+        class Other:
+            unrelated_field: int = 0
+
+        def load_config(path):
+            raw = yaml.safe_load(open(path))
+            valid = {f.name for f in fields(TrainConfig)}
+            return TrainConfig(**{k: v for k, v in raw.items() if k in valid})
+        """)
+    _write(root / "plain.py", """\
+        from dataclasses import dataclass
+
+        @dataclass
+        class Row:
+            row_field: int = 0
+
+        def build(values):
+            return Row(**values)
+        """)
+    assert project_fields(root / "c.yaml") == {"curriculum_data_path", "kl_beta"}
