@@ -45,6 +45,8 @@ IR_KEYS = (
     ("device.kind", "str", "the accelerator the job runs on: cuda, or cpu/npu/xpu/... where a launcher config says"),
     # Model
     ("model.name", "str", "the base model: a hub id or a local path"),
+    ("model.teacher", "str", "the distillation teacher model: a hub id or a local path (TRL GKD "
+                             "teacher_model_name_or_path), as written"),
     ("model.load_dtype", "dtype", "the dtype the model weights are loaded in (torch_dtype)"),
     ("model.default_dtype", "dtype", "the dtype the framework loads weights in when the config names none"),
     ("model.device_map", "str", "the device_map from_pretrained receives, as written (a device, auto / balanced / "
