@@ -96,6 +96,8 @@ IR_KEYS = (
                                    "(model.embed_tokens, transformer.wte), never at the top level"),
     ("adapter.adalora_tinit", "int", "AdaLoRA tinit: initial fine-tuning steps before rank budgeting"),
     ("adapter.adalora_tfinal", "int", "AdaLoRA tfinal: final fine-tuning steps after rank budgeting"),
+    ("adapter.allocates_ranks", "bool", "the framework's own training loop calls AdaLoRA's update_and_allocate "
+                                        "after each optimizer step (False: it never does)"),
     ("adapter.adalora_total_step", "int", "AdaLoRA total_step: the training steps the rank schedule is planned for"),
     ("adapter.target_string", "str", "target_modules written as one string, which PEFT's LoraConfig keeps a str "
                                      "(a regular expression matched against module names, or all-linear)"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from linter.registry import ERROR, Rule, register
+from linter.registry import ERROR, WARNING, Rule, register
 from .facts import fsdp_version, world_size
 
 # peft/tuners/lora/bnb.py: DoRA arrived in PEFT 0.9.0 for plain Linear layers only; the
@@ -260,3 +260,74 @@ class DoraFsdpPeftVersion(Rule):
                 "FSDP unit, and before 0.12.0 DoRA reads lora_B.weight @ lora_A.weight outside them, where each "
                 f"rank holds a flat shard: the first step fails; upgrade PEFT to {_DORA_THROUGH_CALL} or turn DoRA off",
             )
+
+
+@register
+class AdaloraWithoutAllocation(Rule):
+    """PEF012 adalora-without-update-and-allocate
+
+    ## What it does
+    Flags an AdaLoRA adapter (Ludwig `adapter: {type: adalora}`) trained by a framework
+    whose own training loop never calls PEFT's `update_and_allocate`.
+
+    ## Why is this bad?
+    AdaLoRA's rank budget (`init_r` down to `target_r` between `tinit` and `total_step -
+    tfinal`, every `delta_t` steps) runs only in `AdaLoraModel.update_and_allocate(global_step)`,
+    which PEFT documents as a call the training loop makes after each optimizer step; PEFT
+    never makes it itself, and neither does Ludwig's trainer (nor transformers' Trainer,
+    huggingface/peft#1327). Without it `rank_pattern` stays empty and every layer keeps
+    `init_r`: the run trains a plain fixed-rank LoRA while
+    the config promises adaptive ranks averaging `target_r`. Nothing fails or warns.
+
+    ## Example
+    `ludwig.yaml`:
+        model_type: llm
+        base_model: meta-llama/Llama-2-7b-hf
+        input_features:
+          - name: instruction
+            type: text
+        output_features:
+          - name: output
+            type: text
+        adapter:
+          type: adalora
+          init_r: 24
+          target_r: 4
+    Use instead:
+        model_type: llm
+        base_model: meta-llama/Llama-2-7b-hf
+        input_features:
+          - name: instruction
+            type: text
+        output_features:
+          - name: output
+            type: text
+        adapter:
+          type: lora
+          r: 8
+
+    ## Fix safety
+    No fix: a LoRA of a chosen rank, or a training loop that calls `update_and_allocate`, is
+    the author's choice.
+
+    ## References
+    - peft src/peft/tuners/adalora/model.py AdaLoraModel.update_and_allocate (its docstring: call
+      it after `optimizer.step()` in the training loop), tuners/adalora/layer.py RankAllocator;
+      no caller in src/ (mirror 5d602fdbf)
+    - ludwig ludwig/trainers/trainer.py Trainer.train; ludwig/schema/llms/peft.py AdaloraConfig
+      (`git log -S update_and_allocate` finds no commit in ludwig-ai/ludwig, mirror 5d19f3e63)
+    - huggingface/peft#1327, #432, #1801
+    """
+
+    code = "PEF012"
+    name = "adalora-without-update-and-allocate"
+    severity = WARNING
+
+    def check(self, run, context):
+        for config in run.configs:
+            if config.value("adapter.kind") == "adalora" and config.value("adapter.allocates_ranks") is False:
+                yield self.finding(
+                    config, config.span("adapter.allocates_ranks"),
+                    "AdaLoRA adapter, but this framework's training loop never calls update_and_allocate: the rank "
+                    "budget (init_r -> target_r) is never applied and every layer trains at init_r, a plain "
+                    "fixed-rank LoRA")

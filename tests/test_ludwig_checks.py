@@ -179,3 +179,31 @@ def test_prompt_rows(tmp_path):
                   '    type: random\n    k: 2\n')
     assert lint(tmp_path, fine, "0.10.4") == []
     assert lint(tmp_path, prompt("  task: classify\n  retrieval:\n    type: random\n    k: 2\n"), "0.10.4") == []
+
+
+# ---- PEF012: Ludwig's trainer never calls AdaLoRA's update_and_allocate -------------------------
+
+def _pef012(tmp_path, text: str) -> list[str]:
+    (tmp_path / "train.yaml").write_text(text)
+    result = trainlint("check", tmp_path / "train.yaml", "--no-detect", "--format", "json", "--select", "PEF012")
+    assert result.code in (0, 1), result.err
+    return [finding["message"] for finding in json.loads(result.out)]
+
+
+def test_pef012_fires_on_a_ludwig_adalora_adapter(tmp_path):
+    found = _pef012(tmp_path, llm(extra="adapter:\n  type: adalora\n  init_r: 24\n  target_r: 4\n"))
+    assert len(found) == 1 and "update_and_allocate" in found[0], found
+
+
+@pytest.mark.parametrize("extra", ["adapter:\n  type: lora\n", "adapter:\n  type: ia3\n", ""])
+def test_pef012_silent_without_adalora(tmp_path, extra):
+    assert _pef012(tmp_path, llm(extra=extra)) == []
+
+
+def test_pef012_silent_on_a_peft_adapter_config(tmp_path):
+    # A saved adapter_config.json: the loop that trains it is a script's, which may call it.
+    (tmp_path / "adapter_config.json").write_text(json.dumps(
+        {"peft_type": "ADALORA", "init_r": 24, "target_r": 4, "total_step": 100, "target_modules": ["q_proj"]}))
+    result = trainlint("check", tmp_path / "adapter_config.json", "--no-detect", "--format", "json",
+                       "--select", "PEF012")
+    assert json.loads(result.out) == []

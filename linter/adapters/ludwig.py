@@ -123,6 +123,10 @@ class LudwigAdapter(Adapter):
             read_llm(read, document)
             read.bind(_ADAPTER_BINDINGS)
             _record_default_targets(read, config)
+            if config.value("adapter.kind") == "adalora":
+                # ludwig/trainers/trainer.py (every commit: `git log -S update_and_allocate` finds none)
+                # never calls AdaLoraModel.update_and_allocate; PEFT does not call it by itself.
+                read.set("adapter.allocates_ranks", False, "adapter")
             if isinstance(read.node("quantization"), Mapping) and config.value("quantization.backend") in (
                     None, "bitsandbytes"):
                 # llm_utils.py load_pretrained_from_config (models/llm.py before): quantization_config =
