@@ -283,12 +283,8 @@ class AdaloraWithoutAllocation(Rule):
     `ludwig.yaml`:
         model_type: llm
         base_model: meta-llama/Llama-2-7b-hf
-        input_features:
-          - name: instruction
-            type: text
-        output_features:
-          - name: output
-            type: text
+        input_features: [{name: instruction, type: text}]
+        output_features: [{name: output, type: text}]
         adapter:
           type: adalora
           init_r: 24
@@ -296,12 +292,8 @@ class AdaloraWithoutAllocation(Rule):
     Use instead:
         model_type: llm
         base_model: meta-llama/Llama-2-7b-hf
-        input_features:
-          - name: instruction
-            type: text
-        output_features:
-          - name: output
-            type: text
+        input_features: [{name: instruction, type: text}]
+        output_features: [{name: output, type: text}]
         adapter:
           type: lora
           r: 8
@@ -331,3 +323,78 @@ class AdaloraWithoutAllocation(Rule):
                     "AdaLoRA adapter, but this framework's training loop never calls update_and_allocate: the rank "
                     "budget (init_r -> target_r) is never applied and every layer trains at init_r, a plain "
                     "fixed-rank LoRA")
+
+
+# AdaLoraConfig.__post_init__ (9c25d9411, #2341): total_step None refused (PEF002 for adapter_config.json).
+_TOTAL_STEP_REQUIRED = "0.15.0"
+
+
+@register
+class AdaloraTotalStepUnset(Rule):
+    """PEF013 adalora-total-step-unset
+
+    ## What it does
+    Flags an AdaLoRA adapter that a framework builds with `total_step` None (Ludwig before
+    0.11.0 passes its schema default, None, where `adapter.total_step` is not written), where
+    the PEFT in use is 0.15.0 or later (a pin near the file or the installed package; silent
+    when either version is unknown).
+
+    ## Why is this bad?
+    PEFT 0.15.0 made `total_step` required: `AdaLoraConfig.__post_init__` raises ValueError
+    "AdaLoRA does not work when `total_step` is None, supply a value > 0." when the adapter is
+    built, after the base model has loaded. Ludwig 0.10 requires `peft>=0.10.0`, so a fresh
+    install takes a PEFT that refuses every AdaLoRA config without `total_step`; Ludwig 0.11.0
+    defaults it to 10000.
+
+    ## Example
+    `ludwig.yaml`:
+        model_type: llm
+        base_model: meta-llama/Llama-2-7b-hf
+        input_features: [{name: instruction, type: text}]
+        output_features: [{name: output, type: text}]
+        adapter:
+          type: adalora
+    `requirements.txt`:
+        ludwig==0.10.4
+        peft==0.15.2
+    Use instead a written `total_step` (the run's optimizer steps):
+        model_type: llm
+        base_model: meta-llama/Llama-2-7b-hf
+        input_features: [{name: instruction, type: text}]
+        output_features: [{name: output, type: text}]
+        adapter:
+          type: adalora
+          total_step: 2000
+
+    ## Fix safety
+    No fix: the step count is the run's.
+
+    ## References
+    - peft src/peft/tuners/adalora/config.py AdaLoraConfig.__post_init__: 9c25d9411 (#2341, v0.15.0)
+    - ludwig ludwig/schema/llms/peft.py AdaloraConfig.total_step (default None until 86a97e521,
+      "Modernize Ludwig to v0.11.0", #4059) and to_config; requirements_llm.txt `peft>=0.10.0`
+      (v0.10.4)
+    - huggingface/peft#2337, #2341
+    """
+
+    code = "PEF013"
+    name = "adalora-total-step-unset"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            if (config.value("adapter.kind") != "adalora" or config.value("file.kind") == "peft"
+                    or config.get("adapter.adalora_total_step") is None
+                    or config.value("adapter.adalora_total_step") is not None):
+                continue  # saved adapter_config.json files are PEF002's
+            version = config.version("peft")
+            if version is None:
+                context.notes.append(f"{config.path}: {self.code} skipped: the peft version is unknown")
+                continue
+            if context.version_before("peft", _TOTAL_STEP_REQUIRED, config, self.code) is not None:
+                continue
+            yield self.finding(
+                config, config.span("adapter.adalora_total_step") or config.file_span,
+                f"AdaLoRA adapter built with total_step None on PEFT {version[0]} ({version[1]}): AdaLoraConfig "
+                "raises \"AdaLoRA does not work when `total_step` is None, supply a value > 0.\" when the adapter "
+                f"is built (PEFT {_TOTAL_STEP_REQUIRED} and later)")
