@@ -45,6 +45,8 @@ IR_KEYS = (
     ("device.kind", "str", "the accelerator the job runs on: cuda, or cpu/npu/xpu/... where a launcher config says"),
     # Model
     ("model.name", "str", "the base model: a hub id or a local path"),
+    ("training.gkd_lmbda", "num", "TRL GKD lmbda: the share of steps trained on the student's own generations "
+                                  "(on-policy), as written"),
     ("model.teacher", "str", "the distillation teacher model: a hub id or a local path (TRL GKD "
                              "teacher_model_name_or_path), as written"),
     ("model.load_dtype", "dtype", "the dtype the model weights are loaded in (torch_dtype)"),

@@ -199,3 +199,55 @@ class GkdTeacherVocabMismatch(Rule):
 
 def _on(found) -> str:
     return f" on TRL {found[0]} ({found[1]})" if found else ""
+
+
+@register
+class GkdConfigRefused(Rule):
+    """TRN084 gkd-config-refused
+
+    ## What it does
+    Flags a TRL GKD config (`teacher_model_name_or_path`, `lmbda` or `seq_kd`, and no key of the
+    GOLD or server-distillation configs) whose `lmbda` or `beta` lies outside [0, 1].
+
+    ## Why is this bad?
+    `GKDConfig.__post_init__` raises ValueError ("lmbda must be in the range [0.0, 1.0]." /
+    "beta must be in the range [0.0, 1.0].") when the config is parsed: `lmbda` is the share
+    of batches trained on the student's own generations, `beta` the interpolation of the
+    generalized JSD between forward and reverse KL. Every release with GKD (TRL 0.11.0 on)
+    has the check, so the rule fires with the TRL version unknown.
+
+    ## Example
+    `gkd.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
+        teacher_model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct
+        dataset_name: trl-lib/chatbot_arena_completions
+        lmbda: 5
+    Use instead:
+        model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
+        teacher_model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct
+        dataset_name: trl-lib/chatbot_arena_completions
+        lmbda: 0.5
+
+    ## Fix safety
+    No fix: the intended share is the author's.
+
+    ## References
+    - trl/trainer/gkd_config.py GKDConfig.__post_init__: 85696aa64 "Gkd trainer" (#1814, v0.11.0);
+      trl/experimental/gkd/gkd_config.py from b7918c0f3 (#4474, v0.26.0), unchanged to v1.9.0
+    """
+
+    code = "TRN084"
+    name = "gkd-config-refused"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            if config.value("file.kind") != "trl" or config.value("training.trainer") != "gkd":
+                continue
+            for key, name in (("training.gkd_lmbda", "lmbda"), ("training.rl_beta", "beta")):
+                value = config.value(key)
+                if isinstance(value, (int, float)) and not isinstance(value, bool) and not 0 <= value <= 1:
+                    yield self.finding(
+                        config, config.span(key),
+                        f"{name} {value}: GKDConfig raises \"{name} must be in the range [0.0, 1.0].\" when the "
+                        "config is parsed (TRL 0.11.0 and later)")

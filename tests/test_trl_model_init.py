@@ -224,3 +224,21 @@ def test_trn083_silent(tmp_path, text, pin):
 
 def test_trn083_liger_with_the_init_check(tmp_path):
     assert len(_codes(_write(tmp_path, GKD + "use_liger_kernel: true\n", "1.8.0", "gkd.yaml"), "TRN083")) == 1
+
+
+# ---- TRN084 --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("extra, word", [("lmbda: 1.5\n", "lmbda 1.5"), ("beta: -0.5\n", "beta -0.5")])
+def test_trn084_fires_on_every_version(tmp_path, extra, word):
+    found = _codes(_write(tmp_path, GKD.replace("lmbda: 0.5\n", "") + extra, None, "gkd.yaml"), "TRN084")
+    assert len(found) == 1 and word in found[0], found
+
+
+@pytest.mark.parametrize("text", [
+    GKD + "beta: 1.0\n",
+    GKD.replace("lmbda: 0.5", "lmbda: 0") + "beta: 0\n",
+    GKD.replace("lmbda: 0.5", "lmbda: 2") + "teacher_tokenizer_name_or_path: Qwen/Qwen2.5-72B-Instruct\n",  # GOLD
+    "model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/ultrafeedback_binarized\nbeta: 2.0\n",  # DPO
+])
+def test_trn084_silent(tmp_path, text):
+    assert _codes(_write(tmp_path, text, None, "gkd.yaml"), "TRN084") == []

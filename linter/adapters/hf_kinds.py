@@ -196,6 +196,7 @@ TRL_TRAINER_BINDINGS = (
     # GKDConfig teacher_model_name_or_path (trl/trainer/gkd_config.py, TRL >= 0.11; since 0.26
     # trl/experimental/gkd/gkd_config.py): the teacher the trainer loads by name. Written only.
     Binding("model.teacher", "teacher_model_name_or_path"),
+    Binding("training.gkd_lmbda", "lmbda"),  # GKDConfig lmbda (TRL >= 0.11), written only
     Binding("training.rl_beta", "beta"),
     # GRPOConfig.use_liger_loss (TRL 0.17.0, PR #3184; a deprecated alias of use_liger_kernel from
     # 0.25.0, removed in 0.28.0): the fused liger GRPO loss.
