@@ -180,7 +180,10 @@ class GkdTeacherVocabMismatch(Rule):
             from linter.models import dimensions_of
 
             sizes = [dimensions_of(name, config.path.parent) for name in (student, teacher)]
-            if any(dims is None or dims.source.startswith("unverified") for dims in sizes):
+            if any(dims is None or dims.source.startswith("unverified") or (
+                    # a table row is trusted for a Hub id only: a local folder may hold a resized vocabulary
+                    not dims.source.endswith("config.json") and not _hub_id(name))
+                    for name, dims in zip((student, teacher), sizes)):
                 context.notes.append(f"{config.path}: {self.code} skipped: the vocab_size of {student} or {teacher} "
                                      "is unknown")
                 continue
@@ -195,6 +198,10 @@ class GkdTeacherVocabMismatch(Rule):
                 f"the GKD student {student} has vocab_size {sizes[0].vocab} but the teacher {teacher} has "
                 f"{sizes[1].vocab}{_on(found)}: GKD compares the two next-token distributions over one vocabulary, "
                 f"so {when}")
+
+
+def _hub_id(name: str) -> bool:
+    return name.count("/") == 1 and not name.startswith((".", "/", "~"))
 
 
 def _on(found) -> str:

@@ -215,6 +215,7 @@ def test_trn083_reads_a_local_teacher_config(tmp_path):
     (GKD + "use_uld_loss: true\n", None),
     (GKD + "use_teacher_server: true\n", None),  # a server-distillation config
     (GKD.replace("Qwen/Qwen2.5-72B-Instruct", "acme/unknown-teacher"), None),  # vocab unknown
+    (GKD.replace("Qwen/Qwen2.5-3B-Instruct", "out/sft/Qwen2.5-3B-Instruct"), None),  # a local folder, unread
     (GKD + "use_liger_kernel: true\n", "1.7.0"),  # fused liger JSD loss before the init check: not verified
     (GKD + "use_liger_kernel: true\n", None),
 ])
