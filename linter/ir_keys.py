@@ -49,6 +49,10 @@ IR_KEYS = (
     ("device.kind", "str", "the accelerator the job runs on: cuda, or cpu/npu/xpu/... where a launcher config says"),
     # Model
     ("model.name", "str", "the base model: a hub id or a local path"),
+    ("training.gkd_lmbda", "num", "TRL GKD lmbda: the share of steps trained on the student's own generations "
+                                  "(on-policy), as written"),
+    ("model.teacher", "str", "the distillation teacher model: a hub id or a local path (TRL GKD "
+                             "teacher_model_name_or_path), as written"),
     ("model.load_dtype", "dtype", "the dtype the model weights are loaded in (torch_dtype)"),
     ("model.default_dtype", "dtype", "the dtype the framework loads weights in when the config names none"),
     ("model.device_map", "str", "the device_map from_pretrained receives, as written (a device, auto / balanced / "
@@ -101,6 +105,8 @@ IR_KEYS = (
                                    "(model.embed_tokens, transformer.wte), never at the top level"),
     ("adapter.adalora_tinit", "int", "AdaLoRA tinit: initial fine-tuning steps before rank budgeting"),
     ("adapter.adalora_tfinal", "int", "AdaLoRA tfinal: final fine-tuning steps after rank budgeting"),
+    ("adapter.allocates_ranks", "bool", "the framework's own training loop calls AdaLoRA's update_and_allocate "
+                                        "after each optimizer step (False: it never does)"),
     ("adapter.adalora_total_step", "int", "AdaLoRA total_step: the training steps the rank schedule is planned for"),
     ("adapter.target_string", "str", "target_modules written as one string, which PEFT's LoraConfig keeps a str "
                                      "(a regular expression matched against module names, or all-linear)"),

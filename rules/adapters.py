@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from linter.registry import ERROR, Rule, register
+from linter.registry import ERROR, WARNING, Rule, register
 from .facts import fsdp_version, world_size
 
 # peft/tuners/lora/bnb.py: DoRA arrived in PEFT 0.9.0 for plain Linear layers only; the
@@ -260,3 +260,141 @@ class DoraFsdpPeftVersion(Rule):
                 "FSDP unit, and before 0.12.0 DoRA reads lora_B.weight @ lora_A.weight outside them, where each "
                 f"rank holds a flat shard: the first step fails; upgrade PEFT to {_DORA_THROUGH_CALL} or turn DoRA off",
             )
+
+
+@register
+class AdaloraWithoutAllocation(Rule):
+    """PEF012 adalora-without-update-and-allocate
+
+    ## What it does
+    Flags an AdaLoRA adapter (Ludwig `adapter: {type: adalora}`) trained by a framework
+    whose own training loop never calls PEFT's `update_and_allocate`.
+
+    ## Why is this bad?
+    AdaLoRA's rank budget (`init_r` down to `target_r` between `tinit` and `total_step -
+    tfinal`, every `delta_t` steps) runs only in `AdaLoraModel.update_and_allocate(global_step)`,
+    which PEFT documents as a call the training loop makes after each optimizer step; PEFT
+    never makes it itself, and neither does Ludwig's trainer (nor transformers' Trainer,
+    huggingface/peft#1327). Without it `rank_pattern` stays empty and every layer keeps
+    `init_r`: the run trains a plain fixed-rank LoRA while
+    the config promises adaptive ranks averaging `target_r`. Nothing fails or warns.
+
+    ## Example
+    `ludwig.yaml`:
+        model_type: llm
+        base_model: meta-llama/Llama-2-7b-hf
+        input_features: [{name: instruction, type: text}]
+        output_features: [{name: output, type: text}]
+        adapter:
+          type: adalora
+          init_r: 24
+          target_r: 4
+    Use instead:
+        model_type: llm
+        base_model: meta-llama/Llama-2-7b-hf
+        input_features: [{name: instruction, type: text}]
+        output_features: [{name: output, type: text}]
+        adapter:
+          type: lora
+          r: 8
+
+    ## Fix safety
+    No fix: a LoRA of a chosen rank, or a training loop that calls `update_and_allocate`, is
+    the author's choice.
+
+    ## References
+    - peft src/peft/tuners/adalora/model.py AdaLoraModel.update_and_allocate (its docstring: call
+      it after `optimizer.step()` in the training loop), tuners/adalora/layer.py RankAllocator;
+      no caller in src/ (mirror 5d602fdbf)
+    - ludwig ludwig/trainers/trainer.py Trainer.train; ludwig/schema/llms/peft.py AdaloraConfig
+      (`git log -S update_and_allocate` finds no commit in ludwig-ai/ludwig, mirror 5d19f3e63)
+    - huggingface/peft#1327, #432, #1801
+    """
+
+    code = "PEF012"
+    name = "adalora-without-update-and-allocate"
+    severity = WARNING
+
+    def check(self, run, context):
+        for config in run.configs:
+            if config.value("adapter.kind") == "adalora" and config.value("adapter.allocates_ranks") is False:
+                yield self.finding(
+                    config, config.span("adapter.allocates_ranks"),
+                    "AdaLoRA adapter, but this framework's training loop never calls update_and_allocate: the rank "
+                    "budget (init_r -> target_r) is never applied and every layer trains at init_r, a plain "
+                    "fixed-rank LoRA")
+
+
+# AdaLoraConfig.__post_init__ (9c25d9411, #2341): total_step None refused (PEF002 for adapter_config.json).
+_TOTAL_STEP_REQUIRED = "0.15.0"
+
+
+@register
+class AdaloraTotalStepUnset(Rule):
+    """PEF013 adalora-total-step-unset
+
+    ## What it does
+    Flags an AdaLoRA adapter that a framework builds with `total_step` None (Ludwig before
+    0.11.0 passes its schema default, None, where `adapter.total_step` is not written), where
+    the PEFT in use is 0.15.0 or later (a pin near the file or the installed package; silent
+    when either version is unknown).
+
+    ## Why is this bad?
+    PEFT 0.15.0 made `total_step` required: `AdaLoraConfig.__post_init__` raises ValueError
+    "AdaLoRA does not work when `total_step` is None, supply a value > 0." when the adapter is
+    built, after the base model has loaded. Ludwig 0.10 requires `peft>=0.10.0`, so a fresh
+    install takes a PEFT that refuses every AdaLoRA config without `total_step`; Ludwig 0.11.0
+    defaults it to 10000.
+
+    ## Example
+    `ludwig.yaml`:
+        model_type: llm
+        base_model: meta-llama/Llama-2-7b-hf
+        input_features: [{name: instruction, type: text}]
+        output_features: [{name: output, type: text}]
+        adapter:
+          type: adalora
+    `requirements.txt`:
+        ludwig==0.10.4
+        peft==0.15.2
+    Use instead a written `total_step` (the run's optimizer steps):
+        model_type: llm
+        base_model: meta-llama/Llama-2-7b-hf
+        input_features: [{name: instruction, type: text}]
+        output_features: [{name: output, type: text}]
+        adapter:
+          type: adalora
+          total_step: 2000
+
+    ## Fix safety
+    No fix: the step count is the run's.
+
+    ## References
+    - peft src/peft/tuners/adalora/config.py AdaLoraConfig.__post_init__: 9c25d9411 (#2341, v0.15.0)
+    - ludwig ludwig/schema/llms/peft.py AdaloraConfig.total_step (default None until 86a97e521,
+      "Modernize Ludwig to v0.11.0", #4059) and to_config; requirements_llm.txt `peft>=0.10.0`
+      (v0.10.4)
+    - huggingface/peft#2337, #2341
+    """
+
+    code = "PEF013"
+    name = "adalora-total-step-unset"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            if (config.value("adapter.kind") != "adalora" or config.value("file.kind") == "peft"
+                    or config.get("adapter.adalora_total_step") is None
+                    or config.value("adapter.adalora_total_step") is not None):
+                continue  # saved adapter_config.json files are PEF002's
+            version = config.version("peft")
+            if version is None:
+                context.notes.append(f"{config.path}: {self.code} skipped: the peft version is unknown")
+                continue
+            if context.version_before("peft", _TOTAL_STEP_REQUIRED, config, self.code) is not None:
+                continue
+            yield self.finding(
+                config, config.span("adapter.adalora_total_step") or config.file_span,
+                f"AdaLoRA adapter built with total_step None on PEFT {version[0]} ({version[1]}): AdaLoraConfig "
+                "raises \"AdaLoRA does not work when `total_step` is None, supply a value > 0.\" when the adapter "
+                f"is built (PEFT {_TOTAL_STEP_REQUIRED} and later)")

@@ -221,7 +221,8 @@ class AdaloraScheduleWithoutBudget(Rule):
 
     ## What it does
     Flags an AdaLoRA config whose schedule leaves no budgeting phase: `tinit >= total_step -
-    tfinal` (all three written).
+    tfinal` (all three written, or Ludwig's pinned `total_step` default). Where the training
+    loop never calls `update_and_allocate` (Ludwig's) only PEFT 0.15.0's refusal applies.
 
     ## Why is this bad?
     AdaLoRA prunes ranks between step `tinit` and step `total_step - tfinal`. With no steps in
@@ -263,6 +264,9 @@ class AdaloraScheduleWithoutBudget(Rule):
             if total <= 0 or tinit < total - tfinal:
                 continue  # a non-positive total_step is PEF002's
             version = config.version("peft")
+            if config.value("adapter.allocates_ranks") is False and (
+                    version is None or context.version_before("peft", "0.15.0", config, self.code) is not None):
+                continue  # a loop that never calls update_and_allocate never reaches the failing step (PEF012)
             if version is None:
                 outcome = ("PEFT 0.15.0 and later refuse it on load; older releases fail in update_and_allocate at "
                            f"step {total - tfinal} (torch.kthvalue k out of range)")

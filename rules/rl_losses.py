@@ -104,3 +104,157 @@ class LigerLossWithHeadAdapter(Rule):
                 f"lm_head in the LoRA targets with the fused liger GRPO loss on TRL {trl[0]} ({trl[1]}): {what}; "
                 "drop lm_head from the targets or turn the liger loss off",
             )
+
+
+# GKD's loss compares the student's and the teacher's next-token distributions position by position
+# over the vocabulary: trl/trainer/gkd_trainer.py GKDTrainer.generalized_jsd_loss (85696aa64,
+# #1814, v0.11.0: `beta * student_log_probs + (1 - beta) * teacher_log_probs`; later a torch.stack
+# of the two; moved to trl/experimental/gkd in b7918c0f3, #4474, v0.26.0), so two vocab sizes fail
+# at the first step; from 1.8.0 (012dc7714, #6252) GKDTrainer.__init__ raises ValueError when
+# `model.config.get_text_config().vocab_size` differs between the two, after both models load.
+# The fused liger JSD path (39cc9a826, #3946) is not read here: before 1.8.0 it stays silent.
+_GKD_VOCAB_CHECKED = "1.8.0"
+
+
+@register
+class GkdTeacherVocabMismatch(Rule):
+    """TRN083 gkd-teacher-vocab-size-mismatch
+
+    ## What it does
+    Flags a TRL GKD config (`teacher_model_name_or_path`, `lmbda` or `seq_kd`, and no key of the
+    GOLD or server-distillation configs) whose student (`model_name_or_path`) and teacher have
+    different `vocab_size`, as read from each model's local `config.json`, the Hugging Face cache,
+    or trainlint's checkpoint table (verified rows only; unknown -> silent).
+
+    ## Why is this bad?
+    GKD's generalized JSD loss mixes the student's and the teacher's log-probabilities
+    element-wise over the vocabulary dimension, so the two logit tensors must have the same last
+    dimension. Models that share a tokenizer can still pad their embedding matrices differently
+    (Qwen2.5-3B has 151936 rows, Qwen2.5-72B 152064, huggingface/trl#2215). TRL 0.11 to 1.7 load
+    both models and fail at the first training step with a size mismatch; from 1.8.0 GKDTrainer
+    raises ValueError at start-up, after both models are loaded. Every release that reads
+    `teacher_model_name_or_path` fails, so the rule fires with the TRL version unknown (except
+    with `use_liger_kernel`, whose fused loss before 1.8.0 is not verified here).
+
+    ## Example
+    `gkd.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-3B-Instruct
+        teacher_model_name_or_path: Qwen/Qwen2.5-72B-Instruct
+        lmbda: 0.5
+        dataset_name: trl-lib/chatbot_arena_completions
+    Use instead:
+        model_name_or_path: Qwen/Qwen2.5-7B-Instruct
+        teacher_model_name_or_path: Qwen/Qwen2.5-72B-Instruct
+        lmbda: 0.5
+        dataset_name: trl-lib/chatbot_arena_completions
+
+    ## Fix safety
+    No fix: the teacher is the author's choice (a teacher of the same vocabulary size, or
+    TRL's GOLD trainer for cross-tokenizer distillation).
+
+    ## References
+    - trl/trainer/gkd_trainer.py GKDTrainer.generalized_jsd_loss: 85696aa64 "Gkd trainer" (#1814,
+      v0.11.0); trl/experimental/gkd/gkd_trainer.py from b7918c0f3 (#4474, v0.26.0)
+    - trl/experimental/gkd/gkd_trainer.py GKDTrainer.__init__: 012dc7714 "Raise a clear error when
+      GKD student and teacher vocab sizes differ" (#6252, v1.8.0); 0fadf1a67 (#6340, v1.9.0,
+      get_text_config for multimodal configs)
+    - huggingface/trl#2215, #3028
+    """
+
+    code = "TRN083"
+    name = "gkd-teacher-vocab-size-mismatch"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            teacher, student = config.value("model.teacher"), config.value("model.name")
+            if (config.value("file.kind") != "trl" or config.value("training.trainer") != "gkd"
+                    or not isinstance(teacher, str) or not isinstance(student, str)):
+                continue
+            found = config.version("trl")
+            if config.value("memory.fused_cross_entropy") is True and (
+                    found is None or older_than(found[0], _GKD_VOCAB_CHECKED) is not False):
+                context.notes.append(f"{config.path}: {self.code} skipped: the fused liger GKD loss before TRL "
+                                     f"{_GKD_VOCAB_CHECKED} is not verified")
+                continue
+            from linter.models import dimensions_of
+
+            sizes = [dimensions_of(name, config.path.parent) for name in (student, teacher)]
+            if any(dims is None or dims.source.startswith("unverified") or (
+                    # a table row is trusted for a Hub id only: a local folder may hold a resized vocabulary
+                    not dims.source.endswith("config.json") and not _hub_id(name))
+                    for name, dims in zip((student, teacher), sizes)):
+                context.notes.append(f"{config.path}: {self.code} skipped: the vocab_size of {student} or {teacher} "
+                                     "is unknown")
+                continue
+            if sizes[0].vocab == sizes[1].vocab:
+                continue
+            when = ("GKDTrainer raises ValueError at start-up, after loading both models"
+                    if found is not None and older_than(found[0], _GKD_VOCAB_CHECKED) is False else
+                    "the generalized JSD loss fails with a size mismatch at the first step (TRL 1.8.0 and later "
+                    "raise ValueError at start-up, after loading both models)")
+            yield self.finding(
+                config, config.span("model.teacher"),
+                f"the GKD student {student} has vocab_size {sizes[0].vocab} but the teacher {teacher} has "
+                f"{sizes[1].vocab}{_on(found)}: GKD compares the two next-token distributions over one vocabulary, "
+                f"so {when}")
+
+
+def _hub_id(name: str) -> bool:
+    return name.count("/") == 1 and not name.startswith((".", "/", "~"))
+
+
+def _on(found) -> str:
+    return f" on TRL {found[0]} ({found[1]})" if found else ""
+
+
+@register
+class GkdConfigRefused(Rule):
+    """TRN084 gkd-config-refused
+
+    ## What it does
+    Flags a TRL GKD config (`teacher_model_name_or_path`, `lmbda` or `seq_kd`, and no key of the
+    GOLD or server-distillation configs) whose `lmbda` or `beta` lies outside [0, 1].
+
+    ## Why is this bad?
+    `GKDConfig.__post_init__` raises ValueError ("lmbda must be in the range [0.0, 1.0]." /
+    "beta must be in the range [0.0, 1.0].") when the config is parsed: `lmbda` is the share
+    of batches trained on the student's own generations, `beta` the interpolation of the
+    generalized JSD between forward and reverse KL. Every release with GKD (TRL 0.11.0 on)
+    has the check, so the rule fires with the TRL version unknown.
+
+    ## Example
+    `gkd.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
+        teacher_model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct
+        dataset_name: trl-lib/chatbot_arena_completions
+        lmbda: 5
+    Use instead:
+        model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
+        teacher_model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct
+        dataset_name: trl-lib/chatbot_arena_completions
+        lmbda: 0.5
+
+    ## Fix safety
+    No fix: the intended share is the author's.
+
+    ## References
+    - trl/trainer/gkd_config.py GKDConfig.__post_init__: 85696aa64 "Gkd trainer" (#1814, v0.11.0);
+      trl/experimental/gkd/gkd_config.py from b7918c0f3 (#4474, v0.26.0), unchanged to v1.9.0
+    """
+
+    code = "TRN084"
+    name = "gkd-config-refused"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            if config.value("file.kind") != "trl" or config.value("training.trainer") != "gkd":
+                continue
+            for key, name in (("training.gkd_lmbda", "lmbda"), ("training.rl_beta", "beta")):
+                value = config.value(key)
+                if isinstance(value, (int, float)) and not isinstance(value, bool) and not 0 <= value <= 1:
+                    yield self.finding(
+                        config, config.span(key),
+                        f"{name} {value}: GKDConfig raises \"{name} must be in the range [0.0, 1.0].\" when the "
+                        "config is parsed (TRL 0.11.0 and later)")

@@ -179,3 +179,69 @@ def test_prompt_rows(tmp_path):
                   '    type: random\n    k: 2\n')
     assert lint(tmp_path, fine, "0.10.4") == []
     assert lint(tmp_path, prompt("  task: classify\n  retrieval:\n    type: random\n    k: 2\n"), "0.10.4") == []
+
+
+# ---- PEF012: Ludwig's trainer never calls AdaLoRA's update_and_allocate -------------------------
+
+def _pef012(tmp_path, text: str) -> list[str]:
+    (tmp_path / "train.yaml").write_text(text)
+    result = trainlint("check", tmp_path / "train.yaml", "--no-detect", "--format", "json", "--select", "PEF012")
+    assert result.code in (0, 1), result.err
+    return [finding["message"] for finding in json.loads(result.out)]
+
+
+def test_pef012_fires_on_a_ludwig_adalora_adapter(tmp_path):
+    found = _pef012(tmp_path, llm(extra="adapter:\n  type: adalora\n  init_r: 24\n  target_r: 4\n"))
+    assert len(found) == 1 and "update_and_allocate" in found[0], found
+
+
+@pytest.mark.parametrize("extra", ["adapter:\n  type: lora\n", "adapter:\n  type: ia3\n", ""])
+def test_pef012_silent_without_adalora(tmp_path, extra):
+    assert _pef012(tmp_path, llm(extra=extra)) == []
+
+
+def test_pef012_silent_on_a_peft_adapter_config(tmp_path):
+    # A saved adapter_config.json: the loop that trains it is a script's, which may call it.
+    (tmp_path / "adapter_config.json").write_text(json.dumps(
+        {"peft_type": "ADALORA", "init_r": 24, "target_r": 4, "total_step": 100, "target_modules": ["q_proj"]}))
+    result = trainlint("check", tmp_path / "adapter_config.json", "--no-detect", "--format", "json",
+                       "--select", "PEF012")
+    assert json.loads(result.out) == []
+
+
+# ---- PEF013 / PEF004: the AdaLoRA schedule Ludwig hands PEFT's AdaLoraConfig -----------------------
+
+ADALORA = llm(extra="adapter:\n  type: adalora\n")
+
+
+def _adalora(tmp_path, text: str, ludwig: str | None, peft: str | None, code: str) -> list[str]:
+    (tmp_path / "train.yaml").write_text(text)
+    pins = [f"ludwig=={ludwig}"] * bool(ludwig) + [f"peft=={peft}"] * bool(peft)
+    (tmp_path / "requirements.txt").write_text("".join(pin + "\n" for pin in pins))
+    result = trainlint("check", tmp_path / "train.yaml", "--no-detect", "--format", "json", "--select", code)
+    assert result.code in (0, 1), result.err
+    return [finding["message"] for finding in json.loads(result.out)]
+
+
+def test_pef013_fires_before_ludwig_0_11_with_peft_0_15(tmp_path):
+    found = _adalora(tmp_path, ADALORA, "0.10.4", "0.15.0", "PEF013")
+    assert len(found) == 1 and "total_step" in found[0], found
+
+
+@pytest.mark.parametrize("text, ludwig, peft", [
+    (ADALORA, "0.11.0", "0.15.0"),  # Ludwig 0.11 defaults total_step to 10000
+    (ADALORA, "0.10.4", "0.14.0"),  # PEFT before the check
+    (ADALORA, None, "0.15.0"),  # Ludwig unknown
+    (ADALORA, "0.10.4", None),  # PEFT unknown
+    (ADALORA.replace("type: adalora\n", "type: adalora\n  total_step: 500\n"), "0.10.4", "0.15.0"),
+])
+def test_pef013_silent(tmp_path, text, ludwig, peft):
+    assert _adalora(tmp_path, text, ludwig, peft, "PEF013") == []
+
+
+def test_pef004_reads_ludwig_defaults_but_not_the_pre_0_15_failure(tmp_path):
+    text = ADALORA.replace("type: adalora\n", "type: adalora\n  tinit: 6000\n  tfinal: 5000\n")
+    assert len(_adalora(tmp_path, text, "0.11.0", "0.15.0", "PEF004")) == 1
+    # PEFT 0.14 would fail in update_and_allocate, which Ludwig's trainer never calls
+    assert _adalora(tmp_path, text, "0.11.0", "0.14.0", "PEF004") == []
+    assert _adalora(tmp_path, text, None, "0.15.0", "PEF004") == []  # total_step default unknown

@@ -1,6 +1,6 @@
 """TRL trainer configs: model_init_kwargs facts (device_map, dtype, a bitsandbytes config), TRN049
 device-map-under-zero3, TRN050 quantized-device-map-under-ddp, TRN051
-liger-loss-with-lm-head-adapter, and TRN012's evaluation batch."""
+liger-loss-with-lm-head-adapter, TRN012's evaluation batch and TRN083 gkd-teacher-vocab-size-mismatch."""
 
 from __future__ import annotations
 
@@ -174,3 +174,72 @@ def test_a_dtype_fix_edits_model_init_kwargs(tmp_path):
     path = _write(tmp_path, "fp16: true\n" + QUANTIZED.replace("  device_map: auto\n", ""), None)
     result = trainlint("check", path, "--no-detect", "--gpu", "V100", "--select", "PRE001", "--diff", "--unsafe-fixes")
     assert "-  torch_dtype: bfloat16\n+  torch_dtype: float16" in result.out, result.out
+
+
+# ---- TRN083 --------------------------------------------------------------------------------------
+
+GKD = """model_name_or_path: Qwen/Qwen2.5-3B-Instruct
+teacher_model_name_or_path: Qwen/Qwen2.5-72B-Instruct
+dataset_name: trl-lib/chatbot_arena_completions
+lmbda: 0.5
+"""
+
+
+@pytest.mark.parametrize("pin, words", [
+    (None, "fails with a size mismatch at the first step"),  # every release fails
+    ("0.11.0", "fails with a size mismatch at the first step"),
+    ("1.8.0", "raises ValueError at start-up"),
+])
+def test_trn083_fires(tmp_path, pin, words):
+    found = _codes(_write(tmp_path, GKD, pin, "gkd.yaml"), "TRN083")
+    assert len(found) == 1 and words in found[0] and "151936" in found[0] and "152064" in found[0], found
+
+
+def test_trn083_reads_a_local_teacher_config(tmp_path):
+    teacher = tmp_path / "teacher"
+    teacher.mkdir()
+    (teacher / "config.json").write_text(json.dumps({
+        "hidden_size": 2048, "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 2,
+        "intermediate_size": 11008, "vocab_size": 151936}))
+    assert _codes(_write(tmp_path, GKD.replace("Qwen/Qwen2.5-72B-Instruct", "teacher"), None, "gkd.yaml"),
+                  "TRN083") == []
+    (teacher / "config.json").write_text(json.dumps({
+        "hidden_size": 2048, "num_hidden_layers": 36, "num_attention_heads": 16, "vocab_size": 152000}))
+    assert len(_codes(_write(tmp_path, GKD.replace("Qwen/Qwen2.5-72B-Instruct", "teacher"), None, "gkd.yaml"),
+                      "TRN083")) == 1
+
+
+@pytest.mark.parametrize("text, pin", [
+    (GKD.replace("Qwen2.5-3B", "Qwen2.5-7B"), None),  # both 152064
+    (GKD + "teacher_tokenizer_name_or_path: Qwen/Qwen2.5-72B-Instruct\n", None),  # GOLD: cross-tokenizer
+    (GKD + "use_uld_loss: true\n", None),
+    (GKD + "use_teacher_server: true\n", None),  # a server-distillation config
+    (GKD.replace("Qwen/Qwen2.5-72B-Instruct", "acme/unknown-teacher"), None),  # vocab unknown
+    (GKD.replace("Qwen/Qwen2.5-3B-Instruct", "out/sft/Qwen2.5-3B-Instruct"), None),  # a local folder, unread
+    (GKD + "use_liger_kernel: true\n", "1.7.0"),  # fused liger JSD loss before the init check: not verified
+    (GKD + "use_liger_kernel: true\n", None),
+])
+def test_trn083_silent(tmp_path, text, pin):
+    assert _codes(_write(tmp_path, text, pin, "gkd.yaml"), "TRN083") == []
+
+
+def test_trn083_liger_with_the_init_check(tmp_path):
+    assert len(_codes(_write(tmp_path, GKD + "use_liger_kernel: true\n", "1.8.0", "gkd.yaml"), "TRN083")) == 1
+
+
+# ---- TRN084 --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("extra, word", [("lmbda: 1.5\n", "lmbda 1.5"), ("beta: -0.5\n", "beta -0.5")])
+def test_trn084_fires_on_every_version(tmp_path, extra, word):
+    found = _codes(_write(tmp_path, GKD.replace("lmbda: 0.5\n", "") + extra, None, "gkd.yaml"), "TRN084")
+    assert len(found) == 1 and word in found[0], found
+
+
+@pytest.mark.parametrize("text", [
+    GKD + "beta: 1.0\n",
+    GKD.replace("lmbda: 0.5", "lmbda: 0") + "beta: 0\n",
+    GKD.replace("lmbda: 0.5", "lmbda: 2") + "teacher_tokenizer_name_or_path: Qwen/Qwen2.5-72B-Instruct\n",  # GOLD
+    "model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/ultrafeedback_binarized\nbeta: 2.0\n",  # DPO
+])
+def test_trn084_silent(tmp_path, text):
+    assert _codes(_write(tmp_path, text, None, "gkd.yaml"), "TRN084") == []

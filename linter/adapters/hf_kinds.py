@@ -194,6 +194,10 @@ TRL_TRAINER_BINDINGS = (
     # DPOConfig (TRL >= 0.9.3), GRPOConfig (0.15.0), RLOOConfig (0.22.0), KTOConfig (1.7.0)
     # sync_ref_model (TR-DPO reference updates, default False) and the configs' beta; written only.
     Binding("training.sync_ref_model", "sync_ref_model"),
+    # GKDConfig teacher_model_name_or_path (trl/trainer/gkd_config.py, TRL >= 0.11; since 0.26
+    # trl/experimental/gkd/gkd_config.py): the teacher the trainer loads by name. Written only.
+    Binding("model.teacher", "teacher_model_name_or_path"),
+    Binding("training.gkd_lmbda", "lmbda"),  # GKDConfig lmbda (TRL >= 0.11), written only
     Binding("training.rl_beta", "beta"),
     # GRPOConfig.use_liger_loss (TRL 0.17.0, PR #3184; a deprecated alias of use_liger_kernel from
     # 0.25.0, removed in 0.28.0): the fused liger GRPO loss.
@@ -213,6 +217,15 @@ TRL_TRAINER_BINDINGS = (
     # written value only.
     Binding("sequence.truncation_mode", "truncation_mode", convert=lambda mode: str(mode).lower()),
 )
+# The other distillation configs that share GKD's lmbda / seq_kd / teacher_model_name_or_path
+# (trl/experimental, mirror f2cd57710): GOLDConfig (gold_config.py, #4349, cross-tokenizer: its
+# teacher may have another vocabulary) alone has teacher_tokenizer_name_or_path and the uld_*
+# keys; IWOPDConfig (iw_opd/iw_opd_config.py, #6453) and the server-distillation / SDFT / SDPO
+# configs have use_teacher_server, teacher_model_server_url, loss_top_k, iw_opd_gamma /
+# iw_opd_epsilon, distillation_objective, which GKDConfig does not.
+_GOLD_KEYS = ("teacher_tokenizer_name_or_path", "use_uld_loss", "uld_token_merge_strategy", "use_extended_uld")
+_DISTILLATION_KEYS = ("use_teacher_server", "teacher_model_server_url", "loss_top_k", "iw_opd_gamma",
+                      "iw_opd_epsilon", "distillation_objective")
 # Keys only one TRL trainer's config defines, which mark a file as that trainer's:
 # trl/trainer/grpo_config.py (GRPOConfig, TRL >= 0.14) num_generations; trl/trainer/kto_config.py
 # (KTOConfig) desirable_weight / undesirable_weight; trl/trainer/reward_config.py (RewardConfig,
@@ -224,6 +237,7 @@ TRL_TRAINER_BINDINGS = (
 # assistant_only_loss — which GKDConfig inherits, so GKD's own lmbda / seq_kd /
 # teacher_model_name_or_path (gkd_config.py) are asked first.
 _TRAINER_MARKS = (("num_generations", "grpo"), ("desirable_weight", "kto"), ("undesirable_weight", "kto"),
+                  *((key, "gold") for key in _GOLD_KEYS), *((key, "distillation") for key in _DISTILLATION_KEYS),
                   ("center_rewards_coefficient", "reward"), ("cpo_alpha", "cpo"), ("simpo_gamma", "cpo"),
                   *((key, "dpo") for key in ("rpo_alpha", "reference_free", "f_divergence_type", "use_weighting",
                                              "ld_alpha", "discopop_tau")),

@@ -57,6 +57,24 @@ _LUDWIG_FILLS_TARGETS = frozenset({
 })
 
 
+def _record_total_step(read: Reader, config: ConfigIR) -> None:
+    """The schedule AdaloraConfig.to_config hands PEFT's AdaLoraConfig (ludwig/schema/llms/peft.py):
+    tinit / tfinal as written; total_step as written, else the schema default, None before 0.11.0
+    and 10000 from 86a97e521 (#4059, v0.11.0), not recorded where the ludwig version is unknown."""
+    for key, name in (("adapter.adalora_tinit", "tinit"), ("adapter.adalora_tfinal", "tfinal")):
+        if read.node("adapter", name) is not None:  # schema default 0 in every release
+            read.take(key, "adapter", name)
+    if read.node("adapter", "total_step") is not None:
+        read.take("adapter.adalora_total_step", "adapter", "total_step")
+        return
+    from ..versions import older_than
+
+    pinned = config.version("ludwig")
+    before = older_than(pinned[0], "0.11.0") if pinned is not None else None
+    if before is not None:
+        read.set("adapter.adalora_total_step", None if before else 10000, "adapter")
+
+
 def _record_default_targets(read: Reader, config: ConfigIR) -> None:
     """A `lora` adapter with no target_modules: ludwig/schema/llms/peft.py LoraConfig.to_config passes
     target_modules=None to peft's LoraConfig (v0.9+; v0.8 passes none at all) unless Ludwig fills them
@@ -123,6 +141,11 @@ class LudwigAdapter(Adapter):
             read_llm(read, document)
             read.bind(_ADAPTER_BINDINGS)
             _record_default_targets(read, config)
+            if config.value("adapter.kind") == "adalora":
+                # ludwig/trainers/trainer.py (every commit: `git log -S update_and_allocate` finds none)
+                # never calls AdaLoraModel.update_and_allocate; PEFT does not call it by itself.
+                read.set("adapter.allocates_ranks", False, "adapter")
+                _record_total_step(read, config)
             if isinstance(read.node("quantization"), Mapping) and config.value("quantization.backend") in (
                     None, "bitsandbytes"):
                 # llm_utils.py load_pretrained_from_config (models/llm.py before): quantization_config =
