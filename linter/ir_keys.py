@@ -199,6 +199,8 @@ IR_KEYS = (
     ("sequence.packing_strategy", "str", "TRL's packing strategy (bfd, ffd, wrapped)"),
     ("attention.implementation", "str", "eager, sdpa, flash_attention_2, ..."),
     ("attention.varlen", "bool", "XTuner use_varlen_attn: varlen FlashAttention over packed samples"),
+    ("data.collate_varlen", "bool", "XTuner default_collate_fn(use_varlen_attn=...) as written: the collate's "
+                                    "varlen path (no sequence-parallel padding)"),
     ("memory.gradient_checkpointing", "bool", "activations recomputed in the backward pass"),
     ("memory.checkpointing_reentrant", "bool", "gradient_checkpointing_kwargs.use_reentrant as written"),
     ("memory.fsdp_activation_checkpointing", "bool", "FSDP's own activation checkpointing (TrainingArguments "
