@@ -45,6 +45,8 @@ IR_KEYS = (
     ("model.default_dtype", "dtype", "the dtype the framework loads weights in when the config names none"),
     ("model.device_map", "str", "the device_map from_pretrained receives, as written (a device, auto / balanced / "
                                 "balanced_low_0 / sequential, or `map` for an explicit module-to-device mapping)"),
+    ("model.liger_kernel", "bool", "Liger's per-architecture kernels are asked for (LLaMA-Factory enable_liger_kernel), "
+                                   "as written"),
     ("model.unsloth", "bool", "Unsloth's patched model and kernels load and train the model (LLaMA-Factory use_unsloth)"),
     # Mixed precision
     ("precision.fp16", "bool|auto", "fp16 mixed precision (AMP) on"),

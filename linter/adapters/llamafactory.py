@@ -104,6 +104,8 @@ _TRAINING_BINDINGS = (
     Binding("training.enabled", "do_train", default=False, source=_TRAINING_ARGS),
     # model_args.py ModelArguments.use_unsloth (default False): Unsloth loads and patches the model.
     Binding("model.unsloth", "use_unsloth"),
+    # model_args.py enable_liger_kernel: model_utils/liger_kernel.py apply_liger_kernel patches by model_type.
+    Binding("model.liger_kernel", "enable_liger_kernel"),
     Binding("generation.predict_with_generate", "predict_with_generate"),  # Seq2SeqTrainingArguments
     # data_args.py DataArguments.template: the chat template every training sample is formatted with.
     Binding("data.chat_template", "template"),
