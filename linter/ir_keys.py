@@ -122,6 +122,9 @@ IR_KEYS = (
                                                 "generated per completion"),
     ("save.merged_16bit", "bool", "a merged-model save call the script runs after training writes 16-bit weights "
                                   "(save_method \"merged_16bit\", written or by default)"),
+    ("save.gguf_positional", "int", "positional arguments (the directory first) of the script's first GGUF export call (save_pretrained_gguf / "
+                                    "push_to_hub_gguf)"),
+    ("save.gguf_keywords", "list", "keyword names of that GGUF export call, as written"),
     ("save.merged_method", "str", "save_method of a merged-model save call the script runs after training "
                                   "(Unsloth save_pretrained_merged / push_to_hub_merged), as written"),
     # Optimizer and schedule
