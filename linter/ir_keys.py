@@ -30,6 +30,8 @@ IR_KEYS = (
                                                 "torch.cuda.is_bf16_supported(), bf16 where both"),
     ("launch.undecided", "str", "what this file leaves to a launch command that no command of the checkout "
                                 "names (its precision and sharding): unknown"),
+    ("launch.passes_deepspeed", "bool", "the checkout's launch commands that name this file agree on passing a "
+                                        "DeepSpeed config (--deepspeed) or on passing none"),
     ("launch.vllm_server", "bool", "some launch command of the checkout starts TRL's vLLM server (trl vllm-serve); "
                                    "recorded only for a config that launch commands name"),
     ("arguments.project_keys", "list", "keys of this file that the repository's own argument dataclasses define"),
