@@ -12,6 +12,12 @@ CHECKED_KEYS = (
     ("scheduler.warmup_ratio", "num", "share of the training steps spent warming up (warmup_ratio)"),
     ("checkpoint.save_steps", "num", "steps between checkpoints (save_steps; below 1 a share of the training steps)"),
     ("checkpoint.eval_steps", "num", "steps between evaluations (eval_steps; below 1 a share of the training steps)"),
+    ("scheduler.warmup_steps_number", "num", "warmup_steps as written where it is a number, int or float "
+                                             "(TrainingArguments checks its type)"),
+    ("data.data_seed", "int", "the seed of the data samplers, apart from the model's (data_seed), written value only"),
+    ("eval.gather_object", "bool", "evaluation gathers Python objects across processes (eval_use_gather_object)"),
+    ("logging.steps", "num", "steps between log entries (logging_steps; below 1 a share of the training steps)"),
+    ("logging.strategy", "str", "when the trainer logs (no, steps, epoch), as written (logging_strategy)"),
     ("precision.fp16_full_eval", "bool", "evaluation runs the model cast to fp16 (fp16_full_eval)"),
     ("precision.bf16_full_eval", "bool", "evaluation runs the model cast to bf16 (bf16_full_eval)"),
     ("precision.amp_backend", "str", "the trainer's mixed-precision backend as written (half_precision_backend: "
@@ -173,6 +179,11 @@ CHECKED_KEYS = (
     ("adapter.peft_default_targets", "bool", "a LoRA adapter reaches PEFT with target_modules None (and no "
      "target_parameters): PEFT takes the model_type's default targets from its table or refuses"),
     ("adapter.dropout", "num", "LoRA dropout"),
+    ("model.liger_kernel", "bool", "Liger's fused kernels are asked to be patched into the model (LLaMA-Factory "
+     "enable_liger_kernel), as written"),
+    ("training.unfrozen_patterns", "list", "regular expressions matched (re.match, from the start) against every "
+     "parameter name of the model after the adapter has wrapped it: parameters no pattern matches are frozen "
+     "(Axolotl unfrozen_parameters)"),
     ("optimizer.lr_groups", "bool", "parameter groups with their own learning rates are written"),
     ("optimizer.loraplus", "bool", "LoRA+ (a larger learning rate for the B matrices) is on"),
     ("quantization.gptq", "bool", "the base model is a GPTQ-quantized checkpoint"),

@@ -35,6 +35,10 @@ IR_KEYS = (
     ("launch.vllm_server", "bool", "some launch command of the checkout starts TRL's vLLM server (trl vllm-serve); "
                                    "recorded only for a config that launch commands name"),
     ("arguments.project_keys", "list", "keys of this file that the repository's own argument dataclasses define"),
+    ("arguments.training_keys", "list", "keys of this file that only the framework's training command parses (its "
+                                        "TrainingArguments), which its other commands' parsers refuse"),
+    ("launch.readers", "list", "every entry of the checkout's launch commands that name this file, training or not "
+                               "(llamafactory-cli train, chat, webchat, api, export, eval)"),
     ("arguments.project_parser", "bool", "the repository's own argument classes (no framework base) read this file"),
     ("arguments.imported_classes", "str", "argument classes a parser call of the repository imports from another "
                                           "installed package (not transformers/trl): `module (scripts)`"),
@@ -47,8 +51,6 @@ IR_KEYS = (
     ("model.default_dtype", "dtype", "the dtype the framework loads weights in when the config names none"),
     ("model.device_map", "str", "the device_map from_pretrained receives, as written (a device, auto / balanced / "
                                 "balanced_low_0 / sequential, or `map` for an explicit module-to-device mapping)"),
-    ("model.liger_kernel", "bool", "Liger's per-architecture kernels are asked for (LLaMA-Factory enable_liger_kernel), "
-                                   "as written"),
     ("model.unsloth", "bool", "Unsloth's patched model and kernels load and train the model (LLaMA-Factory use_unsloth)"),
     # Mixed precision
     ("precision.fp16", "bool|auto", "fp16 mixed precision (AMP) on"),
@@ -109,6 +111,13 @@ IR_KEYS = (
     ("model.patched_types", "list", "the model_types the script's loader has sent to its own patched model classes "
                                     "in every release that has the loader (Unsloth FastLanguageModel: llama, mistral), "
                                     "recorded where the same class adds the adapter"),
+    ("model.fused_lora_types", "list", "the model_types whose LoRA layers the script's adapter call patches with the "
+                                       "framework's fused LoRA kernels when lora_dropout is 0 and bias is none, in "
+                                       "every release (Unsloth FastLanguageModel loading in 4 or 16 bits, not for full "
+                                       "fine-tuning or QAT: llama, mistral)"),
+    ("trainer.patched_sft", "bool", "the script's SFTTrainer is the framework's patched copy (imported after the "
+                                    "framework that replaces trl.SFTTrainer: Unsloth), whose dataset preparation may "
+                                    "be the framework's own"),
     ("model.generic_loader", "bool", "the script's loader always takes the framework's generic model path, never its "
                                      "per-architecture patched classes (Unsloth FastModel / FastVisionModel)"),
     ("quantization.loader_built", "bool", "the loader builds the quantization config itself from its own "
@@ -185,6 +194,18 @@ IR_KEYS = (
     ("parallel.ddp_find_unused", "bool", "DDP find_unused_parameters (written value only; the trainer decides when unset)"),
     ("parallel.zero_quantized_weights", "bool", "ZeRO++ qwZ: ZeRO-3 weights quantized to int8 for the all-gather "
                                                "(zero_quantized_weights), written value only"),
+    ("parallel.autotp_size", "int", "DeepSpeed AutoTP training: the tensor-parallel degree (tensor_parallel.autotp_size; "
+                                    "0 or 1: off), written value only"),
+    ("precision.fp16_master_weights", "bool", "DeepSpeed fp16.fp16_master_weights_and_grads: fp16 master weights and "
+                                              "gradients in the ZeRO optimizer, written value only"),
+    ("precision.bf16_master_weights", "bool", "DeepSpeed bf16.bf16_master_weights_and_grads: bf16 master weights and "
+                                              "gradients in the ZeRO optimizer (v0.18.3), written value only"),
+    ("precision.bf16_optimizer_states", "bool", "DeepSpeed bf16.bf16_optimizer_states: bf16 optimizer states "
+                                                "(v0.18.3), written value only"),
+    ("training.deepspeed_compile", "bool", "the DeepSpeed config compiles the model itself (compile.enabled, "
+                                           "DeepSpeed 0.14.0-0.14.3), written value only"),
+    ("optimizer.param_max_grad_norm", "num|auto", "DeepSpeed optimizer.params.max_grad_norm as written (the engine "
+                                                   "refuses it: gradient_clipping is the setting)"),
     ("parallel.zero_quantized_nontrainable_weights", "bool", "ZeRO-3 frozen weights stored quantized "
                                                             "(zero_quantized_nontrainable_weights), written value only"),
     ("parallel.offload_param_device", "str", "ZeRO offload_param.device as written (cpu, nvme, none)"),

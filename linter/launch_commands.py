@@ -46,6 +46,9 @@ _TRL_TRAINERS = {"sft", "dpo", "grpo", "kto", "reward", "rloo", "orpo", "cpo", "
 # `-m module` entries that are a CLI's own command.
 _MODULE_ENTRIES = {"axolotl.cli.train": "axolotl train", **{f"trl.scripts.{name}": f"trl {name}" for name in _TRL_TRAINERS}}
 _VLLM_SERVERS = {"trl.scripts.vllm_serve"}
+# llamafactory-cli commands that parse a config file but do not train (cli.py Command: api, chat, eval,
+# export, webchat): hparams/parser.py get_infer_args, or get_eval_args for eval.
+LLAMAFACTORY_READERS = ("chat", "webchat", "api", "export", "eval")
 _PROGRAMS = {"accelerate", "torchrun", "deepspeed", "trl", "llamafactory-cli", "lmf", "xtuner", "axolotl", "ludwig"}
 _OPERATORS = {"&&", "||", ";", "|", "&", ";;", "(", ")"}
 _WRAPPERS = {"nohup", "srun", "exec", "time", "env", "sudo", "mpirun", "stdbuf", "uv", "poetry", "run"}
@@ -272,6 +275,10 @@ def parse(path: Path, number: int, words: list[str], env: dict[str, str]) -> Com
             nnodes = _int(env.get("NNODES", "1"))
             processes = nproc * nnodes if nproc and nnodes else None
         return Command(path, number, "llamafactory-cli", "llamafactory-cli train", processes, {}, rest[1:])
+    if program in ("llamafactory-cli", "lmf") and rest[:1] and rest[0] in LLAMAFACTORY_READERS:
+        # Commands that read a config without training on it (src/llamafactory/cli.py, launcher.py): one
+        # process, never torchrun.
+        return Command(path, number, "llamafactory-cli", f"llamafactory-cli {rest[0]}", None, {}, rest[1:])
     if program == "xtuner" and rest[:1] == ["train"]:
         processes = None
         if "slurm" not in rest and env.get("NPROC_PER_NODE") is not None:

@@ -16,7 +16,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from .launch_commands import Command, commands, makefile_commands, markdown_commands
+from .launch_commands import LLAMAFACTORY_READERS, Command, commands, makefile_commands, markdown_commands
 from .repository import bounded_text, walked_folders
 from .source import real_path
 
@@ -147,6 +147,26 @@ def resolve(command: Command, written: str, root: Path) -> Path | None:
     return None
 
 
+# CLI commands that read a config without training on it.
+_READERS = frozenset(f"llamafactory-cli {name}" for name in LLAMAFACTORY_READERS)
+
+
+def readers_of(config_path: Path, root: Path | None) -> list[Command]:
+    """The first launch command of each entry that names the config, training or not
+    (`llamafactory-cli train` and `llamafactory-cli webchat` for the same file), in order."""
+    if root is None:
+        return []
+    found = scan(root)
+    if not found.commands:
+        return []
+    target = real_path(config_path)
+    first: dict[str, Command] = {}
+    for command in found.commands:
+        if command.entry and not command.vllm_server and command.entry not in first and names(command, target, found):
+            first[command.entry] = command
+    return list(first.values())
+
+
 # Options whose value is a launcher or DeepSpeed config, not the config the entry reads.
 # (`trl` passes its --config_file on to accelerate launch; a script's own --config_file is its config.)
 _LINKED_OPTIONS = {"--deepspeed", "--deepspeed_config", "--deepspeed_config_file", "--accelerate_config"}
@@ -177,7 +197,7 @@ def training(command: Command) -> bool:
     """Does the command train? A CLI's training command does; a script does unless its name says
     it converts, evaluates, serves or prepares data."""
     entry = command.entry or ""
-    if command.vllm_server or not entry:
+    if command.vllm_server or not entry or entry in _READERS:
         return False
     if " " in entry and not entry.startswith("-m "):
         return True  # trl sft, llamafactory-cli train, axolotl train, ...

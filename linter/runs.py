@@ -124,10 +124,16 @@ class RunBuilder:
         (None: no command names the file, or they disagree)."""
         if not config.editable or config.framework not in _LAUNCHED:
             return [], None
-        from .launches import REPLACES_MODEL_INIT_KWARGS, UNKNOWN, facts_of, vllm_server_launched
+        from .launches import REPLACES_MODEL_INIT_KWARGS, UNKNOWN, facts_of, readers_of, vllm_server_launched
         from .repository import root_of
 
         root = root_of(config.path)
+        readers = readers_of(config.path, root) if config.framework == "llamafactory" else []
+        if readers:
+            first = readers[0]
+            span = Span(first.path, 0, 0, first.line, 1, first.line, 1)
+            config.set("launch.readers", Field([command.entry for command in readers],
+                                               Origin(span, f"{os.path.relpath(first.path, root)}:{first.line}")))
         facts = facts_of(config.path, root) if root is not None else None
         if facts is None:
             return [], None

@@ -6,7 +6,7 @@ from linter.registry import ERROR, Rule, register
 from linter.versions import older_than
 
 from .argument_table import EXPORT, INFER, TABLES, TRAIN
-from .argument_workflows import WORKFLOW_ROWS
+from .argument_workflows import WORKFLOW_ROWS, launched_as
 from .facts import world_size
 
 
@@ -14,10 +14,11 @@ class _Facts:
     """What a row's condition reads: the config's IR values, and the run's DeepSpeed and GPUs."""
 
     __slots__ = ("config", "deepspeed", "zero3", "zero3_offload", "world", "val_size", "not_lora", "full",
-                 "_checkpoint")
+                 "_checkpoint", "release", "_model_type")
 
-    def __init__(self, config, run, context):
+    def __init__(self, config, run, context, release=None):
         self.config = config
+        self.release = release  # (version, where) of the package pinned near the config, or None
         self.deepspeed = any(link.kind == "deepspeed" for link in config.links)
         self.zero3 = _zero3(config, run)
         self.zero3_offload = self.zero3 is True and any(
@@ -31,6 +32,7 @@ class _Facts:
         self.not_lora = kind != "lora"
         self.full = kind is None and config.get("adapter.trainable_layers") is None
         self._checkpoint: tuple | None = None
+        self._model_type: tuple | None = None
 
     def get(self, key: str):
         return self.config.value(key)
@@ -50,6 +52,17 @@ class _Facts:
             method = found[0].lower() if found is not None else None
             self._checkpoint = (method, found[1]) if method in _KEPT_QUANTIZED else (None, None)
         return self._checkpoint[0]
+
+    def model_type(self) -> str | None:
+        """The model_type of model_name_or_path (its config.json beside the config, or the shipped
+        name table: linter.models); None where unknown."""
+        if self._model_type is None:
+            from linter.models import model_type_of
+
+            name = self.config.value("model.name")
+            found = model_type_of(name, self.config.path.parent) if isinstance(name, str) and name else None
+            self._model_type = (found[0] if found is not None else None,)
+        return self._model_type[0]
 
     def saved_quantized(self) -> str:
         """Says which checkpoint is saved quantized and where that is read (after prequantized())."""
@@ -83,8 +96,12 @@ def _where(config, keys):
 
 
 def _command(config) -> str | None:
-    """Which command reads the file: train (it trains, evaluates or predicts), export (it names an
-    export_dir), else a chat, api or webchat session (get_infer_args)."""
+    """Which command reads the file: the llamafactory-cli command every launch command naming it
+    runs; else train (it trains, evaluates or predicts), export (it names an export_dir), else a
+    chat, api or webchat session (get_infer_args)."""
+    launched = launched_as(config.value("launch.readers"))
+    if launched is not None:
+        return launched
     if any(config.value(key) is True for key in ("training.enabled", "training.do_eval", "training.do_predict")):
         return TRAIN
     return EXPORT if config.value("export.dir") is not None else INFER
@@ -118,6 +135,18 @@ class ParserRefuses(Rule):
     with a zero update ratio), the PPO trainer's (an evaluation set, `resume_from_checkpoint`),
     and `do_predict` on a stage whose workflow never predicts (pt, dpo, kto, ppo: nothing is
     written and nothing refuses it).
+
+    The command that reads the file is the `llamafactory-cli` command the checkout's launch
+    commands give it (train; chat, webchat, api and export parse with get_infer_args, which has
+    no TrainingArguments; eval with get_eval_args), else guessed from the file. A training key
+    (`do_train`, `learning_rate`, `output_dir`, ...) in a file a launch command gives to one of
+    the other commands is refused ("Some keys are not used by the HfArgumentParser"). The
+    per-model-type patches applied when a model loads for training are rows too: `shift_attn`
+    (LongLoRA S^2-Attn, llama only in every release) and `enable_liger_kernel` (the model types
+    of the pinned release; unpinned, types no release has) on another model type are dropped
+    with a log line, and the run trains without them; `neat_packing` on a model type outside
+    the block-diagonal attention list is a ValueError on a pinned 0.8.3 to 0.9.1 (the model type
+    from a config.json beside the file, or the shipped name table; unknown: silent).
 
     Checks that later releases dropped (`predict_with_generate` while training, `pure_bf16`
     with bf16/fp16 before 0.8.3, a missing `template` before 0.9.2, ...) fire only on a pinned
@@ -175,7 +204,15 @@ class ParserRefuses(Rule):
       pin: bench/llamafactory_key_history.md (each row's keys' first release against its check's)
     - hiyouga/LLaMA-Factory#6581, #9175, #2176, #744, #3476, #1626, #5030, #2235, #4175,
       #5171 (merging into a GPTQ base), #4923 (PiSSA on an AWQ base), #5887 (layer-wise GaLore
-      with gradient accumulation), #6321 (DPO with do_predict)
+      with gradient accumulation), #6321 (DPO with do_predict), #8301 / #6456 (a training config
+      given to webchat / export), #3607 (shift_attn on Qwen1.5)
+    - src/llamafactory/cli.py and launcher.py (which command calls get_train_args,
+      get_infer_args or get_eval_args; llamafactory-cli since ce8200ad9, 0.7.1),
+      model/model_utils/longlora.py configure_longlora and extras/constants.py
+      SUPPORTED_CLASS_FOR_S2ATTN (llama only since 20130b486), model/model_utils/liger_kernel.py
+      apply_liger_kernel (its model types at each tag from 0.9.0, c62a6ca59),
+      model/model_utils/packing.py configure_packing (SUPPORTED_CLASS_FOR_BLOCK_DIAG_ATTN,
+      60558388e to d670d62a6)
     """
 
     code = "TRN021"
@@ -200,7 +237,7 @@ class ParserRefuses(Rule):
                     continue
                 if release is not None and row.until is not None and older_than(release[0], row.until) is not True:
                     continue  # the check was dropped again by this release
-                facts = facts or _Facts(config, run, context)
+                facts = facts or _Facts(config, run, context, release)
                 if not row.applies(facts):
                     continue
                 if release is None and not row.always:

@@ -25,7 +25,7 @@ _EXPORT = "train/tuner.py export_model"
 _INFER = "hparams/parser.py get_infer_args"
 _MULTIMODAL = "hparams/model_args.py ProcessorArguments.__post_init__"
 
-TRAIN, ANY, EXPORT, INFER = "train", "any", "export", "infer"
+TRAIN, ANY, EXPORT, INFER, EVAL = "train", "any", "export", "infer", "eval"
 
 
 class Row:

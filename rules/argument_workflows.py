@@ -1,8 +1,10 @@
 """The checks LLaMA-Factory makes when training starts rather than when it parses the arguments, one
 row each (rows of rules/argument_table.py's form, read by TRN021): the custom optimizers'
 refusals in `train/trainer_utils.py` (create_custom_optimizer, called by each trainer's
-create_optimizer after the model has loaded), the PPO trainer's, and what a stage's workflow
-silently skips (`ignored`: nothing refuses it). Read at hiyouga/LLaMA-Factory HEAD ff6d4d12e; each
+create_optimizer after the model has loaded), the PPO trainer's, what a stage's workflow
+silently skips (`ignored`: nothing refuses it), the per-model-type patches of the model loader
+(S^2-Attn, Liger, block-diagonal attention), and the parser of each llamafactory-cli command
+(training keys given to chat, webchat, api, export or eval). Read at hiyouga/LLaMA-Factory HEAD ff6d4d12e; each
 row's first release from `git log -S '<message>'` and `git tag --contains`. Left out: checks on the
 loaded model or the installed packages (Adam-mini, Muon, the reward model's value head, "Please
 update `transformers`"), and a reward server URL (reward_model_type api, a string check that the
@@ -11,7 +13,7 @@ file decides but no thread reports).
 
 from __future__ import annotations
 
-from .argument_table import TRAIN, Row, _true
+from .argument_table import EVAL, EXPORT, INFER, TRAIN, Row, _true
 
 _GALORE = "train/trainer_utils.py _create_galore_optimizer"
 _APOLLO = "train/trainer_utils.py _create_apollo_optimizer"
@@ -39,7 +41,125 @@ def _optim_outside(facts, names: tuple[str, ...]) -> bool:
 _GALORE_OPTIMS = ("adamw_torch", "adamw_bnb_8bit", "adamw_8bit", "paged_adamw_8bit", "adafactor")
 
 
+# ---- the per-model-type patches applied when a model loads for training (model/loader.py load_model,
+# model/patcher.py patch_config): a switch with no patch for the checkpoint's model_type (its config.json
+# beside the file, or linter.models' name table) is dropped with a log line, and training goes on.
+# S^2-Attn: llama only in every release (20130b486 `model_type == "llama"`, 0.2.0; from 0409428d8
+# extras/constants.py SUPPORTED_CLASS_FOR_S2ATTN, empty between 0409428d8 and 80637fc06, ["llama"] then,
+# {"llama"} at HEAD ff6d4d12e; model/model_utils/longlora.py configure_longlora).
+_S2ATTN = frozenset({"llama"})
+# Liger: model/model_utils/liger_kernel.py apply_liger_kernel's model_type branches, read at each tag;
+# the list only grew (enable_liger_kernel came in c62a6ca59, 0.9.0): the release that added each type.
+_LIGER_SINCE = {
+    **dict.fromkeys(("gemma", "gemma2", "llama", "mistral", "mixtral", "phi3", "qwen2"), "0.9.0"),
+    "qwen2_vl": "0.9.1", "mllama": "0.9.2", "qwen2_5_vl": "0.9.2",
+    **dict.fromkeys(("gemma3", "gemma3_text", "glm4", "granite", "llava", "olmo2", "paligemma", "qwen3",
+                     "qwen3_moe"), "0.9.3"),
+    "glm4v": "0.9.4", "gpt_oss": "0.9.4", "glm": "0.9.5", "qwen3_next": "0.9.5", "qwen3_5": "0.9.5",
+    "qwen3_5_moe": "0.9.6",  # at HEAD (0.9.6.dev0), after the 0.9.5 tag
+}
+
+
+# Block-diagonal attention for neat_packing (model_args.block_diag_attn = data_args.neat_packing, parser.py):
+# from 60558388e (0.8.3) model/model_utils/packing.py configure_packing patched only these model types and
+# raised for the others, the same set at v0.8.3, v0.9.0 and v0.9.1; d670d62a6 (0.9.2) patches the flash-attention
+# unpad helper for every model instead.
+_BLOCK_DIAG = frozenset({"cohere", "falcon", "gemma", "gemma2", "llama", "mistral", "phi", "phi3", "qwen2",
+                         "starcoder2"})
+
+
+def _no_block_diag(facts) -> bool:
+    model_type = facts.model_type()
+    return _true(facts, "data.neat_packing") and model_type is not None and model_type not in _BLOCK_DIAG
+
+
+def _no_s2attn(facts) -> bool:
+    model_type = facts.model_type()
+    return _true(facts, "attention.shift_short") and model_type is not None and model_type not in _S2ATTN
+
+
+def _no_liger(facts) -> bool:
+    """No Liger patch for the model_type in the pinned release (unpinned: in any release)."""
+    model_type = facts.model_type()
+    if not _true(facts, "model.liger_kernel") or model_type is None:
+        return False
+    since = _LIGER_SINCE.get(model_type)
+    if since is None:
+        return True
+    if facts.release is None:
+        return False
+    from linter.versions import older_than
+
+    return older_than(facts.release[0], "0.9.0") is False and older_than(facts.release[0], since) is True
+
+
+def _no_liger_damage(facts) -> str:
+    model_type, since = facts.model_type(), _LIGER_SINCE.get(facts.model_type())
+    added = f"LLaMA-Factory {since} added it" if since else "no release has one"
+    return (f"{model_type} has no Liger patch in this release ({added}): the kernels are not applied, the model "
+            "trains with transformers' own layers and loss, and the memory the fused kernels save is not saved")
+
+
+# ---- which parser reads the file: the llamafactory-cli command the checkout's launch commands give it
+# (launch.readers). src/llamafactory/cli.py (launcher.py): train -> get_train_args; chat, webchat, api
+# (ChatModel) and export (export_model) -> get_infer_args; eval (Evaluator) -> get_eval_args. Another
+# entry (src/train.py, a project script) is not mapped.
+READER_COMMANDS = {"llamafactory-cli train": TRAIN, "llamafactory-cli chat": INFER, "llamafactory-cli webchat": INFER,
+                   "llamafactory-cli api": INFER, "llamafactory-cli export": EXPORT, "llamafactory-cli eval": EVAL}
+
+
+def launched_as(readers) -> str | None:
+    """The command every launch command naming the file (`readers`: launch.readers) runs it with,
+    where they agree."""
+    commands = {READER_COMMANDS.get(entry) for entry in readers or ()}
+    return commands.pop() if len(commands) == 1 and None not in commands else None
+
+
+def _training_keys_refused(facts) -> bool:
+    return launched_as(facts.get("launch.readers")) in (INFER, EXPORT, EVAL) and bool(facts.get("arguments.training_keys"))
+
+
+def _refused_keys(facts) -> str:
+    keys = facts.get("arguments.training_keys")
+    command = " / ".join(facts.get("launch.readers"))
+    shown = ", ".join(keys[:8]) + (f" and {len(keys) - 8} more" if len(keys) > 8 else "")
+    return (f"{command} parses the file without TrainingArguments and refuses its training keys ({shown}) "
+            "before loading anything; give it a config without them (LLaMA-Factory's examples/inference and "
+            "examples/merge_lora files), or run llamafactory-cli train")
+
+
+_INFER_PARSER = "hparams/parser.py get_infer_args (_INFER_ARGS: no TrainingArguments), _parse_args"
+_EVAL_PARSER = "hparams/parser.py get_eval_args (_EVAL_ARGS: no TrainingArguments), _parse_args"
+_UNUSED = "Some keys are not used by the HfArgumentParser: [...]"
+
 WORKFLOW_ROWS = (
+    # always: every release with llamafactory-cli (ce8200ad9, 0.7.1) parses the YAML strictly with these
+    # dataclasses (parse_yaml_file / parse_dict, allow_extra_keys False unless ALLOW_EXTRA_ARGS is set).
+    Row(_UNUSED, _INFER_PARSER, "0.7.1", "ce8200ad9", "arguments.training_keys", _training_keys_refused,
+        _refused_keys, always=True, command=INFER),
+    Row(_UNUSED, _INFER_PARSER + " (train/tuner.py export_model)", "0.7.1", "ce8200ad9", "arguments.training_keys",
+        _training_keys_refused, _refused_keys, always=True, command=EXPORT),
+    Row(_UNUSED, _EVAL_PARSER, "0.7.1", "ce8200ad9", "arguments.training_keys", _training_keys_refused,
+        _refused_keys, always=True, command=EVAL),
+
+    Row("logger.warning \"Current model does not support shift short attention.\"",
+        "model/model_utils/longlora.py configure_longlora", "0.2.0", "20130b486 (llama only), SUPPORTED_CLASS_FOR_S2ATTN",
+        "attention.shift_short", _no_s2attn,
+        lambda f: (f"shift_attn on a {f.model_type()} model: LongLoRA's shifted short attention is patched into "
+                   "llama only, so the run trains every cutoff_len-token sequence with full attention, without the "
+                   "memory saving shift_attn is there for; drop shift_attn, or use a llama model"),
+        always=True, command=TRAIN, ignored=True),
+    Row("Current model does not support block diagonal attention.",
+        "model/model_utils/packing.py configure_packing", "0.8.3", "60558388e..d670d62a6", "data.neat_packing",
+        _no_block_diag,
+        lambda f: (f"neat_packing on a {f.get('model.name')} model ({f.model_type()}): these releases patch "
+                   "block-diagonal attention into cohere, falcon, gemma, gemma2, llama, mistral, phi, phi3, qwen2 "
+                   "and starcoder2 only, and raise ValueError for the others when the model config loads; use "
+                   "packing without neat_packing, or 0.9.2 or later"), command=TRAIN, until="0.9.2"),
+    Row("logger.warning \"Current model does not support liger kernel.\"",
+        "model/model_utils/liger_kernel.py apply_liger_kernel", "0.9.0", "c62a6ca59 and each release's model types",
+        "model.liger_kernel", _no_liger, _no_liger_damage, always=True, command=TRAIN, ignored=True),
+
     # ---- train/trainer_utils.py create_custom_optimizer (when training starts, after the model loads) -----
     # always: each check came with its optimizer (use_galore and galore_layerwise in 0.6.0, use_apollo and
     # apollo_layerwise in 0.9.2, use_badam and badam_update_ratio in 0.6.3); "Unknow optim: {}" until 0.9.2.

@@ -245,3 +245,96 @@ class TokenizedPathIgnoresDataArguments(Rule):
             if config.value("data.streaming") is True:
                 message += "; with streaming the saving run raises \"Turn off `streaming` when saving dataset to disk.\""
             yield self.finding(config, path.span, message)
+
+
+# unsloth_zoo dataset_utils.py sft_prepare_dataset: `if packing: print("Unsloth: Hugging Face's packing is
+# currently buggy - we're disabling it for now!"); return dataset` from 6e178168 (merged with abfc60ff, #71;
+# first in the 2025.3.11 build, 7b78d53d) until 83fbe85f ("Enable packing again", committed inside the
+# 2025.8.4 label): every release in [2025.3.11, 2025.8.4) drops packing.
+_ZOO_DROPS = ("2025.3.11", "2025.8.4")
+# unsloth rl_replacements.py sft_trainer_prepare_dataset swaps TRL's _prepare_dataset for it when the
+# signature matches (self, dataset, processing_class, args, packing, formatting_func, dataset_name): TRL
+# 0.15.0 to 0.22 (read at each tag); from 2afeb37839 (unsloth 2025.3.4) only where TRL's code holds
+# `pack_examples` (TRL 0.15.x), from 2dc3930a53 (2025.3.19) for any of them.
+_UNSLOTH_HOOK, _UNSLOTH_ANY_TRL = "2025.3.4", "2025.3.19"
+_TRL_SIGNATURE = ("0.15.0", "0.23.0")
+
+
+@register
+class PackingDroppedByPatchedTrainer(Rule):
+    """TRN070 packing-dropped-by-patched-trainer
+
+    ## What it does
+    Flags `packing=True` in the `SFTConfig` of a script whose `SFTTrainer` is Unsloth's patched
+    copy (imported after `from unsloth import ...`), where the pinned (or installed) versions
+    are ones whose dataset preparation drops packing: unsloth_zoo 2025.3.11 to 2025.8.3, with
+    TRL 0.15 to 0.22 and unsloth 2025.3.19 or later (2025.3.4 to 2025.3.18 with TRL 0.15.x).
+    Silent where any of the three versions is unknown.
+
+    ## Why is this bad?
+    Unsloth replaces TRL's `SFTTrainer._prepare_dataset` with unsloth_zoo's
+    `sft_prepare_dataset`, which in those releases prints "Unsloth: Hugging Face's packing is
+    currently buggy - we're disabling it for now!" and returns the dataset unpacked. The run
+    trains on padded single examples: more steps per epoch, slower, another step count than
+    the config was sized for (unslothai/unsloth#3065).
+
+    ## Example
+    `train.py`:
+        from unsloth import FastLanguageModel
+        from trl import SFTConfig, SFTTrainer
+        model, tokenizer = FastLanguageModel.from_pretrained("unsloth/Meta-Llama-3.1-8B", max_seq_length=2048)
+        trainer = SFTTrainer(model=model, tokenizer=tokenizer, train_dataset=None, args=SFTConfig(packing=True, output_dir="out"))
+    `requirements.txt`:
+        unsloth==2025.7.8
+        unsloth_zoo==2025.7.10
+        trl==0.19.1
+    Use instead an unsloth_zoo that packs (2025.8.5 or later), in `requirements.txt`:
+        unsloth==2025.8.6
+        unsloth_zoo==2025.8.5
+        trl==0.19.1
+
+    ## Fix safety
+    No fix: upgrading unsloth_zoo, or dropping packing (and re-sizing the steps), is the
+    author's choice.
+
+    ## References
+    - unsloth_zoo/dataset_utils.py sft_prepare_dataset: the early return from 6e178168 (#71,
+      abfc60ff, 2025-03-13; first in 2025.3.11) until 83fbe85f ("Enable packing again",
+      2025-08-15, inside the 2025.8.4 label; 2025.8.5 has it), which packs with TRL's
+      pack_dataset
+    - unsloth/models/rl.py PatchFastRL (run on import; trl.SFTTrainer = UnslothSFTTrainer) and
+      rl_replacements.py sft_trainer_prepare_dataset (2afeb37839, 2025.3.4; the `pack_examples`
+      condition dropped in 2dc3930a53, 2025.3.19)
+    - TRL trainer/sft_trainer.py SFTTrainer._prepare_dataset (signature from v0.15.0, read at
+      each tag to v0.22.0)
+    - unslothai/unsloth#3065
+    """
+
+    code = "TRN070"
+    name = "packing-dropped-by-patched-trainer"
+    severity = WARNING
+
+    def check(self, run, context):
+        for config in run.configs:
+            if config.value("sequence.packing") is not True or config.value("trainer.patched_sft") is not True:
+                continue
+            zoo = pinned_version(config, "unsloth_zoo", self.code, context)
+            trl = pinned_version(config, "trl", self.code, context) if zoo else None
+            unsloth = pinned_version(config, "unsloth", self.code, context) if trl else None
+            if unsloth is None:
+                continue
+            if older_than(zoo[0], _ZOO_DROPS[0]) is not False or older_than(zoo[0], _ZOO_DROPS[1]) is not True:
+                continue
+            if older_than(trl[0], _TRL_SIGNATURE[0]) is not False or older_than(trl[0], _TRL_SIGNATURE[1]) is not True:
+                continue
+            if older_than(unsloth[0], _UNSLOTH_HOOK) is not False:
+                continue
+            if older_than(unsloth[0], _UNSLOTH_ANY_TRL) is not False and older_than(trl[0], "0.16.0") is not True:
+                continue  # 2025.3.4-2025.3.18 swap only TRL 0.15.x's pack_examples version
+            yield self.finding(
+                config, config.span("sequence.packing"),
+                f"packing=True under Unsloth's patched SFTTrainer: unsloth_zoo {zoo[0]} ({zoo[1]}) prepares the "
+                "dataset itself and returns it unpacked (\"Unsloth: Hugging Face's packing is currently buggy - "
+                "we're disabling it for now!\"), so the run trains on padded single examples, with more steps than "
+                "the config was sized for; upgrade unsloth_zoo to 2025.8.5 or later, or drop packing",
+            )

@@ -141,6 +141,64 @@ class Bf16GradientReductionBug(DeepSpeedReleaseBug):
 
 
 @register
+class DeepSpeedConfigRefused(DeepSpeedReleaseBug):
+    """DS025 deepspeed-config-refused
+
+    ## What it does
+    Flags a DeepSpeed config that the DeepSpeed in use refuses, one row per check of its config
+    reader (runtime/config.py) or engine (runtime/engine.py) that the file alone decides, each
+    bounded by the releases that have it: `bf16` enabled with ZeRO stage 0 (0.6.0-0.6.1 for any engine, 0.6.2-0.7.4 where a Hugging
+    Face trainer or accelerate builds the engine: a training config links the file or it holds
+    "auto" values); `fp16.fp16_master_weights_and_grads` without ZeRO stage 2 (stage 0 from
+    0.5.0 on, stages 1 and 3 up to 0.18.2); `bf16.bf16_master_weights_and_grads` without ZeRO
+    and `bf16.bf16_optimizer_states` without ZeRO or without the master weights (0.18.3 on);
+    `tensor_parallel.autotp_size` above 1 with ZeRO
+    stage 3 (0.16.4-0.19.3); and, where DeepSpeed is known to build the optimizer from the file
+    (an HF trainer or accelerate fills it, or a script passes deepspeed.initialize no optimizer
+    of its own, which would replace the block), `optimizer.params.max_grad_norm` (every release), Lamb or OneBitLamb with a
+    static fp16 `loss_scale` (every release; OneBitLamb from 0.4.1), and OneBitAdam /
+    OneBitLamb (from 0.4.1) or ZeroOneAdam (every release) under ZeRO stage 1-3. Rows bounded by
+    a fix, or by a release before which the file ran, need the DeepSpeed version (an exact pin
+    near the config, or the installed package); with it unknown only the checks that every
+    release makes fire.
+
+    ## Why is this bad?
+    `deepspeed.initialize` raises when it parses the config or builds the engine, after the job
+    got its GPUs and (for the engine checks) after the model loaded: "bfloat16 mode is only
+    enabled for Zero 1,2,3 currently" / "When not running ZeRO, BF16 training support is only
+    supported for Pipeline parallelism" (DeepSpeed#1784), "Currently, the compatibility between
+    'autotp' and 'zero_stage = 3' has not been validated" (DeepSpeed#7389).
+
+    ## Example
+    `ds_config.json`:
+        {"train_micro_batch_size_per_gpu": "auto", "bf16": {"enabled": true}, "zero_optimization": {"stage": 0}}
+    `requirements.txt`:
+        deepspeed==0.7.2
+    Use instead:
+        {"train_micro_batch_size_per_gpu": "auto", "bf16": {"enabled": true}, "zero_optimization": {"stage": 1}}
+
+    ## Fix safety
+    No fix: another ZeRO stage or a newer DeepSpeed are the choices.
+
+    ## References
+    - deepspeed/runtime/config.py DeepSpeedConfig._initialize_params / _do_error_check (bf16 assert from v0.5.5, `bf16` spelling from v0.6.0, moved to the engine by 56c522386
+      #1801, v0.6.2; fp16_master_weights_and_grads ZeRO-2 only from v0.5.0, stages 1-3 from v0.18.3;
+      bf16_master_weights_and_grads / bf16_optimizer_states checks from v0.18.3)
+    - deepspeed/runtime/engine.py _configure_distributed_model (bf16 without ZeRO, until ee39187d8
+      #2470, v0.7.5); _configure_tensor_parallel_states (v0.16.4; _configure_tensor_parallel from
+      v0.19.2) asserting ZeRO stage <= 2 until d3265209f (#8167, v0.19.4)
+    - deepspeed/runtime/engine.py _configure_basic_optimizer ('max_grad_norm' refused since v0.1.0;
+      1-bit Adam / 1-bit Lamb asserts from v0.4.1, 0/1 Adam with its introduction in v0.6.1) and
+      _do_sanity_check ("requires dynamic loss scaling" for Lamb, v0.1.0 on)
+    - deepspeedai/DeepSpeed#1784, #7389; the rows: trainlint rules/deepspeed_releases.py (BUGS, DS025)
+    """
+
+    code = "DS025"
+    name = "deepspeed-config-refused"
+    severity = ERROR
+
+
+@register
 class ZeroQuantizedWeightsBf16(DeepSpeedReleaseBug):
     """DS028 zero-quantized-weights-with-bf16
 

@@ -22,6 +22,7 @@ class DeepSpeedFacts:
         self.config = config
         self.trainer = training_config(run)
         self.world = world_size(run, context)
+        self.run = run
 
     def __call__(self, key):
         return self.config.value(key)
@@ -47,17 +48,56 @@ class DeepSpeedFacts:
             steps = self.trainer.value("batch.grad_accum")
         return isinstance(steps, int) and not isinstance(steps, bool) and steps > 1
 
+    def fp16(self) -> bool:
+        """fp16 on: written true, or "auto" filled from a trainer's fp16."""
+        value = self("precision.fp16")
+        if value == "auto" and self.trainer is not None:
+            value = self.trainer.value("precision.fp16")
+        return value is True
+
+    def hf_filled(self) -> bool:
+        """A Hugging Face trainer or accelerate builds the engine (a training config links the file, or
+        it holds "auto" values only they fill): a DeepSpeedEngine, never a PipelineEngine."""
+        return self.trainer is not None or bool(self("file.auto_keys"))
+
+    def optimizer(self) -> str:
+        """The DeepSpeed optimizer.type (lower-cased, as DeepSpeedConfig does for its own names) that
+        the engine builds, where it is known to build it: a client optimizer passed to
+        deepspeed.initialize replaces the block (engine.py _configure_optimizer), so only an HF
+        trainer (it passes none when the file has an optimizer block), accelerate (DummyOptim) or
+        a script seen passing none say so; otherwise ""."""
+        configs = self.run.configs
+        if any(config.value("trainer.client_optimizer") is True for config in configs):
+            return ""
+        if not (self.hf_filled() or any(config.value("trainer.client_optimizer") is False
+                                        or config.value("trainer.deepspeed_reader") == "accelerate"
+                                        for config in configs)):
+            return ""
+        return str(self("optimizer.name") or "").lower()
+
+    def static_fp16_scale(self) -> bool:
+        """fp16 on with a static loss scale (fp16.loss_scale above 0; 0, the default, is dynamic)."""
+        scale = self("loss_scale.loss_scale")
+        return self.fp16() and isinstance(scale, (int, float)) and not isinstance(scale, bool) and scale > 0
+
+    def autotp(self) -> int:
+        size = self("parallel.autotp_size")
+        return size if isinstance(size, int) and not isinstance(size, bool) else 0
+
     def hpz(self) -> bool:
         size = self("parallel.hpz_partition_size")
         return self.stage() == 3 and isinstance(size, int) and not isinstance(size, bool) and size > 1
 
 
 class Bug:
-    __slots__ = ("code", "applies", "point", "what", "why", "since", "fixed")
+    __slots__ = ("code", "applies", "point", "what", "why", "since", "fixed", "unpinned")
 
-    def __init__(self, code, applies, point, what, why, since, fixed):
+    def __init__(self, code, applies, point, what, why, since, fixed, unpinned=None):
         self.code, self.applies, self.point, self.what, self.why = code, applies, point, what, why
-        self.since, self.fixed = since, fixed
+        self.since, self.fixed = since, fixed  # since None: every release that reads the file
+        # Fires with the version unknown: by default where no release has fixed it (the releases
+        # before `since` refuse or ignore the key); False where the releases before `since` run it.
+        self.unpinned = fixed is None if unpinned is None else unpinned
 
 
 BUGS = (
@@ -137,11 +177,94 @@ BUGS = (
         "DeepSpeed's weight quantizer reads the frozen bf16 weights as fp16 bits and gathers them back as fp16, "
         "so the forward pass gets wrong fp16 weights beside bf16 activations (DeepSpeed#7775; fixed by #8215, in "
         "no release yet); drop zero_quantized_nontrainable_weights or train in fp16", "0.10.2", None),
+    # --- DS025: checks of the config reader (runtime/config.py DeepSpeedConfig._do_error_check and
+    # its constructor) and of the engine (runtime/engine.py) that the file alone decides.
+    # bf16 without ZeRO. 0.6.0 (bf16 read as `bf16` or `bfloat16`) asserts in DeepSpeedConfig
+    # "bfloat16 mode is only enabled for Zero 1,2,3 currently" for any engine; 56c522386 (#1801,
+    # v0.6.2) moves the refusal into DeepSpeedEngine._configure_distributed_model, where only a
+    # PipelineEngine passes (NotImplementedError); ee39187d8 (#2470, v0.7.5) gives bf16 without
+    # ZeRO the BF16 optimizer. (0.5.5-0.5.10 read only `bfloat16` and took bf16 with ZeRO-2 alone:
+    # not modelled, the spelling is not recorded.)
+    Bug("DS025", lambda d: d.bf16() and d.stage() == 0, "precision.bf16", "bf16 with ZeRO stage 0",
+        "DeepSpeed's config reader refuses it (\"bfloat16 mode is only enabled for Zero 1,2,3 currently. got 0\"; "
+        "accepted from 0.7.5, #2470); use ZeRO stage 1-3 or upgrade DeepSpeed", "0.6.0", "0.6.2"),
+    Bug("DS025", lambda d: d.bf16() and d.stage() == 0 and d.hf_filled(), "precision.bf16", "bf16 with ZeRO stage 0",
+        "deepspeed.initialize stops after the model has loaded (NotImplementedError \"When not running ZeRO, BF16 "
+        "training support is only supported for Pipeline parallelism\"; accepted from 0.7.5, #2470); use ZeRO "
+        "stage 1-3 or upgrade DeepSpeed", "0.6.2", "0.7.5"),
+    # fp16.fp16_master_weights_and_grads: _do_error_check asserts ZeRO stage 2 from 0.5.0; 0.18.3
+    # accepts stages 1, 2 and 3 ("Fp16_master_weights_and_grads is only supported with ZeRO Stage 1, 2,
+    # or 3."). The releases before 0.5.0 do not read the key, so an unknown version stays silent.
+    Bug("DS025", lambda d: d.fp16() and d("precision.fp16_master_weights") is True and d.stage() in (1, 3),
+        "precision.fp16_master_weights", "fp16_master_weights_and_grads under ZeRO stage {stage}",
+        "DeepSpeed's config reader refuses it (\"Fp16_master_weights_and_grads is only supported with ZeRO Stage 2 "
+        "for now.\"; stages 1 and 3 accepted from 0.18.3); use ZeRO-2 or upgrade DeepSpeed", "0.5.0", "0.18.3"),
+    Bug("DS025", lambda d: d.fp16() and d("precision.fp16_master_weights") is True and d.stage() == 0,
+        "precision.fp16_master_weights", "fp16_master_weights_and_grads without ZeRO",
+        "DeepSpeed's config reader refuses it (\"Fp16_master_weights_and_grads is only supported with ZeRO Stage 2 "
+        "for now.\"; stages 1-3 from 0.18.3); use ZeRO or drop fp16_master_weights_and_grads", "0.5.0", None,
+        unpinned=False),
+    # bf16.bf16_master_weights_and_grads / bf16_optimizer_states (v0.18.3, DeepSpeedBF16Config; the
+    # pydantic bf16 config of the releases just before refuses them as extra keys, older ones ignore
+    # them: unknown stays silent). _do_error_check asserts ZeRO stage 1-3 for both, and the master
+    # weights for the optimizer states.
+    Bug("DS025", lambda d: d("precision.bf16_master_weights") is True and d.stage() == 0,
+        "precision.bf16_master_weights", "bf16_master_weights_and_grads without ZeRO",
+        "DeepSpeed's config reader refuses it (\"Bf16_master_weights_and_grads is only supported with ZeRO Stage 1, "
+        "2, or 3.\"); use ZeRO stage 1-3", "0.18.3", None, unpinned=False),
+    Bug("DS025", lambda d: d("precision.bf16_optimizer_states") is True and (
+        d.stage() == 0 or d("precision.bf16_master_weights") is not True), "precision.bf16_optimizer_states",
+        "bf16_optimizer_states without ZeRO or bf16_master_weights_and_grads",
+        "DeepSpeed's config reader refuses it (\"bf16_optimizer_states is only supported with ZeRO Stage 1, 2, or "
+        "3.\" / \"bf16_optimizer_states requires bf16_master_weights_and_grads to be enabled.\"); use ZeRO stage "
+        "1-3 with bf16_master_weights_and_grads", "0.18.3", None, unpinned=False),
+    # AutoTP training (tensor_parallel.autotp_size, v0.16.4): DeepSpeedEngine.__init__ calls
+    # _configure_tensor_parallel_states (_configure_tensor_parallel from 0.19.2) when autotp_size > 1,
+    # which asserts ZeRO stage <= 2; d3265209f (#8167) and #8168 (v0.19.4) bring AutoTP with ZeRO-3.
+    Bug("DS025", lambda d: d.autotp() > 1 and d.stage() == 3, "parallel.autotp_size",
+        "tensor_parallel.autotp_size {autotp} with ZeRO stage 3",
+        "deepspeed.initialize stops after the model has loaded (AssertionError \"Currently, the compatibility "
+        "between 'autotp' and 'zero_stage = 3' has not been validated\"; accepted from 0.19.4, #8167); use ZeRO "
+        "stage 1 or 2 or upgrade DeepSpeed", "0.16.4", "0.19.4"),
+    # engine.py _configure_basic_optimizer, building the config's optimizer (every release, v0.1.0 on).
+    Bug("DS025", lambda d: d.optimizer() != "" and d("optimizer.param_max_grad_norm") is not None,
+        "optimizer.param_max_grad_norm", "optimizer.params.max_grad_norm",
+        "DeepSpeed refuses it when it builds the optimizer (\"'max_grad_norm' is not supported as an optimizer "
+        "parameter, please switch to using the deepspeed parameter 'gradient_clipping'\"); move the value to "
+        "gradient_clipping", None, None),
+    # engine.py _do_sanity_check (every release): Lamb needs dynamic loss scaling (fp16.loss_scale 0).
+    Bug("DS025", lambda d: d.optimizer() == "lamb" and d.static_fp16_scale(), "loss_scale.loss_scale",
+        "optimizer Lamb with a static fp16 loss_scale",
+        "deepspeed.initialize refuses it (\"DeepSpeed lamb optimizer requires dynamic loss scaling\"); set "
+        "fp16.loss_scale to 0 (dynamic)", None, None),
+    # 1-bit Lamb (v0.4.1 with the checks): the same loss-scale check, and no ZeRO; 1-bit Adam: no ZeRO
+    # (the assert from v0.4.1; v0.4.0 built OnebitAdam without it: unknown stays silent).
+    Bug("DS025", lambda d: d.optimizer() == "onebitlamb" and d.static_fp16_scale(), "loss_scale.loss_scale",
+        "optimizer OneBitLamb with a static fp16 loss_scale",
+        "deepspeed.initialize refuses it (\"DeepSpeed onebitlamb optimizer requires dynamic loss scaling\"); set "
+        "fp16.loss_scale to 0 (dynamic)", "0.4.1", None, unpinned=False),
+    Bug("DS025", lambda d: d.optimizer() in ("onebitadam", "onebitlamb") and d.stage() >= 1, "parallel.zero_stage",
+        "optimizer {optimizer} under ZeRO stage {stage}",
+        "deepspeed.initialize refuses it (\"1bit-Adam is not compatible with ZeRO\" / \"1bit-Lamb is not "
+        "compatible with ZeRO\"): the 1-bit optimizers run without ZeRO; set zero_optimization.stage 0 or use "
+        "Adam", "0.4.1", None, unpinned=False),
+    # 0/1 Adam (ZeroOneAdam) came in v0.6.1 with the check; older releases refuse the unknown name
+    # ("... is not a supported DeepSpeed Optimizer"), so every release refuses it under ZeRO.
+    Bug("DS025", lambda d: d.optimizer() == "zerooneadam" and d.stage() >= 1, "parallel.zero_stage",
+        "optimizer {optimizer} under ZeRO stage {stage}",
+        "deepspeed.initialize refuses it (\"0/1 Adam is not compatible with ZeRO\"; releases before 0.6.1 do "
+        "not know the optimizer); set zero_optimization.stage 0 or use Adam", "0.6.1", None),
 )
 
 
+def _fill(what: str, facts: DeepSpeedFacts) -> str:
+    return what.replace("{hpz}", str(facts("parallel.hpz_partition_size"))).replace(
+        "{stage}", str(facts.stage())).replace("{autotp}", str(facts.autotp())).replace(
+        "{optimizer}", str(facts("optimizer.name")))
+
+
 class DeepSpeedReleaseBug(Rule):
-    """Base of the DS020-DS022 and DS028 rules: the rows of BUGS with the rule's code."""
+    """Base of the DS020-DS022, DS025 and DS028 rules: the rows of BUGS with the rule's code."""
 
     def check(self, run, context):
         rows = [row for row in BUGS if row.code == self.code]
@@ -156,18 +279,17 @@ class DeepSpeedReleaseBug(Rule):
             if found is None:
                 # A bug no release has fixed fires unpinned: every release that knows the key has
                 # it (the older ones refuse or ignore the key; DS028's docstring says which).
-                row = next((row for row in matching if row.fixed is None), None)
+                row = next((row for row in matching if row.unpinned), None)
                 if row is not None:
-                    what = row.what.replace("{stage}", str(facts.stage()))
+                    releases = f"from {row.since}" if row.since else "that reads the file"
                     yield self.finding(config, config.span(row.point),
-                                       f"{what} (every DeepSpeed release from {row.since}): {row.why}")
+                                       f"{_fill(row.what, facts)} (every DeepSpeed release {releases}): {row.why}")
                 continue
             for row in matching:
-                if older_than(found[0], row.since) is not False or (
+                if (row.since is not None and older_than(found[0], row.since) is not False) or (
                         row.fixed is not None and older_than(found[0], row.fixed) is not True):
                     continue
-                what = row.what.replace("{hpz}", str(facts("parallel.hpz_partition_size"))).replace(
-                    "{stage}", str(facts.stage()))
+                what = _fill(row.what, facts)
                 yield self.finding(config, config.span(row.point),
                                    f"{what} on DeepSpeed {found[0]} ({found[1]}): {row.why}")
                 break

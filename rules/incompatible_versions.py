@@ -33,7 +33,7 @@ class _Pair:
 
     def __init__(self, ranges: tuple[_Range, ...], applies: Callable, failure: str, reference: str,
                  point: str = "model.name"):
-        # applies(config) -> bool: the config runs the code path that breaks; `point`: the key shown
+        # applies(config, run) -> bool: the config runs the code path that breaks; `point`: the key shown
         # (space-separated keys: the first present).
         self.ranges, self.applies, self.failure, self.reference = ranges, applies, failure, reference
         self.point = point
@@ -47,7 +47,7 @@ def _qwen2_dense(config) -> bool:
     return found is not None and found[0] == "qwen2"
 
 
-def _xtuner_qwen2_dispatch(config) -> bool:
+def _xtuner_qwen2_dispatch(config, run) -> bool:
     """XTuner's SupervisedFinetune replaces Qwen2FlashAttention2.forward with its own
     (model/modules/dispatch/__init__.py dispatch_attn_forward, use_varlen_attn False) where the
     model runs flash_attention_2, which _prepare_for_flash_attn picks for Qwen2Config when
@@ -56,7 +56,7 @@ def _xtuner_qwen2_dispatch(config) -> bool:
             and config.value("attention.implementation") in (None, "flash_attention_2") and _qwen2_dense(config))
 
 
-def _xtuner_multi_gpu_without_deepspeed(config) -> bool:
+def _xtuner_multi_gpu_without_deepspeed(config, run) -> bool:
     """An XTuner SupervisedFinetune config (the adapter records its use_varlen_attn, written or
     default, for that family only) that the checkout's launch commands run on several processes
     (NPROC_PER_NODE x NNODES) and agree pass no --deepspeed, with no DeepSpeed strategy linked."""
@@ -67,12 +67,66 @@ def _xtuner_multi_gpu_without_deepspeed(config) -> bool:
 
 
 # Each row: the affected release range of every package, what the config must run, the failure.
-def _fsdp2_ram_efficient_offload(config) -> bool:
-    """An accelerate FSDP2 config with RAM-efficient loading and parameter CPU offload."""
+def _fsdp2(config) -> bool:
     return (config.value("file.kind") == "accelerate" and config.value("parallel.fsdp") is True
-            and str(config.value("parallel.fsdp_version")) == "2"
-            and config.value("parallel.fsdp_ram_efficient_loading") is True
+            and str(config.value("parallel.fsdp_version")) == "2")
+
+
+def _fsdp2_ram_efficient_offload(config, run) -> bool:
+    """An accelerate FSDP2 config with RAM-efficient loading and parameter CPU offload."""
+    return (_fsdp2(config) and config.value("parallel.fsdp_ram_efficient_loading") is True
             and config.value("parallel.offload_param") is True)
+
+
+def _fsdp2_16bit_full_training(config, run) -> bool:
+    """An accelerate FSDP2 config with mixed precision on (its mixed_precision, or the trainer's
+    bf16/fp16, which the trainer hands to accelerate) in a run whose training config loads the
+    model in 16 bits and trains every parameter (the adapter recorded as none)."""
+    if not _fsdp2(config):
+        return False
+    for trainer in run.configs:
+        if trainer is config or trainer.value("file.kind") == "accelerate":
+            continue
+        adapter = trainer.get("adapter.kind")
+        if (trainer.value("model.load_dtype") in ("bfloat16", "float16") and adapter is not None
+                and adapter.value is None and any(part.value(key) is True for part in (config, trainer)
+                                                  for key in ("precision.bf16", "precision.fp16"))):
+            return True
+    return False
+
+
+_ARGUMENT_FILES = ("trl", "trainer", "llamafactory")  # read by transformers' TrainingArguments
+
+
+def _compiled_under_deepspeed(config, run) -> bool:
+    """An HF Trainer argument file with torch_compile true in a run that DeepSpeed shards (a linked
+    DeepSpeed config, or an accelerate config with distributed_type DEEPSPEED) whose DeepSpeed
+    config does not compile the model itself."""
+    if config.value("file.kind") not in _ARGUMENT_FILES or config.value("training.torch_compile") is not True:
+        return False
+    if any(other.value("training.deepspeed_compile") is True for other in run.configs):
+        return False
+    return any(other.value("file.kind") == "deepspeed"
+               or other.value("parallel.accelerate_distributed_type") == "DEEPSPEED" for other in run.configs)
+
+
+def _before(config, package: str, bound: str) -> bool:
+    found = config.version(package)
+    return found is not None and older_than(found[0], bound) is True
+
+
+# One finding for the oldest pinned cause: the accelerate row defers to an old transformers, the
+# DeepSpeed row to both.
+def _compiled_old_accelerate(config, run) -> bool:
+    return _compiled_under_deepspeed(config, run) and not _before(config, "transformers", "4.30.0")
+
+
+def _compiled_old_deepspeed(config, run) -> bool:
+    return _compiled_old_accelerate(config, run) and not _before(config, "accelerate", "1.1.0")
+
+
+_COMPILE_IGNORED = ("torch_compile with DeepSpeed: the model is never compiled and trains eagerly, with no error or "
+                    "warning; ")
 
 
 _PAIRS = (
@@ -112,6 +166,50 @@ _PAIRS = (
         "huggingface/accelerate#3910 (363816a8, first in 1.13.0); FSDP2 support d7c741a6 (#3394, 1.6.0)",
         point="parallel.offload_param",
     ),
+    # accelerate utils/fsdp_utils.py fsdp2_prepare_model: with mixed precision and a model not in
+    # fp32 it upcasts the trainable parameters to fp32 master weights. 758f3b18 (#3905, first in
+    # 1.13.0) wrote the cast as `param = param.to(torch.float32)`, which rebinds the loop variable
+    # only (it still logs the upcast warning); 92cc533e (#3985, 1.14.0) casts param.data before
+    # fully_shard again. 1.6.0-1.12.x cast the whole model (model.to(torch.float32)).
+    _Pair(
+        (_Range("accelerate", "1.13.0", "1.14.0"),),
+        _fsdp2_16bit_full_training,
+        "FSDP2 with mixed precision and a 16-bit model: accelerate's upcast of the trainable parameters to "
+        "fp32 does nothing (it rebinds a loop variable), so the sharded master weights and the optimizer "
+        "stay in 16 bits and small updates are rounded away, while the upcast warning is still logged",
+        "huggingface/accelerate#3979; 758f3b18 (#3905, 1.13.0); fixed by 92cc533e (#3985, 1.14.0)",
+        point="parallel.fsdp_version",
+    ),
+    # torch_compile under DeepSpeed (the option from transformers 4.27.0). Trainer._wrap_model returns
+    # the DeepSpeed engine, which wraps the uncompiled model: 4.27.0 compiled a local copy first and
+    # dropped it, 4.28.0 (#22279) moved the compile after the early return (4.28.1, 4.29.0 trainer.py). From 4.30.0 the Trainer
+    # hands torch_compile to accelerate (ACCELERATE_DYNAMO_* / TorchDynamoPlugin), whose prepare() sends
+    # a DeepSpeed run to _prepare_deepspeed, which skipped prepare_model's torch.compile until
+    # cba3f2d5 (#3069, 1.1.0); from 1.1.0 it calls engine.compile only with deepspeed >= 0.14.4.
+    _Pair(
+        (_Range("transformers", "4.27.0", "4.30.0"),),
+        _compiled_under_deepspeed,
+        _COMPILE_IGNORED + "Trainer._wrap_model returns the DeepSpeed engine, which wraps the uncompiled model "
+        "(from transformers 4.30, accelerate >= 1.1.0 with deepspeed >= 0.14.4 compiles it)",
+        "huggingface/transformers#23095; Trainer._wrap_model (4.27.0, 4.28.1, 4.29.0)",
+        point="training.torch_compile",
+    ),
+    _Pair(
+        (_Range("accelerate", None, "1.1.0"),),
+        _compiled_old_accelerate,
+        _COMPILE_IGNORED + "accelerate prepares a DeepSpeed model in _prepare_deepspeed, which skips the "
+        "torch.compile of prepare_model (accelerate 1.1.0 compiles the engine, with deepspeed >= 0.14.4)",
+        "huggingface/transformers#23095, huggingface/accelerate#1500; fixed by cba3f2d5 (#3069, 1.1.0)",
+        point="training.torch_compile",
+    ),
+    _Pair(
+        (_Range("deepspeed", None, "0.14.4"),),
+        _compiled_old_deepspeed,
+        _COMPILE_IGNORED + "accelerate compiles the DeepSpeed engine only with deepspeed >= 0.14.4 "
+        "(Accelerator._prepare_deepspeed, from accelerate 1.1.0) and skips it otherwise",
+        "huggingface/transformers#23095; accelerate cba3f2d5 (#3069, 1.1.0)",
+        point="training.torch_compile",
+    ),
 )
 
 
@@ -125,6 +223,17 @@ class IncompatibleVersions(Rule):
     path the config runs. The table holds one row per combination, each read from both
     projects' history:
 
+    - accelerate 1.13.x with an FSDP2 accelerate config and mixed precision (its
+      `mixed_precision` or the trainer's `bf16`/`fp16`) in a run whose training config loads
+      the model in bf16/fp16 (`torch_dtype`) and trains every parameter: the promised fp32
+      upcast of the trainable parameters is a no-op, so the master weights and the optimizer
+      stay in 16 bits (huggingface/accelerate#3979).
+    - `torch_compile: true` in Trainer arguments of a DeepSpeed run (a linked DeepSpeed config,
+      or an accelerate config with `distributed_type: DEEPSPEED`) with transformers < 4.30.0,
+      accelerate < 1.1.0 or deepspeed < 0.14.4 (the one pinned is enough): the model is never
+      compiled and trains eagerly, silently (huggingface/transformers#23095; the option came
+      in transformers 4.27.0). Silent where the
+      DeepSpeed config compiles the model itself (`compile.enabled`).
     - accelerate >= 1.6.0, < 1.13.0 with an FSDP2 accelerate config (`fsdp_version: 2`) that
       sets both `fsdp_cpu_ram_efficient_loading` and `fsdp_offload_params`: the weights rank 0
       broadcasts stay on the GPU while FSDP2's CPU offload expects them on the CPU, and the
@@ -181,6 +290,14 @@ class IncompatibleVersions(Rule):
       4.43.0 (the method is gone: modeling_flash_attention_utils._flash_attention_forward);
       4.48.0 (no Qwen2FlashAttention2 class)
     - InternLM/xtuner#925, InternLM/xtuner#935 ("downgrade transformers to 4.42.4")
+    - transformers trainer.py Trainer._wrap_model (4.27.0: a discarded compiled copy; 4.28.1,
+      4.29.0: the DeepSpeed engine returns before the torch.compile call, #22279); training_args.py (4.30.0 on: ACCELERATE_DYNAMO_* for
+      accelerate); accelerate src/accelerate/accelerator.py _prepare_deepspeed (engine.compile
+      from cba3f2d5, #3069, v1.1.0, with deepspeed >= 0.14.4); huggingface/transformers#23095,
+      huggingface/accelerate#1500
+    - accelerate src/accelerate/utils/fsdp_utils.py fsdp2_prepare_model: the trainable-parameter
+      upcast rebinds the loop variable from 758f3b18 (#3905, v1.13.0); fixed by 92cc533e (#3985,
+      v1.14.0); huggingface/accelerate#3979
     - accelerate src/accelerate/utils/fsdp_utils.py fsdp2_prepare_model /
       fsdp2_load_full_state_dict: d7c741a6 "Initial FSDP2 support" (#3394, v1.6.0); fixed by
       363816a8 (#3910, v1.13.0)
@@ -197,7 +314,7 @@ class IncompatibleVersions(Rule):
     def check(self, run, context):
         for config in run.configs:
             for pair in _PAIRS:
-                if not pair.applies(config):
+                if not pair.applies(config, run):
                     continue
                 pins = [config.version(part.package) for part in pair.ranges]
                 if any(pin is None for pin in pins):

@@ -1,6 +1,6 @@
 """Scripts whose model loader or adapter call does something other than what they ask for: a
 quantization mode the loader drops or swaps (QNT011), and the adapter options its own
-get_peft_model refuses (TRN065).
+get_peft_model refuses (TRN065) or that skip its fused LoRA kernels (TRN068).
 
 Facts from unslothai/unsloth (bare mirror at 015bdef0d9; __version__ from unsloth/models/_utils.py
 at each commit, the first release holding a commit found among the version bumps that contain it).
@@ -218,3 +218,79 @@ class PatchedPeftRefusesModules(Rule):
             return False
         version = pinned_version(config, "unsloth", self.code, context)
         return version is not None and older_than(version[0], since) is False
+
+
+@register
+class LoraDropoutDisablesFusedKernels(Rule):
+    """TRN068 lora-dropout-disables-fused-kernels
+
+    ## What it does
+    Flags a non-zero `lora_dropout`, or a `bias` other than "none", in Unsloth's
+    `FastLanguageModel.get_peft_model` for a model that `FastLanguageModel` loads through its own
+    patched classes (llama and mistral in every release; with a pinned unsloth also gemma, qwen2,
+    gemma2, and qwen3 from 2025.4.2), loaded in 4 or 16 bits. Models loaded in 8 bits, for full
+    fine-tuning or with `qat_scheme` take the generic path and are skipped, and so is an unknown
+    model type or a computed value.
+
+    ## Why is this bad?
+    Unsloth's speed and memory savings for LoRA come from the fused QKV, O and MLP LoRA kernels
+    that `patch_peft_model` installs, and it installs them only `if lora_dropout == 0 and bias ==
+    "none"`. Otherwise every layer trains through PEFT's plain forward: slower and heavier than
+    the run the script expects, with only a log line ("Unsloth: Dropout = 0 is supported for fast
+    patching ... causing a performance hit", then "patched 32 layers with 0 QKV layers, 0 O layers
+    and 0 MLP layers"); unslothai/unsloth#2076, #2319 (maintainer: the fast path "is only used
+    with lora_dropout = 0 and bias = \"none\""). Releases before 2024.1 refused either value
+    (TypeError "Fast model patching only works with dropout = 0.").
+
+    ## Example
+    `train.py`:
+        from unsloth import FastLanguageModel
+        model, tokenizer = FastLanguageModel.from_pretrained("unsloth/llama-3-8b-bnb-4bit", max_seq_length=2048)
+        model = FastLanguageModel.get_peft_model(model, r=16, lora_dropout=0.05)
+    Use instead:
+        from unsloth import FastLanguageModel
+        model, tokenizer = FastLanguageModel.from_pretrained("unsloth/llama-3-8b-bnb-4bit", max_seq_length=2048)
+        model = FastLanguageModel.get_peft_model(model, r=16, lora_dropout=0)
+
+    ## Fix safety
+    No fix: dropout regularises, and a trained bias may be wanted; the speed is the author's to
+    trade.
+
+    ## References
+    - unsloth/models/llama.py FastLlamaModel.get_peft_model (the two warnings) and
+      patch_peft_model (`if lora_dropout == 0 and bias == "none":` around every kernel), since
+      45fa4bf356 (#69, 2024-01-06, __version__ 2024.1; it replaced TypeErrors for both), unchanged
+      at 015bdef0d9; gemma, qwen2, gemma2 and qwen3 inherit both methods
+    - unsloth/models/loader.py FastLanguageModel.from_pretrained: model_type dispatch; load_in_8bit,
+      full_finetuning and qat_scheme to FastModel from f35d5977d6 (2025.3.10)
+    - unslothai/unsloth#2076, #2319
+    """
+
+    code = "TRN068"
+    name = "lora-dropout-disables-fused-kernels"
+    severity = WARNING
+
+    def check(self, run, context):
+        for config in run.configs:
+            types = config.value("model.fused_lora_types")
+            if not types:
+                continue
+            dropout, bias = config.value("adapter.dropout"), config.value("adapter.bias")
+            dropped = isinstance(dropout, (int, float)) and not isinstance(dropout, bool) and dropout != 0
+            biased = isinstance(bias, str) and bias != "none"
+            if not dropped and not biased:
+                continue
+            model_type = PatchedPeftRefusesModules._model_type(config)
+            if model_type is None or model_type not in types and not PatchedPeftRefusesModules._patched_in_pinned(
+                    self, config, model_type, context):
+                continue
+            what = f"lora_dropout={dropout}" if dropped else f"bias={bias!r}"
+            instead = "lora_dropout=0" if dropped else 'bias="none"'
+            key = "adapter.dropout" if dropped else "adapter.bias"
+            yield self.finding(
+                config, config.span(key),
+                f"{what} on a {model_type} model: FastLanguageModel's patch_peft_model installs its fused LoRA "
+                "kernels only with lora_dropout 0 and bias \"none\", so every layer trains through PEFT's plain "
+                "forward (\"patched N layers with 0 QKV layers, 0 O layers and 0 MLP layers\"), slower and heavier; "
+                f"use {instead} for the fast path",
+            )

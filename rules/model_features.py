@@ -31,22 +31,9 @@ def _training(config) -> bool:
     return config.value("training.enabled") is not False
 
 
-_LF_LIGER_RELEASES = ("0.9.0", "0.9.1", "0.9.2", "0.9.3", "0.9.4", "0.9.5")
+# LLaMA-Factory's enable_liger_kernel model types per release are rows of TRN021's table
+# (rules/argument_workflows.py _LIGER_SINCE: apply_liger_kernel logs and trains without Liger).
 FEATURES = (
-    # src/llamafactory/model/model_utils/liger_kernel.py apply_liger_kernel: an if/elif chain on
-    # config.model_type picks apply_liger_kernel_to_*; any other type logs "Current model does not
-    # support liger kernel." and returns, and training goes on without Liger. Read at each tag.
-    Feature("enable_liger_kernel", "model.liger_kernel", "llamafactory", {
-        "gemma": "0.9.0", "gemma2": "0.9.0", "llama": "0.9.0", "mistral": "0.9.0", "mixtral": "0.9.0",
-        "phi3": "0.9.0", "qwen2": "0.9.0", "qwen2_vl": "0.9.1", "mllama": "0.9.2", "qwen2_5_vl": "0.9.2",
-        "gemma3": "0.9.3", "gemma3_text": "0.9.3", "glm4": "0.9.3", "granite": "0.9.3", "llava": "0.9.3",
-        "olmo2": "0.9.3", "paligemma": "0.9.3", "qwen3": "0.9.3", "qwen3_moe": "0.9.3",  # qwen3: 994ab6424 #7966
-        "glm4v": "0.9.4", "gpt_oss": "0.9.4", "glm": "0.9.5", "qwen3_next": "0.9.5", "qwen3_5": "0.9.5",
-    }, True, _LF_LIGER_RELEASES, _training,
-        "one warning line (\"Current model does not support liger kernel.\"), no Liger kernel is applied, and the "
-        "run trains with the unfused cross-entropy and RMSNorm: the logits are materialised and the memory the "
-        "config counts on is not saved",
-        "src/llamafactory/model/model_utils/liger_kernel.py apply_liger_kernel"),
     # Axolotl sample packing: monkeypatch/multipack.py SUPPORTED_MULTIPACK_MODEL_TYPES covers the
     # attention layers; hybrid Gated DeltaNet (linear attention) layers need cu_seqlens from the
     # position_ids, which only loaders/patch_manager.py patch_qwen3_5_modeling_packing /
@@ -90,50 +77,53 @@ class FeatureUnsupportedModelType(Rule):
     Flags a framework feature that the pinned release applies per model type, switched on for a
     base model whose model_type (its config.json, else the name table) that release does not
     handle. The table (rules/model_features.py FEATURES) holds, per feature, each model_type with
-    the first release that handles it: LLaMA-Factory `enable_liger_kernel` (the model types of
-    `apply_liger_kernel`, v0.9.0 to v0.9.5) and Axolotl `sample_packing` for hybrid
-    linear-attention models (qwen3_5, qwen3_5_moe: patched from v0.15.0). Silent where the version,
-    or the model_type, is unknown, and for a development build of the release that adds the type.
+    the first release that handles it: Axolotl `sample_packing` for hybrid linear-attention models
+    (qwen3_5, qwen3_5_moe: patched from v0.15.0). Silent where the version, or the model_type, is
+    unknown, and for a development build of the release that adds the type. (LLaMA-Factory's
+    `enable_liger_kernel` model types are rows of TRN021.)
 
     ## Why is this bad?
-    Neither framework refuses the config. LLaMA-Factory logs one line and trains without Liger,
-    so the memory the config was sized for is not saved (LLaMA-Factory#7965: Qwen3 on
-    0.9.3.dev0; #5528: Qwen2-VL). Axolotl before v0.15.0 packs Qwen3.5 samples into one sequence
-    whose Gated DeltaNet layers see no boundaries, so the samples leak into each other and the loss
-    falls towards 0 (axolotl#3453).
+    The framework does not refuse the config. Axolotl before v0.15.0 packs Qwen3.5 samples into
+    one sequence whose Gated DeltaNet (linear-attention) layers get no sequence boundaries: the
+    recurrent state runs across the samples, which leak into each other, and the loss falls
+    towards 0 with no error (axolotl#3453, transformers#46851).
 
     ## Example
-    `llamafactory.yaml`:
-        model_name_or_path: Qwen/Qwen3-8B
-        enable_liger_kernel: true
-        stage: sft
-        do_train: true
-        finetuning_type: lora
-        dataset: alpaca_en_demo
-        template: qwen
-        output_dir: out
+    `axolotl.yaml`:
+        base_model: Qwen/Qwen3.5-9B
+        datasets:
+          - path: /data/train/
+            type: chat_template
+        sequence_len: 8192
+        sample_packing: true
+        micro_batch_size: 1
+        num_epochs: 1
+        learning_rate: 7e-6
+        flash_attention: true
+        output_dir: ./out
     `requirements.txt`:
-        llamafactory==0.9.2
+        axolotl==0.14.0
     Use instead:
-        model_name_or_path: Qwen/Qwen2.5-7B
-        enable_liger_kernel: true
-        stage: sft
-        do_train: true
-        finetuning_type: lora
-        dataset: alpaca_en_demo
-        template: qwen
-        output_dir: out
+        base_model: Qwen/Qwen3.5-9B
+        datasets:
+          - path: /data/train/
+            type: chat_template
+        sequence_len: 8192
+        sample_packing: false
+        micro_batch_size: 1
+        num_epochs: 1
+        learning_rate: 7e-6
+        flash_attention: true
+        output_dir: ./out
 
     ## Fix safety
-    No fix: the remedy is a newer release (LLaMA-Factory v0.9.3 for Qwen3's Liger kernels,
-    Axolotl v0.15.0 for Qwen3.5 packing) or turning the feature off, which changes the run.
+    No fix: the remedy is a newer release (Axolotl v0.15.0 for Qwen3.5 packing) or turning the
+    feature off, which changes the run's speed and batches.
 
     ## References
-    - LLaMA-Factory src/llamafactory/model/model_utils/liger_kernel.py apply_liger_kernel, read at
-      v0.9.0-v0.9.5 (qwen3 / qwen3_moe: 994ab6424 #7966, first in v0.9.3)
     - Axolotl src/axolotl/loaders/patch_manager.py patch_qwen3_5_modeling_packing (c11938233 #3442,
       first in v0.15.0), monkeypatch/multipack.py SUPPORTED_MULTIPACK_MODEL_TYPES (v0.14.0)
-    - hiyouga/LLaMA-Factory#7965, #5528; axolotl-ai-cloud/axolotl#3453; huggingface/transformers#46851
+    - axolotl-ai-cloud/axolotl#3453; huggingface/transformers#46851
     """
 
     code = "TRN080"

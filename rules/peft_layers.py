@@ -1,4 +1,5 @@
-"""PEFT targets that `layers_to_transform` filters away (issue 16 recall).
+"""PEFT targets that `layers_to_transform` filters away (issue 16 recall), and name patterns that
+freeze the adapter itself (TRN069).
 
 Read from huggingface/peft (bare mirror at 5d602fdbf, after v0.20.0), check_target_module_exists
 (src/peft/tuners/tuners_utils.py; LoraModel._check_target_module_exists in tuners/lora.py at
@@ -133,4 +134,133 @@ class LayersToTransformSkipsTarget(Rule):
                 f"{why} adapts a listed module only where its name holds one of those layer indices "
                 f"(model.layers.N.*), and {skipped[0]} sits outside the numbered layers, so it is never adapted; "
                 f"{outcome}. Train it fully with modules_to_save, or drop layers_to_transform",
+            )
+
+
+# peft/peft_model.py: PeftModel.base_model is the tuner (LoraModel), whose `model` is the wrapped
+# model, so every parameter name of a PEFT-wrapped model starts with this.
+_PEFT_PREFIX = "base_model.model."
+_QUANTIFIERS = frozenset("*?{")
+
+
+def _literal_start(pattern: str) -> str:
+    """The text every name a pattern matches from its start begins with, as Axolotl compiles it
+    (utils/freeze.py LayerNamePattern: an index range `[a:b]` at the end is cut off, a `.` not
+    followed by `+` is a literal dot, re.match); "" where it cannot tell (alternation, groups,
+    classes, escapes)."""
+    import re
+
+    ranged = re.match(r"^(.+)\[([0-9]*)(?::([0-9]*))?\]$", pattern)
+    pattern = ranged.group(1) if ranged else pattern
+    if "|" in pattern:
+        return ""
+    pattern = pattern[1:] if pattern.startswith("^") else pattern
+    start = []
+    for index, char in enumerate(pattern):
+        if not (char.isalnum() or char in "_-."):
+            break
+        following = pattern[index + 1:index + 2]
+        if following and following in _QUANTIFIERS:
+            break  # this character may be absent or repeated
+        start.append(char)
+        if following == "+":
+            break
+    return "".join(start)
+
+
+def freezes_every_adapted_name(patterns) -> bool:
+    """Can no pattern match a name under PEFT's prefix (each pattern's literal start departs from it)?"""
+    if not isinstance(patterns, list) or not patterns:
+        return False
+    for pattern in patterns:
+        start = _literal_start(pattern) if isinstance(pattern, str) else ""
+        if not start or _PEFT_PREFIX.startswith(start) or start.startswith(_PEFT_PREFIX):
+            return False
+    return True
+
+
+@register
+class UnfrozenPatternsFreezeAdapter(Rule):
+    """TRN069 unfrozen-parameters-freeze-adapter
+
+    ## What it does
+    Flags Axolotl `unfrozen_parameters` together with a LoRA or QLoRA `adapter` in a supervised
+    run (no `rl`), where no pattern can match a parameter name of the PEFT-wrapped model: each
+    pattern's fixed start (the patterns are matched from the start of the name, `^` or not)
+    departs from `base_model.model.`, the prefix every name carries once the adapter is attached
+    (`^lm_head.weight$`, `^model.embed_tokens.weight$[:32000]`, `model.layers.3[0-9]+`).
+
+    ## Why is this bad?
+    Axolotl attaches the adapter when it loads the model, then `freeze_layers_except` sets
+    `requires_grad = False` on every parameter no pattern matches. The names are now
+    `base_model.model.model.layers.0.self_attn.q_proj.lora_A.default.weight` and the like, so
+    nothing matches: the LoRA weights are frozen along with the base model, and Axolotl only logs
+    "All parameters are frozen. Model will not be trained." (axolotl-ai-cloud/axolotl#1464,
+    #1188). `unfrozen_parameters` is for full fine-tuning; with an adapter, train embeddings or
+    the head with `lora_modules_to_save` (the maintainer's answer in #1464). DPO, IPO and KTO
+    runs are skipped: there the trainer attaches the adapter after the freezing.
+
+    ## Example
+    `axolotl.yaml`:
+        base_model: mistralai/Mistral-7B-v0.1
+        adapter: qlora
+        load_in_4bit: true
+        lora_target_linear: true
+        unfrozen_parameters:
+          - ^lm_head.weight$
+          - ^model.embed_tokens.weight$[:32000]
+        datasets:
+          - path: tatsu-lab/alpaca
+            type: alpaca
+    Use instead:
+        base_model: mistralai/Mistral-7B-v0.1
+        adapter: qlora
+        load_in_4bit: true
+        lora_target_linear: true
+        lora_modules_to_save:
+          - lm_head
+          - embed_tokens
+        datasets:
+          - path: tatsu-lab/alpaca
+            type: alpaca
+
+    ## Fix safety
+    No fix: dropping the adapter (full fine-tuning) and `lora_modules_to_save` train different
+    things.
+
+    ## References
+    - axolotl src/axolotl/train.py (setup_model_and_tokenizer: `freeze_layers_except(model,
+      cfg.unfrozen_parameters)` after ModelLoader.load has applied the adapter; v0.4.0 train.py
+      `freeze_parameters_except` after load_model), src/axolotl/utils/freeze.py
+      (LayerNamePattern: `re.match`, dots literal; "All parameters are frozen. Model will not be
+      trained."); unfrozen_parameters arrived in 5ea3aa31f (#950, first released in v0.4.0),
+      read at 067b021c8; loaders/model.py _load_adapters (DPO / IPO / KTO: config only)
+    - peft/peft_model.py PeftModel (base_model = the tuner, whose `model` is the wrapped model)
+    - axolotl-ai-cloud/axolotl#1464, #1188
+    """
+
+    code = "TRN069"
+    name = "unfrozen-parameters-freeze-adapter"
+    severity = WARNING
+
+    def check(self, run, context):
+        for config in run.configs:
+            patterns = config.value("training.unfrozen_patterns")
+            if not patterns or config.value("adapter.kind") not in ("lora", "qlora"):
+                continue
+            if config.value("training.trainer") != "sft" or config.value("adapter.merge") is True:
+                continue
+            if not freezes_every_adapted_name(patterns):
+                continue
+            version = config.version("axolotl")
+            if version is not None and context.version_before("axolotl", "0.4.0", config, self.code) is not None:
+                continue  # before unfrozen_parameters: the key is not read
+            yield self.finding(
+                config, config.span("training.unfrozen_patterns"),
+                f"unfrozen_parameters with adapter {config.value('adapter.kind')}: Axolotl attaches the adapter "
+                "first and then freezes every parameter no pattern matches from the start of its name; every name "
+                f"now starts with {_PEFT_PREFIX!r}, which none of these patterns can match, so the LoRA weights are "
+                "frozen too and nothing trains (\"All parameters are frozen. Model will not be trained.\"); with "
+                "an adapter use lora_modules_to_save (e.g. lm_head, embed_tokens), or drop the adapter to fine-tune "
+                "fully with unfrozen_parameters",
             )

@@ -71,6 +71,67 @@ def _not_multiple(facts) -> bool:
             and save % evaluate != 0)
 
 
+def _step_checkpoints(facts) -> tuple | None:
+    """(save_steps, eval_steps) where load_best_model_at_end compares step schedules: eval_strategy
+    steps, save_strategy steps (written, or TrainingArguments' default in every release), both
+    numbers above 0 (an unwritten eval_steps falls back to logging_steps: not judged)."""
+    save, evaluate = facts("checkpoint.save_steps"), facts("checkpoint.eval_steps")
+    if (facts("checkpoint.load_best") is True and facts("checkpoint.eval_strategy") == "steps"
+            and facts("checkpoint.save_strategy") in ("steps", None) and _number(save) and _number(evaluate)
+            and save > 0 and evaluate > 0 and save % evaluate != 0):
+        return save, evaluate
+    return None
+
+
+# transformers 4.29.0 (ratio steps: save/eval/logging_steps below 1 are shares of the run) checks
+# load_best_model_at_end's schedules in TrainingArguments.__post_init__ (_validate_args in 5.x) when
+# `save_steps % eval_steps != 0`: ratio mixed with absolute steps is refused; two ratios are compared
+# as (save * 1_000_000) % (eval * 1_000_000) ("Work around floating point precision issues") and
+# refused when that is not 0. Up to 4.52.x an unconditional raise follows, so ratios whose float
+# remainder is not 0 are refused even when the scaled test passes (0.1 and 0.02:
+# huggingface/transformers#38217); 4.53.0 puts that raise under `else:` (both >= 1). Before 4.29.0
+# the one test is `save_steps % eval_steps != 0`, which refuses all three cases too.
+def _ratio_mixed(facts) -> bool:
+    steps = _step_checkpoints(facts)
+    return steps is not None and (steps[0] < 1) != (steps[1] < 1)
+
+
+def _ratio_scaled_remainder(save, evaluate) -> float:
+    return (save * 1_000_000) % (evaluate * 1_000_000)
+
+
+def _ratio_not_multiple(facts) -> bool:
+    steps = _step_checkpoints(facts)
+    return steps is not None and steps[0] < 1 and steps[1] < 1 and _ratio_scaled_remainder(*steps) != 0
+
+
+def _ratio_float_remainder(facts) -> bool:
+    steps = _step_checkpoints(facts)
+    return steps is not None and steps[0] < 1 and steps[1] < 1 and _ratio_scaled_remainder(*steps) == 0
+
+
+def _fractional(facts, steps: str, strategy: str, default: str | None) -> bool:
+    """A steps value above 1 that is not whole under its steps strategy (refused from 4.29.0)."""
+    value = facts(steps)
+    return (facts(strategy) in ("steps", default) and _number(value) and value > 1 and value != int(value))
+
+
+def _warmup(facts, whole_above_one: bool) -> bool:
+    """warmup_steps as TrainingArguments.__post_init__ refuses it: 4.42.0-4.43.x
+    `not isinstance(int) or < 0 or 0 < w <= 1`; 4.44.0-4.57.x `not isinstance(int) or < 0`
+    (5.0.0 reads a float below 1 as a share of the run)."""
+    steps = facts("scheduler.warmup_steps_number")
+    if not _number(steps):
+        return False
+    return not isinstance(steps, int) or steps < 0 or (whole_above_one and 0 < steps <= 1)
+
+
+def _accelerate_before(facts, bound: str) -> bool:
+    """The accelerate pinned near the file (or installed) is older than `bound`; unknown: False."""
+    found = facts.config.version("accelerate")
+    return found is not None and older_than(found[0], bound) is True
+
+
 class Refusal:
     __slots__ = ("code", "applies", "point", "what", "quote", "advice", "source", "since", "until", "checked",
                  "later")
@@ -117,16 +178,89 @@ REFUSALS = (
             "precision.amp_backend", "bf16 with half_precision_backend apex",
             "`--half_precision_backend apex`: GPU bf16 is not supported by apex.",
             "use half_precision_backend auto", f"{_POST_INIT} (4.x; 5.0.0 has no apex backend)", until="5.0.0"),
+    Refusal("TRN040", lambda a: _warmup(a, True), "scheduler.warmup_steps_number",
+            "warmup_steps {scheduler.warmup_steps_number}", "warmup_steps must be either 0 or > 1",
+            "write a whole number of steps above 1 (0 for none), or warmup_ratio for a share of the run",
+            f"{_POST_INIT} (4.42.0 to 4.43.x)", since="4.42.0", until="4.44.0"),
+    Refusal("TRN040", lambda a: _warmup(a, False), "scheduler.warmup_steps_number",
+            "warmup_steps {scheduler.warmup_steps_number}",
+            "warmup_steps must be of type int and must be 0 or a positive integer.",
+            "write a whole number of steps, or warmup_ratio for a share of the run",
+            f"{_POST_INIT} (4.44.0 to 4.57.x; 5.0.0 reads a float as a share of the run)", since="4.44.0",
+            until="5.0.0"),
+    # Options whose check asks for a newer accelerate (is_accelerate_available), both until 5.0.0.
+    Refusal("TRN040", lambda a: a("data.data_seed") is not None and _accelerate_before(a, "1.1.0"), "data.data_seed",
+            "data_seed with accelerate {accelerate}", "data_seed requires Accelerate version `accelerate` >= 1.1.0. "
+            "This is not supported and we recommend you to update your version.",
+            "upgrade accelerate to 1.1.0 or drop data_seed", f"{_POST_INIT} (4.46.0 to 4.57.x)", since="4.46.0",
+            until="5.0.0"),
+    Refusal("TRN040", lambda a: a("eval.gather_object") is True and _accelerate_before(a, "0.30.0"),
+            "eval.gather_object", "eval_use_gather_object with accelerate {accelerate}",
+            "--eval_use_gather_object requires Accelerate to be version of `accelerate` > 0.30.0.",
+            "upgrade accelerate to 0.30.0 or drop eval_use_gather_object", f"{_POST_INIT} (4.43.0 to 4.57.x)",
+            since="4.43.0", until="5.0.0"),
     # --- TRN041: evaluation and checkpoint schedules
     Refusal("TRN041", lambda a: a("scheduler.type") == "reduce_lr_on_plateau"
             and a("checkpoint.eval_strategy") in ("no", None), "scheduler.type",
             "lr_scheduler_type reduce_lr_on_plateau without evaluation (eval_strategy no)",
             "lr_scheduler_type reduce_lr_on_plateau requires an eval strategy",
             "the schedule steps on the evaluation metric: set eval_strategy", f"{_POST_INIT} (with the schedule, 4.30)"),
+    # The greedy schedule and its check both came in 5.4.0 (SchedulerType.GREEDY); older releases
+    # refuse the unknown lr_scheduler_type, so every release refuses it without evaluation.
+    Refusal("TRN041", lambda a: a("scheduler.type") == "greedy" and a("checkpoint.eval_strategy") in ("no", None),
+            "scheduler.type", "lr_scheduler_type greedy without evaluation (eval_strategy no)",
+            "lr_scheduler_type greedy requires an eval strategy",
+            "the schedule steps on the evaluation metric: set eval_strategy (releases before 5.4.0 do not know "
+            "the schedule)", f"{_POST_INIT} (_validate_args, with the schedule, 5.4.0)"),
     Refusal("TRN041", _not_multiple, "checkpoint.eval_steps",
             "load_best_model_at_end with save_steps {checkpoint.save_steps} and eval_steps {checkpoint.eval_steps}",
             "--load_best_model_at_end requires the saving steps to be a round multiple of the evaluation steps",
             "make save_steps a multiple of eval_steps", _POST_INIT),
+    Refusal("TRN041", _ratio_mixed, "checkpoint.eval_steps",
+            "load_best_model_at_end with save_steps {checkpoint.save_steps} and eval_steps {checkpoint.eval_steps} "
+            "(a share of the run beside a step count)",
+            "--load_best_model_at_end requires the saving steps to be a multiple of the evaluation steps, which "
+            "cannot get guaranteed when mixing ratio and absolute steps for save_steps {checkpoint.save_steps} and "
+            "eval_steps {checkpoint.eval_steps}.",
+            "write both as step counts or both as shares of the run (before 4.29 the \"round multiple\" check "
+            "refuses it)", f"{_POST_INIT} (_validate_args in 5.x)"),
+    Refusal("TRN041", _ratio_not_multiple, "checkpoint.save_steps",
+            "load_best_model_at_end with save_steps {checkpoint.save_steps} and eval_steps {checkpoint.eval_steps} "
+            "(shares of the run)",
+            "--load_best_model_at_end requires the saving steps to be a multiple of the evaluation steps, but found "
+            "{checkpoint.save_steps}, which is not a multiple of {checkpoint.eval_steps}.",
+            "make save_steps a multiple of eval_steps (before 4.29 the \"round multiple\" check refuses it)",
+            f"{_POST_INIT} (_validate_args in 5.x)"),
+    Refusal("TRN041", _ratio_float_remainder, "checkpoint.save_steps",
+            "load_best_model_at_end with save_steps {checkpoint.save_steps} and eval_steps {checkpoint.eval_steps} "
+            "(shares of the run whose floating-point remainder is not 0)",
+            "--load_best_model_at_end requires the saving steps to be a round multiple of the evaluation steps, but "
+            "found {checkpoint.save_steps}, which is not a round multiple of {checkpoint.eval_steps}.",
+            "the shares are multiples, but releases before 4.53.0 raise on the float remainder "
+            "(huggingface/transformers#38217): upgrade transformers or write step counts",
+            f"{_POST_INIT} (the raise runs for ratios too until 4.53.0)", until="4.53.0"),
+    Refusal("TRN041", lambda a: _fractional(a, "checkpoint.save_steps", "checkpoint.save_strategy", None),
+            "checkpoint.save_steps", "save_steps {checkpoint.save_steps}",
+            "--save_steps must be an integer if bigger than 1: {checkpoint.save_steps}",
+            "write a whole step count, or a share of the run below 1", f"{_POST_INIT} (4.29.0 on)", since="4.29.0"),
+    Refusal("TRN041", lambda a: _fractional(a, "checkpoint.eval_steps", "checkpoint.eval_strategy", "steps"),
+            "checkpoint.eval_steps", "eval_steps {checkpoint.eval_steps}",
+            "--eval_steps must be an integer if bigger than 1: {checkpoint.eval_steps}",
+            "write a whole step count, or a share of the run below 1", f"{_POST_INIT} (4.29.0 on)", since="4.29.0"),
+    Refusal("TRN041", lambda a: _fractional(a, "logging.steps", "logging.strategy", None),
+            "logging.steps", "logging_steps {logging.steps}",
+            "--logging_steps must be an integer if bigger than 1: {logging.steps}",
+            "write a whole step count, or a share of the run below 1", f"{_POST_INIT} (4.29.0 on)", since="4.29.0"),
+    # eval_steps unset or 0 falls back to logging_steps; both checks in every release checked (4.28.1-5.23.0).
+    Refusal("TRN041", lambda a: a("checkpoint.eval_strategy") == "steps" and a("checkpoint.eval_steps") in (None, 0)
+            and a("logging.steps") == 0, "logging.steps", "eval_strategy steps with logging_steps 0 and no eval_steps",
+            "evaluation strategy steps requires either non-zero --eval_steps or --logging_steps",
+            "write eval_steps", _POST_INIT),
+    Refusal("TRN041", lambda a: a("logging.strategy") in ("steps", None) and a("logging.steps") == 0
+            and not (a("checkpoint.eval_strategy") == "steps" and a("checkpoint.eval_steps") in (None, 0)),
+            "logging.steps", "logging_steps 0 with logging_strategy steps",
+            "logging strategy steps requires non-zero --logging_steps",
+            "write logging_steps above 0, or logging_strategy no", _POST_INIT),
     # --- TRN042: FSDP option strings (4.x; 5.10.0 turns the options into fsdp_config entries)
     Refusal("TRN042", lambda a: a.fsdp_words() == {"offload"}, "parallel.fsdp_options", "fsdp \"offload\" alone",
             "`--fsdp offload` can't work on its own. It needs to be added to `--fsdp full_shard` or `--fsdp shard_grad_op`",
@@ -184,7 +318,9 @@ REFUSALS = (
 
 
 def _fill(text: str, facts: Facts) -> str:
-    words = {"deepspeed": facts.deepspeed or "", "sharding": "DeepSpeed" if facts.deepspeed else "FSDP"}
+    accelerate = facts.config.version("accelerate") if "{accelerate}" in text else None
+    words = {"deepspeed": facts.deepspeed or "", "sharding": "DeepSpeed" if facts.deepspeed else "FSDP",
+             "accelerate": f"{accelerate[0]} ({accelerate[1]})" if accelerate else ""}
     for part in text.split("{")[1:]:
         name = part.split("}")[0]
         field = facts.config.get(name) if "." in name else None

@@ -17,7 +17,11 @@ class TrainerArgumentValueRefused(TrainerRefusal):
     `dataloader_prefetch_factor` with `dataloader_num_workers` 0 (its default);
     `torch_empty_cache_steps` that is not a positive whole number; `fp16_full_eval` and
     `bf16_full_eval` both true; and, where the pinned transformers is a 4.x release (silent when
-    unknown), `warmup_ratio` outside [0, 1] and `bf16` with `half_precision_backend: apex`.
+    unknown), `warmup_ratio` outside [0, 1], `bf16` with `half_precision_backend: apex`, and
+    `warmup_steps` that is not a whole number of 0 or more (4.42.0-4.57.x; 1 too on 4.42.x and
+    4.43.x: "warmup_steps must be either 0 or > 1"); where the pinned accelerate is older than
+    the check asks (both pins known), `data_seed` with accelerate < 1.1.0 (transformers
+    4.46.0-4.57.x) and `eval_use_gather_object` with accelerate < 0.30.0 (4.43.0-4.57.x).
 
     ## Why is this bad?
     The arguments are validated when the script parses the file: the job is queued, starts,
@@ -49,8 +53,12 @@ class TrainerArgumentValueRefused(TrainerRefusal):
       prefetch check from 4.38.0 (with dataloader_prefetch_factor), the empty-cache check from
       4.43.0 (with torch_empty_cache_steps), the full-eval pair in every release checked
       (4.28.1-5.23.0); "warmup_ratio must lie in range [0,1]" and the apex bf16 check in 4.28.1
-      to 4.57.x, gone in 5.0.0 (warmup_ratio becomes warmup_steps; no apex backend). Checked in
-      the release wheels.
+      to 4.57.x, gone in 5.0.0 (warmup_ratio becomes warmup_steps; no apex backend); the
+      warmup_steps type check from 4.42.0 (also refusing 1 until 4.44.0), a float allowed from
+      5.0.0 (a share of the run); the data_seed check (is_accelerate_available("1.1.0")) from
+      4.46.0 and the eval_use_gather_object check ("0.30.0", with the option) from 4.43.0, both
+      gone in 5.0.0. Checked in the release wheels (4.41.2, 4.42.0, 4.43.0, 4.43.4, 4.44.0,
+      4.45.2, 4.46.0, 4.57.6, 5.0.0).
     - the table of refusals: trainlint rules/trainer_arguments.py (REFUSALS)
     """
 
@@ -63,11 +71,17 @@ class TrainerEvalScheduleRefused(TrainerRefusal):
     """TRN041 trainer-eval-schedule-refused
 
     ## What it does
-    Flags evaluation and checkpoint schedules that `TrainingArguments.__post_init__` refuses:
-    `lr_scheduler_type: reduce_lr_on_plateau` without an evaluation strategy, and
+    Flags evaluation, checkpoint and logging schedules that `TrainingArguments.__post_init__`
+    refuses: `lr_scheduler_type: reduce_lr_on_plateau` or `greedy` (5.4.0, which added the
+    schedule with its check) without an evaluation strategy;
     `load_best_model_at_end` with step schedules whose `save_steps` (default 500) is not a
-    multiple of `eval_steps` (both written as whole steps). The mismatch of the strategies
-    themselves is TRN011.
+    multiple of `eval_steps`: whole steps, a share of the run (below 1) beside a step count, or
+    two shares whose scaled remainder `(save * 1e6) % (eval * 1e6)` is not 0 (every release),
+    and two shares that are multiples but whose float remainder is not 0 (0.1 and 0.02) where
+    the pinned transformers is older than 4.53.0; `save_steps`, `eval_steps` or
+    `logging_steps` above 1 and not whole under their steps strategy (4.29.0 on); and
+    `logging_steps: 0` under the steps logging strategy, or with eval steps and no
+    `eval_steps`. The mismatch of the strategies themselves is TRN011.
 
     ## Why is this bad?
     ReduceLROnPlateau steps on the evaluation metric, which a run without evaluation never
@@ -75,7 +89,9 @@ class TrainerEvalScheduleRefused(TrainerRefusal):
     refuses both when it parses the arguments ("lr_scheduler_type reduce_lr_on_plateau requires
     an eval strategy"; "--load_best_model_at_end requires the saving steps to be a round
     multiple of the evaluation steps"), in every release that has the schedule (4.30 on) and
-    every release checked (4.28.1-5.23.0) respectively.
+    every release checked (4.28.1-5.23.0) respectively. Shares of the run (4.29.0) go through
+    the same check: up to 4.52.x a raise that 4.53.0 put under `else:` runs for them too, so
+    0.1 and 0.02 are refused for their float remainder (huggingface/transformers#38217).
 
     ## Example
     `args.yaml`:
@@ -101,8 +117,11 @@ class TrainerEvalScheduleRefused(TrainerRefusal):
     ## References
     - transformers src/transformers/training_args.py TrainingArguments.__post_init__
       (load_best_model_at_end sanity checks; SchedulerType.REDUCE_ON_PLATEAU check, added with
-      the schedule); checked in the release wheels 4.28.1-5.23.0
-    - huggingface/transformers#12685 (save/eval steps with load_best_model_at_end)
+      the schedule; ratio steps and the "integer if bigger than 1" checks from 4.29.0, the
+      unconditional "round multiple" raise for ratios until 4.53.0; _validate_args in 5.x);
+      checked in the release wheels 4.28.1-5.23.0 and 4.29.0
+    - huggingface/transformers#12685 (save/eval steps with load_best_model_at_end), #38217
+      (ratio steps refused for their float remainder, fixed in 4.53.0)
     """
 
     code = "TRN041"

@@ -85,3 +85,73 @@ _BF16_ZERO2 = {"bf16": {"enabled": True}, "zero_optimization": {"stage": 2}}
 ])
 def test_bf16_reduced_in_fp16_under_zero_before_0_9(tmp_path, config, pin, world, fires):
     assert _codes(tmp_path, config, pin, world, select="DS022") == (["DS022"] if fires else [])
+
+
+# DS025: checks of DeepSpeed's config reader and engine that the file alone decides.
+_BF16_NO_ZERO = {"train_micro_batch_size_per_gpu": "auto", "bf16": {"enabled": True}, "zero_optimization": {"stage": 0}}
+
+
+@pytest.mark.parametrize("pin, fires", [
+    ("0.5.10", False), ("0.6.0", True), ("0.6.1", True), ("0.6.2", True), ("0.7.4", True), ("0.7.5", False),
+    (None, False)])
+def test_bf16_without_zero_range(tmp_path, pin, fires):
+    assert _codes(tmp_path, _BF16_NO_ZERO, pin, select="DS025") == (["DS025"] if fires else [])
+
+
+def test_bf16_without_zero_engine_check_needs_a_non_pipeline_engine(tmp_path):
+    """From 0.6.2 only DeepSpeedEngine refuses it (a PipelineEngine passes): a file no HF trainer fills
+    may belong to a pipeline run, so only 0.6.0-0.6.1's config-reader assert is judged."""
+    plain = {"train_micro_batch_size_per_gpu": 4, "bf16": {"enabled": True}}
+    assert _codes(tmp_path, plain, "0.7.0", select="DS025") == []
+    assert _codes(tmp_path, plain, "0.6.1", select="DS025") == ["DS025"]
+
+
+@pytest.mark.parametrize("stage, pin, fires", [
+    (3, "0.16.3", False), (3, "0.16.4", True), (3, "0.19.3", True), (3, "0.19.4", False), (2, "0.17.1", False),
+    (3, None, False)])
+def test_autotp_with_zero3_range(tmp_path, stage, pin, fires):
+    config = {"tensor_parallel": {"autotp_size": 2}, "zero_optimization": {"stage": stage}}
+    assert _codes(tmp_path, config, pin, select="DS025") == (["DS025"] if fires else [])
+
+
+@pytest.mark.parametrize("stage, pin, fires", [
+    (0, None, False), (0, "0.4.0", False), (0, "0.5.0", True), (0, "0.19.0", True), (1, "0.18.2", True),
+    (1, "0.18.3", False), (2, "0.12.0", False), (3, "0.9.0", True)])
+def test_fp16_master_weights_need_zero2(tmp_path, stage, pin, fires):
+    config = {"fp16": {"enabled": True, "fp16_master_weights_and_grads": True}, "zero_optimization": {"stage": stage}}
+    assert _codes(tmp_path, config, pin, select="DS025") == (["DS025"] if fires else [])
+
+
+@pytest.mark.parametrize("config, pin, fires", [
+    ({"optimizer": {"type": "AdamW", "params": {"lr": 1e-5, "max_grad_norm": 1.0}}}, None, True),
+    ({"optimizer": {"type": "AdamW", "params": {"lr": 1e-5}}, "gradient_clipping": 1.0}, None, False),
+    ({"fp16": {"enabled": True, "loss_scale": 512}, "optimizer": {"type": "Lamb"}}, None, True),
+    ({"fp16": {"enabled": True}, "optimizer": {"type": "Lamb"}}, None, False),
+    ({"fp16": {"enabled": False, "loss_scale": 512}, "optimizer": {"type": "Lamb"}}, None, False),
+    ({"optimizer": {"type": "OneBitAdam"}, "zero_optimization": {"stage": 2}}, "0.10.0", True),
+    ({"optimizer": {"type": "OneBitAdam"}, "zero_optimization": {"stage": 2}}, "0.4.0", False),
+    ({"optimizer": {"type": "OneBitAdam"}, "zero_optimization": {"stage": 2}}, None, False),
+    ({"optimizer": {"type": "OneBitAdam"}, "zero_optimization": {"stage": 0}}, "0.10.0", False),
+    ({"optimizer": {"type": "ZeroOneAdam"}, "zero_optimization": {"stage": 1}}, None, True),
+])
+def test_optimizer_checks_of_the_engine(tmp_path, config, pin, fires):
+    config = {"train_micro_batch_size_per_gpu": "auto", **config}  # filled by an HF trainer: no client optimizer
+    assert _codes(tmp_path, config, pin, select="DS025") == (["DS025"] if fires else [])
+
+
+def test_optimizer_checks_silent_where_a_script_may_pass_its_own_optimizer(tmp_path):
+    """deepspeed.initialize(optimizer=...) replaces the file's optimizer block: unknown, silent."""
+    config = {"train_micro_batch_size_per_gpu": 4, "optimizer": {"type": "AdamW", "params": {"max_grad_norm": 1.0}}}
+    assert _codes(tmp_path, config, None, select="DS025") == []
+
+
+@pytest.mark.parametrize("bf16, stage, pin, fires", [
+    ({"bf16_master_weights_and_grads": True}, 0, "0.18.3", True),
+    ({"bf16_master_weights_and_grads": True}, 1, "0.18.3", False),
+    ({"bf16_master_weights_and_grads": True}, 0, None, False),
+    ({"bf16_optimizer_states": True}, 2, "0.19.0", True),                   # without the master weights
+    ({"bf16_master_weights_and_grads": True, "bf16_optimizer_states": True}, 2, "0.19.0", False),
+])
+def test_bf16_master_weights_and_optimizer_states(tmp_path, bf16, stage, pin, fires):
+    config = {"train_micro_batch_size_per_gpu": 4, "bf16": {"enabled": True, **bf16}, "zero_optimization": {"stage": stage}}
+    assert _codes(tmp_path, config, pin, select="DS025") == (["DS025"] if fires else [])

@@ -210,3 +210,18 @@ def test_rows_agree_with_the_mirror(package):
 def test_the_generator_is_committed_beside_its_data():
     assert (ROOT / "bench" / "key_releases.py").is_file()
     assert json.loads((ROOT / "linter" / "data" / "key_releases.json").read_text())["generated_by"] == "bench/key_releases.py"
+
+
+DEEPSPEED_READ_KEYS = ('{"train_micro_batch_size_per_gpu": 4, "eigenvalue": {"enabled": true, "max_iter": 100}, '
+                       '"torch_autocast": {"enabled": true}, "zero_optimization": {"stage": 2}}\n')
+
+
+def test_deepspeed_eigenvalue_and_torch_autocast_are_read_keys(tmp_path):
+    """DeepSpeed reads `eigenvalue` (runtime/config.py get_eigenvalue_config, from v0.4.0) and
+    `torch_autocast` (PR #6993, from v0.17.2): neither is an unknown key (SCH001) unpinned, and
+    `torch_autocast` is newer than a pinned 0.16.0 (SCH004)."""
+    unpinned = project(tmp_path, "unpinned", DEEPSPEED_READ_KEYS, None, file="ds_config.json")
+    assert findings(unpinned, "--select", "SCH001,SCH004") == []
+    old = project(tmp_path, "old", DEEPSPEED_READ_KEYS, "deepspeed==0.16.0", file="ds_config.json")
+    assert [(f["code"], f["message"].split()[0]) for f in findings(old, "--select", "SCH001,SCH004")] == [
+        ("SCH004", "torch_autocast")]

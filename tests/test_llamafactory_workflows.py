@@ -30,11 +30,24 @@ CASES = [
     ("PPOTrainer does not support eval dataset yet.", {**_PPO, "val_size": 0.1}, {"val_size": None}),
     ("`resume_from_checkpoint` will be supported in the future version.",
      {**_PPO, "resume_from_checkpoint": "saves/ppo/checkpoint-100"}, {"stage": "sft"}),
+    ("Current model does not support shift short attention.",
+     {**_SFT, "model_name_or_path": "Qwen/Qwen1.5-7B-Chat", "shift_attn": True},
+     {"model_name_or_path": "meta-llama/Llama-2-7b-hf"}),
+    ("Current model does not support liger kernel.",
+     {**_SFT, "model_name_or_path": "THUDM/chatglm3-6b", "enable_liger_kernel": True},
+     {"model_name_or_path": "Qwen/Qwen2.5-7B-Instruct"}),
 ]
+_BLOCK_DIAG_CASE = ("Current model does not support block diagonal attention.",
+                    {**_SFT, "model_name_or_path": "THUDM/chatglm3-6b", "neat_packing": True},
+                    {"model_name_or_path": "Qwen/Qwen2.5-7B-Instruct"})
+# Rows whose command comes from the checkout's launch commands (tested below with a launch script).
+LAUNCHED = ("Some keys are not used by the HfArgumentParser",)
 
 
 def test_every_row_has_a_case():
-    assert all(any(message in row.message for message, *_ in CASES) for row in WORKFLOW_ROWS)
+    assert all(any(message in row.message for message in [case[0] for case in CASES] + list(LAUNCHED)
+                   + [_BLOCK_DIAG_CASE[0]])
+               for row in WORKFLOW_ROWS)
 
 
 @pytest.mark.parametrize("message, refused, change", CASES, ids=[f"{i}" for i in range(len(CASES))])
@@ -70,3 +83,54 @@ def test_galore_without_training_or_with_the_default_optim_is_silent(tmp_path):
 def test_do_predict_on_sft_is_not_the_workflow_row(tmp_path):
     found = messages(tmp_path, {**_SFT, "do_predict": True, "predict_with_generate": True, "val_size": 0.1})
     assert not any("no do_predict branch" in message for message in found)
+
+
+def test_liger_model_types_follow_the_pinned_release(tmp_path):
+    qwen3 = {**_SFT, "model_name_or_path": "Qwen/Qwen3-8B", "enable_liger_kernel": True}
+    for name, pin, fires in (("unpinned", None, False), ("old", "0.9.2", True), ("new", "0.9.3", False)):
+        (tmp_path / name).mkdir()
+        found = messages(tmp_path / name, qwen3, pin=pin)
+        assert any("does not support liger kernel" in message for message in found) is fires, name
+
+
+def test_shift_attn_outside_training_or_unknown_model_is_silent(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    chat = {"finetuning_type": "lora", "model_name_or_path": "Qwen/Qwen1.5-7B-Chat", "shift_attn": True}
+    assert not any("shift short" in message for message in messages(tmp_path / "a", chat))
+    unknown = {**_SFT, "model_name_or_path": "my-org/private-model", "shift_attn": True}
+    assert not any("shift short" in message for message in messages(tmp_path / "b", unknown))
+
+
+def _launched(tmp_path, command: str, keys: dict) -> list[str]:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "run.sh").write_text(f"#!/bin/bash\n{command} train.yaml\n")
+    return messages(tmp_path, keys, pin=None)
+
+
+@pytest.mark.parametrize("command", ["llamafactory-cli webchat", "llamafactory-cli chat", "llamafactory-cli api",
+                                     "llamafactory-cli export", "llamafactory-cli eval", "lmf webchat"])
+def test_training_keys_given_to_another_command(tmp_path, command):
+    found = _launched(tmp_path, command, {**_SFT, "output_dir": "saves/x", "learning_rate": 1.0e-5})
+    assert any(LAUNCHED[0] in message and "output_dir, do_train" in message and "learning_rate" in message
+               for message in found)
+
+
+def test_training_keys_are_silent_for_train_or_no_launch(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "c").mkdir()
+    keys = {**_SFT, "output_dir": "saves/x"}
+    assert not any(LAUNCHED[0] in message for message in _launched(tmp_path / "a", "llamafactory-cli train", keys))
+    assert not any(LAUNCHED[0] in message for message in messages(tmp_path / "b", keys, pin=None))
+    inference = {"model_name_or_path": "Qwen/Qwen2.5-7B-Instruct", "template": "qwen", "infer_backend": "huggingface"}
+    assert not any(LAUNCHED[0] in message for message in _launched(tmp_path / "c", "llamafactory-cli chat", inference))
+
+
+def test_block_diagonal_attention_only_in_its_releases(tmp_path):
+    message, refused, change = _BLOCK_DIAG_CASE
+    for name, keys, pin, fires in (("unpinned", refused, None, False), ("old", refused, "0.8.2", False),
+                                   ("in", refused, "0.9.1", True), ("fixed", refused, "0.9.2", False),
+                                   ("supported", {**refused, **change}, "0.9.1", False)):
+        (tmp_path / name).mkdir()
+        assert any(message in found for found in messages(tmp_path / name, keys, pin=pin)) is fires, name

@@ -117,18 +117,6 @@ def test_trn080_axolotl_qwen35_packing_before_the_patch(write):
     assert "TRN080" not in codes(files["train.yaml"])
 
 
-def test_trn080_llamafactory_liger_model_types_per_release(write):
-    files = copy_incident(write, "lf-liger-kernel-unsupported-model")
-    assert "TRN080" not in codes(files["train.yaml"])  # 0.9.3.dev0 spans 994ab6424
-    write("requirements.txt", "llamafactory==0.9.2\n")
-    [found] = [f for f in findings(files["train.yaml"]) if f["code"] == "TRN080"]
-    assert "model_type qwen3" in found["message"] and "first handled in 0.9.3" in found["message"]
-    write("requirements.txt", "llamafactory==0.9.3\n")
-    assert "TRN080" not in codes(files["train.yaml"])
-    write("requirements.txt", "llamafactory==0.9.9\n")  # newer than the table: silent
-    assert "TRN080" not in codes(files["train.yaml"])
-
-
 # ---- TRN081 tokenized-path-ignores-data-args ----------------------------------------------------
 
 def test_trn081_data_arguments_beside_tokenized_path(write):

@@ -173,6 +173,58 @@ def test_ver002_not_for_varlen_or_other_models(write):
     assert "VER002" not in codes(files["train.py"])
 
 
+_COMPILE_ARGS = ("model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/Capybara\noutput_dir: out\n"
+                 "torch_compile: true\ndeepspeed: ds.json\n")
+_DS_ZERO2 = '{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}'
+
+
+@pytest.mark.parametrize("pins, fires", [
+    ("transformers==4.28.1\n", True),              # _wrap_model returns the engine before compiling
+    ("transformers==4.26.1\n", False),             # no torch_compile option
+    ("accelerate==1.0.1\n", True),                 # _prepare_deepspeed skips the compile
+    ("deepspeed==0.14.2\n", True),                 # accelerate compiles the engine from deepspeed 0.14.4
+    ("accelerate==1.1.0\ndeepspeed==0.14.4\ntransformers==4.46.3\n", False),
+    ("accelerate==1.1.0\n", False),                # deepspeed unknown
+    ("", False),                                   # nothing known
+])
+def test_ver002_torch_compile_ignored_under_deepspeed(write, pins, fires):
+    path = write("args.yaml", _COMPILE_ARGS)
+    write("ds.json", _DS_ZERO2)
+    write("requirements.txt", pins)
+    assert codes(path, "--select", "VER002") == (["VER002"] if fires else [])
+
+
+def test_ver002_torch_compile_one_finding_and_not_when_deepspeed_compiles(write):
+    path = write("args.yaml", _COMPILE_ARGS)
+    write("ds.json", _DS_ZERO2)
+    write("requirements.txt", "transformers==4.29.2\naccelerate==0.20.3\ndeepspeed==0.9.5\n")
+    assert codes(path, "--select", "VER002") == ["VER002"]
+    write("ds.json", '{"train_micro_batch_size_per_gpu": "auto", "compile": {"enabled": true}, '
+                     '"zero_optimization": {"stage": 2}}')
+    assert codes(path, "--select", "VER002") == []
+
+
+_FSDP2_ACCELERATE = ("distributed_type: FSDP\nmixed_precision: bf16\nnum_processes: 2\n"
+                     "fsdp_config:\n  fsdp_version: 2\n")
+_FSDP2_TRL = "model_name_or_path: Qwen/Qwen2.5-1.5B\ndataset_name: trl-lib/Capybara\noutput_dir: out\nbf16: true\n"
+
+
+@pytest.mark.parametrize("pin, extra, fires", [
+    ("accelerate==1.13.0", "torch_dtype: bfloat16\n", True),
+    ("accelerate==1.14.0", "torch_dtype: bfloat16\n", False),   # 92cc533e casts in place
+    ("accelerate==1.12.0", "torch_dtype: bfloat16\n", False),   # casts the whole model
+    ("accelerate==1.13.0", "", False),                          # fp32 model: no upcast
+    ("accelerate==1.13.0", "torch_dtype: bfloat16\nuse_peft: true\n", False),  # fp32 LoRA weights
+])
+def test_ver002_fsdp2_upcast_noop_on_accelerate_1_13(write, tmp_path, pin, extra, fires):
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    accelerate = write("accelerate.yaml", _FSDP2_ACCELERATE)
+    write("sft.yaml", _FSDP2_TRL + extra)
+    write("train.sh", "accelerate launch --config_file accelerate.yaml -m trl.scripts.sft --config sft.yaml\n")
+    write("requirements.txt", pin + "\n")
+    assert codes(accelerate, "--select", "VER002") == (["VER002"] if fires else [])
+
+
 # ---- QNT004 on releases without 4-bit quant storage -------------------------------------------
 
 def test_qnt004_axolotl_qlora_zero3_old_bitsandbytes(write):

@@ -210,3 +210,68 @@ def test_deepspeed_scheduler_reported_at_the_block_that_wins(tmp_path):
     [finding] = json.loads(result.out)
     assert finding["file"].endswith("ds.json") and finding["line"] == 3
     assert "lr_scheduler_type cosine is not used" in finding["message"]
+
+
+# TRN041: load_best_model_at_end with ratio steps (transformers 4.29.0 on) and the steps checks
+_BEST_STEPS = _TRAINER + "eval_strategy: steps\nsave_strategy: steps\nload_best_model_at_end: true\n"
+
+
+@pytest.mark.parametrize("steps, pins, fires", [
+    ("eval_steps: 0.02\nsave_steps: 0.1\n", ["transformers==4.52.4"], True),   # float remainder, #38217
+    ("eval_steps: 0.02\nsave_steps: 0.1\n", ["transformers==4.29.2"], True),
+    ("eval_steps: 0.02\nsave_steps: 0.1\n", ["transformers==4.53.0"], False),
+    ("eval_steps: 0.02\nsave_steps: 0.1\n", None, False),                      # unknown version: silent
+    ("eval_steps: 0.1\nsave_steps: 0.25\n", None, True),                       # not a multiple: every release
+    ("eval_steps: 0.1\nsave_steps: 0.2\n", ["transformers==4.40.0"], False),   # remainder 0
+    ("eval_steps: 0.1\nsave_steps: 500\n", None, True),                        # ratio beside steps
+    ("eval_steps: 0.5\nsave_steps: 500\n", None, False),                       # 500 % 0.5 == 0
+])
+def test_ratio_steps_with_load_best(tmp_path, steps, pins, fires):
+    assert _codes(tmp_path, _BEST_STEPS + steps, pins, select="TRN041") == (["TRN041"] if fires else [])
+
+
+@pytest.mark.parametrize("extra, pins, fires", [
+    ("logging_steps: 2.5\n", ["transformers==4.29.0"], True),
+    ("logging_steps: 2.5\n", ["transformers==4.28.1"], False),
+    ("logging_steps: 2.5\n", None, False),
+    ("save_steps: 100.5\n", ["transformers==5.0.0"], True),
+    ("save_strategy: epoch\nsave_steps: 100.5\n", ["transformers==5.0.0"], False),
+    ("eval_strategy: steps\neval_steps: 12.5\n", ["transformers==4.46.3"], True),
+    ("eval_steps: 12.5\n", ["transformers==4.46.3"], False),                   # no eval strategy
+    ("logging_steps: 0\n", None, True),
+    ("logging_strategy: epoch\nlogging_steps: 0\n", None, False),
+    ("eval_strategy: steps\nlogging_steps: 0\n", None, True),
+    ("eval_strategy: steps\neval_steps: 10\nlogging_steps: 5\n", None, False),
+])
+def test_steps_values_refused_by_training_arguments(tmp_path, extra, pins, fires):
+    assert _codes(tmp_path, _TRAINER + extra, pins, select="TRN041") == (["TRN041"] if fires else [])
+
+
+@pytest.mark.parametrize("steps, pin, fires", [
+    ("0.03", "4.41.2", False), ("0.03", "4.42.0", True), ("1", "4.43.4", True), ("1", "4.44.0", False),
+    ("0.03", "4.57.6", True), ("100.0", "4.50.3", True), ("100", "4.50.3", False), ("-5", "4.46.3", True),
+    ("0.03", "5.0.0", False), ("0.03", None, False)])
+def test_warmup_steps_type_check(tmp_path, steps, pin, fires):
+    pins = [f"transformers=={pin}"] if pin else None
+    assert _codes(tmp_path, _TRAINER + f"warmup_steps: {steps}\n", pins, select="TRN040") == (
+        ["TRN040"] if fires else [])
+
+
+@pytest.mark.parametrize("extra, fires", [
+    ("lr_scheduler_type: greedy\n", True), ("lr_scheduler_type: greedy\neval_strategy: steps\neval_steps: 50\n", False),
+    ("lr_scheduler_type: cosine\n", False)])
+def test_greedy_schedule_needs_evaluation(tmp_path, extra, fires):
+    assert _codes(tmp_path, _TRAINER + extra, select="TRN041") == (["TRN041"] if fires else [])
+
+
+@pytest.mark.parametrize("extra, pins, fires", [
+    ("data_seed: 42\n", ["transformers==4.46.3", "accelerate==1.0.1"], True),
+    ("data_seed: 42\n", ["transformers==4.45.2", "accelerate==1.0.1"], False),   # before the check
+    ("data_seed: 42\n", ["transformers==5.0.0", "accelerate==1.0.1"], False),
+    ("data_seed: 42\n", ["transformers==4.46.3", "accelerate==1.1.0"], False),
+    ("data_seed: 42\n", ["transformers==4.46.3"], False),                        # accelerate unknown
+    ("eval_use_gather_object: true\n", ["transformers==4.43.0", "accelerate==0.29.3"], True),
+    ("eval_use_gather_object: true\n", ["transformers==4.43.0", "accelerate==0.30.0"], False),
+])
+def test_options_that_need_a_newer_accelerate(tmp_path, extra, pins, fires):
+    assert _codes(tmp_path, _TRAINER + extra, pins, select="TRN040") == (["TRN040"] if fires else [])

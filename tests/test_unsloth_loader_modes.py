@@ -110,3 +110,73 @@ def test_bias_with_fast_inference_refused(tmp_path):
     assert not found(tmp_path / "b", plain, None, "TRN065")
     (tmp_path / "c").mkdir()
     assert not found(tmp_path / "c", text.replace(", fast_inference=True", ""), None, "TRN065")
+
+
+# ---- TRN068: lora_dropout / bias that skip the fused LoRA kernels ----------------------------------
+
+@pytest.mark.parametrize("model, peft, pin, fires", [
+    ("unsloth/llama-3-8b-bnb-4bit", "r=16, lora_dropout=0.05", None, True),  # llama: every release
+    ("mistralai/Mistral-7B-v0.1", "r=16, bias='lora_only'", None, True),
+    ("unsloth/llama-3-8b-bnb-4bit", "r=16, lora_dropout=0", None, False),
+    ("unsloth/llama-3-8b-bnb-4bit", "r=16, lora_dropout=0.0, bias='none'", None, False),
+    ("unsloth/llama-3-8b-bnb-4bit", "r=16", None, False),  # default 0 / "none"
+    ("unsloth/Qwen3-8B", "r=16, lora_dropout=0.1", None, False),  # qwen3: FastModel in 2025.3.10-2025.4.1
+    ("unsloth/Qwen3-8B", "r=16, lora_dropout=0.1", "2025.10.1", True),  # FastQwen3Model from 2025.4.2
+    ("unsloth/gemma-3-4b-it", "r=16, lora_dropout=0.1", "2025.10.1", False),  # gemma3: the generic path
+])
+def test_dropout_or_bias_skips_fused_kernels(tmp_path, model, peft, pin, fires):
+    messages = found(tmp_path, _load("FastLanguageModel", model, "load_in_4bit=True", peft), pin, "TRN068")
+    assert bool(messages) is fires, messages
+
+
+@pytest.mark.parametrize("text", [
+    _load("FastModel", "unsloth/llama-3-8b", "load_in_4bit=True", "r=16, lora_dropout=0.05"),
+    _load("FastLanguageModel", "unsloth/llama-3-8b", "load_in_8bit=True, load_in_4bit=False", "r=16, lora_dropout=0.05"),
+    _load("FastLanguageModel", "unsloth/llama-3-8b", "load_in_4bit=False, full_finetuning=True", "lora_dropout=0.05"),
+    _load("FastLanguageModel", "unsloth/llama-3-8b", "load_in_4bit=True, qat_scheme='int4'", "lora_dropout=0.05"),
+    "flag = True\n" + _load("FastLanguageModel", "unsloth/llama-3-8b", "load_in_8bit=flag", "lora_dropout=0.05"),
+    _load("FastLanguageModel", "unsloth/llama-3-8b", "load_in_4bit=True", "r=16, lora_dropout=args.dropout"),
+])
+def test_generic_path_or_unknown_values_are_silent_for_dropout(tmp_path, text):
+    assert not found(tmp_path, "dropout = 0.1\n" + text, "2025.10.1", "TRN068")
+
+
+# ---- TRN070: packing dropped by Unsloth's patched SFTTrainer (unsloth_zoo 2025.3.11-2025.8.3) ----------
+
+_SFT_SCRIPT = ("from unsloth import FastLanguageModel\n"
+               "from trl import SFTConfig, SFTTrainer\n"
+               "model, tokenizer = FastLanguageModel.from_pretrained('unsloth/Meta-Llama-3.1-8B', max_seq_length=2048)\n"
+               "trainer = SFTTrainer(model=model, tokenizer=tokenizer, train_dataset=None,\n"
+               "                     args=SFTConfig(packing=True, output_dir='out'))\n")
+
+
+def _packing(tmp_path, text: str, pins: dict[str, str]) -> list[str]:
+    (tmp_path / "train.py").write_text(text)
+    (tmp_path / "requirements.txt").write_text("".join(f"{name}=={version}\n" for name, version in pins.items()))
+    result = trainlint("check", tmp_path / "train.py", "--no-detect", "--format", "json", "--select", "TRN070")
+    assert result.code in (0, 1), result.err
+    return [finding["message"] for finding in json.loads(result.out)]
+
+
+_IN = {"unsloth": "2025.7.8", "unsloth_zoo": "2025.7.10", "trl": "0.19.1"}
+
+
+@pytest.mark.parametrize("pins, fires", [
+    (_IN, True),
+    ({**_IN, "unsloth_zoo": "2025.3.9"}, False),  # before the early return
+    ({**_IN, "unsloth_zoo": "2025.3.11"}, True),
+    ({**_IN, "unsloth_zoo": "2025.8.3"}, True),
+    ({**_IN, "unsloth_zoo": "2025.8.5"}, False),  # "Enable packing again"
+    ({**_IN, "trl": "0.14.0"}, False),  # another _prepare_dataset signature: TRL packs itself
+    ({**_IN, "unsloth": "2025.3.10", "unsloth_zoo": "2025.3.11", "trl": "0.15.2"}, True),
+    ({**_IN, "unsloth": "2025.3.10", "unsloth_zoo": "2025.3.11", "trl": "0.16.0"}, False),  # pack_examples only
+    ({"unsloth_zoo": "2025.7.10", "trl": "0.19.1"}, False),  # unsloth unknown
+])
+def test_packing_dropped_in_its_releases(tmp_path, pins, fires):
+    assert bool(_packing(tmp_path, _SFT_SCRIPT, pins)) is fires
+
+
+def test_trl_imported_before_unsloth_keeps_its_own_trainer(tmp_path):
+    text = _SFT_SCRIPT.replace("from unsloth import FastLanguageModel\nfrom trl import SFTConfig, SFTTrainer\n",
+                               "from trl import SFTConfig, SFTTrainer\nfrom unsloth import FastLanguageModel\n")
+    assert not _packing(tmp_path, text, _IN)

@@ -45,6 +45,13 @@ def _flag_or_text(value: Any) -> Any:
     return value if isinstance(value, (bool, str)) else bool(value)
 
 
+def _patterns(value):
+    """unfrozen_parameters as train.py hands it to freeze_layers_except (a string is one pattern);
+    None where an item is not a string."""
+    items = [value] if isinstance(value, str) else value
+    return list(items) if isinstance(items, list) and items and all(isinstance(i, str) for i in items) else None
+
+
 CHECKED_BINDINGS = (
     Binding("eval.val_set_size", "val_set_size", convert=_number),
     Binding("eval.test_datasets", "test_datasets", convert=bool),
@@ -72,6 +79,7 @@ CHECKED_BINDINGS = (
     Binding("data.remove_unused_columns", "remove_unused_columns", convert=lambda value: value is not False),
     Binding("hub.use_auth_token", "hf_use_auth_token", convert=lambda value: value is True),
     Binding("training.unfrozen_parameters", "unfrozen_parameters", convert=bool),
+    Binding("training.unfrozen_patterns", "unfrozen_parameters", convert=_patterns),
     Binding("quantization.qat", "qat", convert=bool),
     Binding("training.deepcompile", "deepcompile", convert=bool),
     Binding("training.neftune", "neftune_noise_alpha", convert=bool),

@@ -134,6 +134,16 @@ class DeepSpeedAdapter(Adapter):
         Binding("parallel.zero_quantized_weights", "zero_optimization.zero_quantized_weights"),
         Binding("parallel.zero_quantized_nontrainable_weights", "zero_optimization.zero_quantized_nontrainable_weights"),
         Binding("precision.grad_accum_dtype", "data_types.grad_accum_dtype"),
+        # runtime/tensor_parallel/config.py TPTrainingConfig.autotp_size (v0.16.4, default 0: off) and
+        # runtime/config.py get_fp16_master_weights_and_grads_enabled (default False): written values only.
+        Binding("parallel.autotp_size", "tensor_parallel.autotp_size"),
+        Binding("precision.fp16_master_weights", "fp16.fp16_master_weights_and_grads"),
+        # runtime/precision_config.py DeepSpeedBF16Config (v0.18.3; extra keys forbidden before).
+        Binding("precision.bf16_master_weights", "bf16.bf16_master_weights_and_grads",
+                "bfloat16.bf16_master_weights_and_grads"),
+        Binding("precision.bf16_optimizer_states", "bf16.bf16_optimizer_states", "bfloat16.bf16_optimizer_states"),
+        # runtime/compiler.py get_compile_config (v0.14.0: `compile.enabled`, the engine compiles itself).
+        Binding("training.deepspeed_compile", "compile.enabled"),
         Binding("parallel.communication_data_type", "communication_data_type"),  # written only (engine.py)
         Binding("precision.bf16_immediate_grad_update", "bf16.immediate_grad_update", "bfloat16.immediate_grad_update"),
         # Written value only (DeepSpeedZeroConfig.prefetch_bucket_size: int, default 5e7, alias
@@ -159,6 +169,8 @@ class DeepSpeedAdapter(Adapter):
         Binding("scheduler.warmup_max_lr", "scheduler.params.warmup_max_lr", convert=as_bool_or_auto),
         Binding("scheduler.total_steps", "scheduler.params.total_num_steps", convert=as_bool_or_auto),
         Binding("optimizer.betas", "optimizer.params.betas", convert=_betas),
+        # engine.py _configure_basic_optimizer refuses it (every release): written value only.
+        Binding("optimizer.param_max_grad_norm", "optimizer.params.max_grad_norm", convert=as_bool_or_auto),
         # Read only by deepspeed.checkpointing.configure, which the engine never calls.
         Binding("memory.deepspeed_activation_checkpointing", "activation_checkpointing", convert=_activation_options),
     )

@@ -104,8 +104,6 @@ _TRAINING_BINDINGS = (
     Binding("training.enabled", "do_train", default=False, source=_TRAINING_ARGS),
     # model_args.py ModelArguments.use_unsloth (default False): Unsloth loads and patches the model.
     Binding("model.unsloth", "use_unsloth"),
-    # model_args.py enable_liger_kernel: model_utils/liger_kernel.py apply_liger_kernel patches by model_type.
-    Binding("model.liger_kernel", "enable_liger_kernel"),
     Binding("generation.predict_with_generate", "predict_with_generate"),  # Seq2SeqTrainingArguments
     # data_args.py DataArguments.template: the chat template every training sample is formatted with.
     Binding("data.chat_template", "template"),
@@ -167,6 +165,7 @@ _ARGUMENT_CHECK_BINDINGS = (
     Binding("adapter.loraplus_ratio", "loraplus_lr_ratio", convert=as_float),
     Binding("adapter.llama_pro", "use_llama_pro", default=False, source=_FINETUNING_ARGS),
     Binding("attention.shift_short", "shift_attn", default=False, source=_MODEL_ARGS),
+    Binding("model.liger_kernel", "enable_liger_kernel"),  # model_args.py, default False
     Binding("optimizer.badam_mode", "badam_mode", default="layer", source=_FINETUNING_ARGS),
     Binding("optimizer.badam_update_ratio", "badam_update_ratio", convert=as_float),  # default 0.05
     Binding("checkpoint.resume_from", "resume_from_checkpoint"),  # transformers TrainingArguments
@@ -225,6 +224,7 @@ class LlamaFactoryAdapter(Adapter):
         read = Reader(config, document)
         read.bind(_TRAINING_BINDINGS)
         read.bind(_ARGUMENT_CHECK_BINDINGS)
+        self._training_keys(read)
         kind = read.take("adapter.kind", "finetuning_type", convert=lambda value: _ADAPTER_KINDS.get(value, value),
                          default="lora", default_source=_FINETUNING_ARGS)
         if read.node("finetuning_type") is not None and getattr(read.node("finetuning_type"), "value", None) == "freeze":
@@ -280,6 +280,17 @@ class LlamaFactoryAdapter(Adapter):
         return config
 
     # ---- reading -----------------------------------------------------------------------------
+
+    def _training_keys(self, read: Reader) -> None:
+        """arguments.training_keys: the file's keys only the `train` command's parser reads."""
+        root = read.document.root
+        if not isinstance(root, Mapping):
+            return
+        from .llamafactory_keys import TRAINING_ONLY
+
+        found = [pair.key.value for pair in root.pairs if isinstance(pair.key.value, str) and pair.key.value in TRAINING_ONLY]
+        if found:
+            read.config.set("arguments.training_keys", Field(found, Origin(read.key_span(found[0]))))
 
     def _quantization(self, read: Reader) -> None:
         config = read.config

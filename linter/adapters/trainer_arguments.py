@@ -4,7 +4,7 @@ transformers' Seq2SeqTrainingArguments unchanged: llamafactory/hparams/training_
 parser.py get_train_args through HfArgumentParser).
 
 Names and defaults from transformers/training_args.py (TrainingArguments), checked in the release
-wheels 4.28.1 to 5.23.0: save_steps 500, dataloader_num_workers 0; the other fields are
+wheels 4.28.1 to 5.23.0: save_steps 500, logging_steps 500, dataloader_num_workers 0; the other fields are
 recorded as written only (eval_steps None falls back to logging_steps; lr_scheduler_type,
 warmup_ratio, half_precision_backend "auto", fp16_full_eval / bf16_full_eval False,
 dataloader_prefetch_factor None, torch_empty_cache_steps None, auto_find_batch_size False,
@@ -32,6 +32,11 @@ TRAINER_ARGUMENT_BINDINGS = (
     Binding("scheduler.warmup_ratio", "warmup_ratio", convert=as_float),
     Binding("checkpoint.save_steps", "save_steps", convert=as_float, default=500, source=_TRAINING_ARGS),
     Binding("checkpoint.eval_steps", "eval_steps", convert=as_float),
+    Binding("logging.steps", "logging_steps", convert=as_float, default=500, source=_TRAINING_ARGS),
+    Binding("logging.strategy", "logging_strategy", convert=_lower),
+    Binding("scheduler.warmup_steps_number", "warmup_steps"),  # default 0; written value only
+    Binding("data.data_seed", "data_seed"),  # default None
+    Binding("eval.gather_object", "eval_use_gather_object"),  # default False
     Binding("precision.fp16_full_eval", "fp16_full_eval"),
     Binding("precision.bf16_full_eval", "bf16_full_eval"),
     Binding("precision.amp_backend", "half_precision_backend", convert=_lower),

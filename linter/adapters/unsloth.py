@@ -35,7 +35,7 @@ from ..fixes import Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from ..python_reader import AUTO, UNKNOWN, PythonDocument, call_name, is_open, keyword
 from . import Adapter, new_config, record_literal, span_of
-from .unsloth_engine import record_engine_and_saving, record_plain_sft_arguments
+from .unsloth_engine import record_engine_and_saving, record_patched_sft, record_plain_sft_arguments
 from .unsloth_loading import record_loading
 from .unsloth_templates import record_response_markers
 
@@ -242,6 +242,7 @@ class UnslothAdapter(Adapter):
         self._adapter(document, config, script, full_finetuning, record, default)
         record_engine_and_saving(document, config, loader, script.peft, record, default)
         record_plain_sft_arguments(document, config, script.trainer)
+        record_patched_sft(document, config, script.trainer)
         record_loading(document, config, loader, script.peft, _flags(document, loader))
         for key, name in _KEYWORDS.items():
             found = script.keyword(name)
@@ -308,7 +309,7 @@ class UnslothAdapter(Adapter):
         config.set("adapter.kind", Field("lora", Origin(span_of(document, *document.span(peft.func)))))
         for key, name in (("adapter.r", "r"), ("adapter.alpha", "lora_alpha"),
                           ("adapter.target_modules", "target_modules"), ("adapter.modules_to_save", "modules_to_save"),
-                          ("adapter.bias", "bias")):
+                          ("adapter.bias", "bias"), ("adapter.dropout", "lora_dropout")):
             found = keyword(peft, name)
             if found is not None:
                 record(key, found.value)

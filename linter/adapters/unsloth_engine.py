@@ -161,3 +161,23 @@ def record_plain_sft_arguments(document: PythonDocument, config: ConfigIR, train
             config.set("trainer.sft_plain_arguments",
                        Field(True, Origin(span_of(document, *document.span(found.value)), None)))
             return
+
+
+_SFT_MODULES = ("trl", "trl.trainer", "trl.trainer.sft_trainer")
+
+
+def record_patched_sft(document: PythonDocument, config: ConfigIR, trainer: ast.Call | None) -> None:
+    """trainer.patched_sft: the script's SFTTrainer is Unsloth's patched copy, the class `from trl
+    import SFTTrainer` binds after a `from unsloth import ...` line (unsloth/models/rl.py
+    PatchFastRL, run when unsloth is imported, sets trl.SFTTrainer = UnslothSFTTrainer, whose
+    _prepare_dataset may be unsloth_zoo's sft_prepare_dataset: rl_replacements.py
+    sft_trainer_prepare_dataset). A class imported before unsloth is TRL's own."""
+    if trainer is None or call_name(trainer) != "SFTTrainer" or keyword(trainer, "args") is None:
+        return
+    first_unsloth = min((node.lineno for node in document.from_imports if node.module.split(".")[0] == "unsloth"),
+                        default=None)
+    sft = [node for node in document.from_imports if node.module in _SFT_MODULES
+           and any(alias.name == "SFTTrainer" and alias.asname is None for alias in node.names)]
+    if first_unsloth is None or len(sft) != 1 or sft[0].lineno < first_unsloth:
+        return
+    config.set("trainer.patched_sft", Field(True, Origin(span_of(document, *document.span(trainer.func)))))

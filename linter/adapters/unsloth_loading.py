@@ -10,6 +10,11 @@ From unslothai/unsloth (bare mirror at 015bdef0d9):
   get_peft_model (llama.py FastLlamaModel.get_peft_model) forwards to FastBaseModel's.
 - FastModel / FastVisionModel (loader.py, from f35d5977d6) always load through FastBaseModel, and
   their get_peft_model is FastBaseModel's.
+- llama.py FastLlamaModel.patch_peft_model (every model FastLanguageModel loads through its patched
+  classes) installs the fused LoRA QKV / O / MLP kernels only `if lora_dropout == 0 and bias ==
+  "none"` (since 45fa4bf356, #69, 2024.1; before it get_peft_model raised TypeError for either);
+  from f35d5977d6 (2025.3.10) load_in_8bit, full_finetuning and, later, qat_scheme send the model
+  to FastModel instead (loader.py), so model.fused_lora_types is recorded only without them.
 - FastBaseModel.from_pretrained (vision.py) builds the BitsAndBytesConfig itself from
   load_in_4bit / load_in_8bit (the loader's own keywords, not a transformers quantization_config).
 """
@@ -24,6 +29,8 @@ from . import span_of
 
 _PATCHED = ("unsloth/models/loader.py (FastLanguageModel.from_pretrained: llama -> FastLlamaModel, "
             "mistral -> FastMistralModel, in every release)")
+_FUSED = ("unsloth/models/llama.py (FastLlamaModel.patch_peft_model: the fused QKV / O / MLP LoRA kernels only "
+          "`if lora_dropout == 0 and bias == \"none\"`; load_in_8bit, full_finetuning and qat_scheme go to FastModel)")
 _GENERIC = "unsloth/models/loader.py (FastModel / FastVisionModel load through vision.py FastBaseModel)"
 _GENERIC_OWNERS = ("FastModel", "FastVisionModel")
 _OWN_OWNER = "FastLanguageModel"
@@ -49,6 +56,9 @@ def record_loading(document: PythonDocument, config: ConfigIR, loader: ast.Call,
         config.set("model.generic_loader", Field(True, Origin(where, _GENERIC)))
     if flags is None or is_open(loader):
         return
+    if owner == _OWN_OWNER and peft is not None and _owner(peft) == _OWN_OWNER and keyword(loader, "qat_scheme") is None \
+            and not flags["load_in_8bit"] and not flags["full_finetuning"]:
+        config.set("model.fused_lora_types", Field(["llama", "mistral"], Origin(where, _FUSED)))
     if config.value("quantization.bits") in (4, 8):
         config.set("quantization.loader_built", Field(True, Origin(config.span("quantization.bits"), _GENERIC)))
     chosen = [name for name in ("load_in_4bit", "load_in_8bit", "load_in_16bit", "load_in_fp8", "full_finetuning")

@@ -1,0 +1,53 @@
+"""The keys of a LLaMA-Factory config that only its training parser reads (read by the adapter).
+
+src/llamafactory/hparams/parser.py parses each llamafactory-cli command's YAML with its own
+dataclasses (checked from v0.7.1, ce8200ad9, the first release with llamafactory-cli, to HEAD
+ff6d4d12e): `train` with _TRAIN_ARGS (ModelArguments, DataArguments, TrainingArguments,
+FinetuningArguments, GeneratingArguments); `chat`, `webchat`, `api` and `export` with
+_INFER_ARGS (the same without TrainingArguments); `eval` with _EVAL_ARGS (ModelArguments,
+DataArguments, EvaluationArguments, FinetuningArguments). Every release parses the file strictly:
+parse_yaml_file / parse_dict with allow_extra_keys False, "Some keys are not used by the
+HfArgumentParser: [...]" (from 0.9.x the environment variable ALLOW_EXTRA_ARGS relaxes it).
+
+TRAINING_ONLY: the fields of transformers' TrainingArguments / Seq2SeqTrainingArguments (the
+releases LLaMA-Factory allows, as schemas/llamafactory.schema.json lists them) and LLaMA-Factory's
+own re-declared overwrite_output_dir, less every name a field of LLaMA-Factory's other argument
+dataclasses ever had (hparams/*.py other than training_args.py, `git log --all -p` over the whole
+history: debug, use_cache, use_cpu, fsdp_config, neftune_noise_alpha, use_liger_kernel are such
+names) and every EvaluationArguments field (seed and the rest). So no command but `train` accepts
+one of them, in any release.
+"""
+
+from __future__ import annotations
+
+TRAINING_ONLY = frozenset({
+    "accelerator_config", "adafactor", "adam_beta1", "adam_beta2", "adam_epsilon", "auto_find_batch_size",
+    "average_tokens_across_devices", "batch_eval_metrics", "bf16", "bf16_full_eval", "data_seed",
+    "dataloader_drop_last", "dataloader_num_workers", "dataloader_persistent_workers", "dataloader_pin_memory",
+    "dataloader_prefetch_factor", "ddp_backend", "ddp_broadcast_buffers", "ddp_bucket_cap_mb",
+    "ddp_find_unused_parameters", "ddp_static_graph", "ddp_timeout", "deepspeed", "disable_tqdm", "do_eval",
+    "do_predict", "do_train", "enable_jit_checkpoint", "eval_accumulation_steps", "eval_delay",
+    "eval_do_concat_batches", "eval_on_start", "eval_steps", "eval_strategy", "eval_use_gather_object", "fp16",
+    "fp16_backend", "fp16_full_eval", "fp16_opt_level", "fsdp", "fsdp_min_num_params",
+    "fsdp_transformer_layer_cls_to_wrap", "full_determinism", "generation_config", "generation_max_length",
+    "generation_num_beams", "gradient_accumulation_steps", "gradient_checkpointing",
+    "gradient_checkpointing_kwargs", "greater_is_better", "group_by_length", "half_precision_backend",
+    "hub_always_push", "hub_model_id", "hub_private_repo", "hub_revision", "hub_strategy", "hub_token",
+    "ignore_data_skip", "include_for_metrics", "include_inputs_for_metrics", "include_num_input_tokens_seen",
+    "include_tokens_per_second", "jit_mode_eval", "label_names", "label_smoothing_factor", "learning_rate",
+    "length_column_name", "liger_kernel_config", "load_best_model_at_end", "local_rank", "log_level",
+    "log_level_replica", "log_on_each_node", "logging_dir", "logging_first_step", "logging_nan_inf_filter",
+    "logging_steps", "logging_strategy", "lr_scheduler_kwargs", "lr_scheduler_type", "max_grad_norm",
+    "max_steps", "metric_for_best_model", "mp_parameters", "no_cuda", "num_train_epochs", "optim", "optim_args",
+    "optim_target_modules", "output_dir", "overwrite_output_dir", "parallelism_config", "past_index",
+    "per_device_eval_batch_size", "per_device_train_batch_size", "per_gpu_eval_batch_size",
+    "per_gpu_train_batch_size", "predict_with_generate", "prediction_loss_only", "project", "push_to_hub",
+    "push_to_hub_model_id", "push_to_hub_organization", "push_to_hub_token", "ray_scope",
+    "remove_unused_columns", "report_to", "restore_callback_states_from_checkpoint", "resume_from_checkpoint",
+    "run_name", "save_on_each_node", "save_only_model", "save_safetensors", "save_steps", "save_strategy",
+    "save_total_limit", "skip_memory_metrics", "sortish_sampler", "tf32", "torch_compile",
+    "torch_compile_backend", "torch_compile_mode", "torch_empty_cache_steps", "torchdynamo",
+    "tpu_metrics_debug", "tpu_num_cores", "trackio_bucket_id", "trackio_space_id", "trackio_static_space_id",
+    "train_sampling_strategy", "use_ipex", "use_legacy_prediction_loop", "use_mps_device", "warmup_ratio",
+    "warmup_steps", "weight_decay",
+})
