@@ -59,7 +59,10 @@ BATCHES = {
                           "0 / 20 at a5e662c and b7c4042 (rules as at 320db3c; 0 / 10 from the DeepSpeed, accelerate, "
                           "transformers, PEFT, TRL and bitsandbytes trackers, 0 / 10 from Axolotl, LLaMA-Factory, Unsloth "
                           "and XTuner; three fixtures lost a second hazard the miner had invented, which MEM001 and TRN063 "
-                          "had reported, not on the cause)", "yes"),
+                          "had reported, not on the cause); still 0 / 20 at c3bbaad after merging the rules written this session without "
+                          "seeing it (SCH004, DS025, TRN040/TRN041/VER002 rows, TRN056, TRN060, MOD010, TRN068-TRN070, TRN021 rows, "
+                          "the XTuner DeepSpeed-run facts, the fifth held-out set's precision fixes)",
+                          "no: rules were then written for its misses (b6-hf, b6-fw)"),
 }
 
 ROOT = Path(__file__).resolve().parent.parent

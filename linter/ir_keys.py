@@ -32,6 +32,10 @@ IR_KEYS = (
                                 "names (its precision and sharding): unknown"),
     ("launch.passes_deepspeed", "bool", "the checkout's launch commands that name this file agree on passing a "
                                         "DeepSpeed config (--deepspeed) or on passing none"),
+    ("launch.overridden", "list", "the IR keys whose value the launch commands that name this file give on their "
+                                  "command line, in place of the file's (the field holds the launch's value, at the "
+                                  "file's key)"),
+    ("launch.override_source", "str", "where the launch command that gives `launch.overridden` values is written"),
     ("launch.vllm_server", "bool", "some launch command of the checkout starts TRL's vLLM server (trl vllm-serve); "
                                    "recorded only for a config that launch commands name"),
     ("arguments.project_keys", "list", "keys of this file that the repository's own argument dataclasses define"),
@@ -79,6 +83,8 @@ IR_KEYS = (
     ("adapter.target_linear", "bool", "the adapter wraps every linear layer (Axolotl lora_target_linear)"),
     ("adapter.target_shorthand", "str", "a target_modules string PEFT's LoraConfig receives as written and "
                                         "expands itself (\"all-linear\"), where the framework passes it unchanged"),
+    ("adapter.exclude_modules", "list|str", "modules PEFT leaves out even where target_modules names them "
+                                            "(LoraConfig exclude_modules, PEFT >= 0.14), as written"),
     ("adapter.bias", "str", "which biases the adapter trains: none, all or lora_only (PEFT LoraConfig bias)"),
     ("adapter.init_weights", "bool|str", "PEFT init_lora_weights as written: True, False or a method name "
                                          "(gaussian, loftq, pissa, eva, ...)"),
@@ -90,6 +96,7 @@ IR_KEYS = (
     ("adapter.rank_pattern_values", "numbers", "the ranks of adapter.rank_pattern_keys, in the same order"),
     ("adapter.alpha_pattern_keys", "list", "PEFT LoraConfig alpha_pattern keys (module-name regexes), in written order"),
     ("adapter.alpha_pattern_values", "numbers", "the alphas of adapter.alpha_pattern_keys, in the same order"),
+    ("adapter.task_type", "str", "PEFT task_type as written, upper-cased (CAUSAL_LM, SEQ_CLS, ...)"),
     ("adapter.layers_pattern", "str|list", "PEFT layers_pattern: the module list name the layer indices refer to"),
     ("adapter.task_model", "bool", "PEFT wraps a model with a task head (a *ForCausalLM, *ForSequenceClassification "
                                    "class: task_type set), whose input embedding sits under a prefix "
@@ -127,10 +134,10 @@ IR_KEYS = (
     ("generation.vllm_max_model_len", "int", "the longest sequence, prompt included, that colocated vLLM engine "
                                              "accepts (Unsloth load_vllm max_model_len = from_pretrained "
                                              "max_seq_length)"),
-    ("generation.max_prompt_length", "int", "TRL GRPO max_prompt_length as written: the prompt tokens kept "
-                                            "(left-truncated) before generation"),
-    ("generation.max_completion_length", "int", "TRL GRPO max_completion_length as written: the most tokens "
-                                                "generated per completion"),
+    ("generation.max_prompt_length", "int", "TRL max_prompt_length as written: the prompt tokens kept "
+                                            "(left-truncated) before generation (GRPO) or in each pair (DPO, KTO)"),
+    ("generation.max_completion_length", "int", "TRL max_completion_length as written: the most tokens "
+                                                "generated per completion (GRPO, RLOO)"),
     ("save.merged_16bit", "bool", "a merged-model save call the script runs after training writes 16-bit weights "
                                   "(save_method \"merged_16bit\", written or by default)"),
     ("save.gguf_positional", "int", "positional arguments (the directory first) of the script's first GGUF export call (save_pretrained_gguf / "
@@ -223,6 +230,8 @@ IR_KEYS = (
     # Sequence, attention, memory savers
     ("sequence.max_length", "int", "longest training sequence in tokens"),
     ("sequence.packing", "bool", "samples packed into full-length sequences"),
+    ("sequence.truncation_mode", "str", "which end of an over-long sequence the trainer keeps (TRL truncation_mode), "
+                                      "as written"),
     ("sequence.padding_free", "bool", "batches flattened without padding (TRL padding_free)"),
     ("sequence.packing_strategy", "str", "TRL's packing strategy (bfd, ffd, wrapped)"),
     ("attention.implementation", "str", "eager, sdpa, flash_attention_2, ..."),
@@ -254,11 +263,15 @@ IR_KEYS = (
                                          "sync_ref_model, TR-DPO), written value only"),
     ("training.rl_beta", "num", "TRL beta as written (GRPO/RLOO: the KL coefficient; DPO/KTO: the loss temperature)"),
     ("training.precompute_ref", "bool", "reference log-probs computed once before training (TRL precompute_ref_log_probs)"),
+    ("training.rpo_alpha", "num", "TRL DPOConfig rpo_alpha as written: the weight of the NLL term of RPO"),
     ("training.loss_type", "str", "the trainer's loss variant as written (TRL loss_type)"),
     ("checkpoint.load_best", "bool", "the best checkpoint is loaded at the end (load_best_model_at_end)"),
     ("checkpoint.save_strategy", "str", "when checkpoints are saved (no, steps, epoch, best), as written"),
     ("checkpoint.save_only_model", "bool", "checkpoints hold the model only, no optimizer state (save_only_model)"),
     ("checkpoint.eval_strategy", "str", "when the model is evaluated (no, steps, epoch), as written"),
+    ("checkpoint.best_metric_name", "str", "the metric the Trainer compares checkpoints by, as written "
+                                           "(TrainingArguments metric_for_best_model)"),
+    ("training.label_smoothing", "num", "label smoothing factor of the Trainer's loss (label_smoothing_factor), as written"),
     # Model family, features and prompt, where the framework declares them in the config (Ludwig)
     ("model.kind", "str", "the framework's model family, as written or defaulted: ecd, llm, gbm (Ludwig model_type)"),
     ("model.multimodal", "bool", "the base model is loaded as a vision-language model (Ludwig, Axolotl is_multimodal)"),

@@ -7,7 +7,9 @@ Makefiles, and the shell code blocks of README*.md and of Markdown under a docum
 (doc/, docs/, documentation/, or one with a suffix: docs_autodl/, docs-zh/). A command names a
 config when one of its entry's arguments resolves to the config's real path (from the script's
 folder or the checkout root), or is its base name and no other file of the checkout has that
-name. Where several commands name the config and disagree on a fact, the fact is unknown."""
+name. Where several commands name the config and disagree on a fact, the fact is unknown.
+The values the commands give on their command line for the config's own keys are
+linter/launch_overrides.py's."""
 
 from __future__ import annotations
 

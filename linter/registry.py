@@ -97,6 +97,9 @@ class Rule:
         fix: Fix | None = None,
         severity: str | None = None,
     ) -> Finding:
+        launched = config.fields.get("launch.overridden")
+        if launched is not None:
+            message, fix = _from_launch(config, launched.value, span, message, fix)
         return Finding(
             code=self.code,
             name=self.name,
@@ -111,6 +114,23 @@ class Rule:
     def fix(self, message: str, *changes: Change, applicability: Applicability | None = None) -> Fix:
         """A fix asking for typed changes; the engine renders them through each config's adapter."""
         return Fix(applicability or self.fix_applicability, message, changes)
+
+
+def _from_launch(config: ConfigIR, keys: list[str], span: Span | None, message: str,
+                 fix: Fix | None) -> tuple[str, Fix | None]:
+    """A finding at a key whose value the launch command gives says so; a fix that edits such a
+    key (or the precision a launched key sets) is dropped: the file's value is not the run's."""
+    where = config.value("launch.override_source")
+    said = span is not None and any((found := config.fields.get(key)) is not None and found.span == span for key in keys)
+    if said:
+        message += f" (the value comes from the launch command {where}, which replaces the file's)"
+    if fix is not None and any(getattr(change, "key", None) in keys or (
+            not hasattr(change, "key") and hasattr(change, "mode") and any(key.startswith("precision.") for key in keys))
+            for change in fix.changes):
+        fix = None
+        if not said:
+            message += f" (some of these values come from the launch command {where}, which replaces the file's)"
+    return message, fix
 
 
 _RULES: dict[str, Rule] = {}

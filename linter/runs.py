@@ -143,6 +143,7 @@ class RunBuilder:
         first = facts.commands[0]
         where = f"{os.path.relpath(first.path, root)}:{first.line}"
         origin = Origin(Span(first.path, 0, 0, first.line, 1, first.line, 1), where)
+        self._launch_overrides(config, facts.commands, root, where, origin)
         if isinstance(facts.entry, str) and facts.entry:
             config.set("launch.entry", Field(facts.entry, origin))
             if facts.entry in REPLACES_MODEL_INIT_KWARGS:
@@ -171,6 +172,72 @@ class RunBuilder:
                 found.append(Link(named.kind, named.text, origin.span, builtin=named.builtin,
                                   builtin_source=named.builtin_source))
         return found, (None if written is UNKNOWN else written is not None)
+
+    def _launch_overrides(self, config: ConfigIR, commands: list, root: Path, where: str, origin: Origin) -> None:
+        """Values the launch commands give on their command line for keys of `config`
+        (linter/launch_overrides.py): the file re-read with them says which IR keys they change.
+        Where every command gives the same value the run reads, those keys hold it, at the
+        file's key (`launch.overridden` lists them); a key the commands disagree on, or that the
+        entry reads in a way not known here, leaves every IR key it changes unknown."""
+        from .adapters import written
+        from .launch_overrides import agreed
+        from .launches import UNKNOWN
+        from .versions import older_than
+
+        loaded = self.loader.document_of(config)
+        if loaded is None:
+            return
+        document, adapter = loaded
+        find = getattr(document, "find", None)  # a Python config has no key paths to write
+
+        def present(path: tuple) -> bool:
+            return find is not None and find(*path) is not None
+
+        trl = config.version("trl")
+        overrides = agreed(commands, real_path(config.path), root, trl and older_than(trl[0], "0.9.6"),
+                           find is not None and written(document, "strict") is True, present)
+        if not overrides:
+            return
+        known = {path: value for path, value in overrides.items() if value is not UNKNOWN}
+        unknown = [path for path, value in overrides.items() if value is UNKNOWN]
+        launched = _reread(document, adapter, known) if known else None
+        if launched is not None and launched.value("file.kind") != config.value("file.kind"):
+            launched = None  # the keys make it read as another kind of file: not a value of this one
+        if known and launched is None:
+            unknown += list(known)
+        overridden = []
+        if launched is not None:
+            anchor = next((find(*path) for path in known if present(path)), None)
+            span = config.file_span
+            if anchor is not None:
+                from .adapters import span_of
+
+                span = span_of(document, anchor.start, anchor.end)
+            for key in _changed(config, launched):
+                before, after = config.fields.get(key), launched.fields.get(key)
+                config.fields.pop(key, None)
+                if after is not None:
+                    written_as = (before.origin.written_as if before else None) or after.origin.written_as
+                    config.set(key, Field(after.value, Origin(before.span if before else span, None, written_as)))
+                    overridden.append(key)
+        dropped = []
+        for path in unknown:
+            variant = _reread(document, adapter, {path: "launch override"})
+            if variant is not None and variant.value("file.kind") != config.value("file.kind"):
+                variant = None
+            keys = _changed(config, variant) if variant is not None else [
+                binding.key for binding in adapter.bindings_for(config) if path in binding.paths]
+            for key in keys:
+                if config.fields.pop(key, None) is not None:
+                    dropped.append(key)
+        overridden = [key for key in overridden if key not in dropped]
+        if overridden:
+            config.set("launch.overridden", Field(sorted(overridden), origin))
+            config.set("launch.override_source", Field(where, origin))
+            self.loader.notes.append(f"{config.path}: {', '.join(sorted(overridden))} from the launch command {where}")
+        if dropped:
+            self.loader.notes.append(f"{config.path}: {', '.join(sorted(set(dropped)))} left unknown: the launch "
+                                     f"commands ({where}) give them on the command line in a way not known here")
 
     def _declared_runs(self, settings: Settings) -> dict[Path, list[list[str]]]:
         """The settings' `[[runs]]` by their primary file, read once per settings file (a
@@ -227,6 +294,45 @@ def _builtin_config(link: Link) -> ConfigIR:
               for key, value in (link.builtin or {}).items()}
     fields["file.kind"] = Field(link.kind, origin)
     return ConfigIR(path=Path(link.text), framework=link.kind, fields=fields, file_span=link.span, editable=False)
+
+
+def _reread(document, adapter, values: dict) -> ConfigIR | None:
+    """The config `document` would be with `values` at their key paths; None where the file
+    cannot be written that way (a key under a list; in a Python config, a key it does not write)."""
+    from .adapters import set_path
+    from .document import ParseError, RenderError
+    from .fixes import apply_edits
+    from .loading import PARSERS
+
+    from .launch_overrides import python_node
+
+    text, current = document.source.text, document
+    try:
+        for path, value in values.items():
+            if document.format == "python":
+                node = python_node(current, path)
+                if node is None:
+                    return None
+                edit = current.replace(node, value)
+            else:
+                edit = set_path(current, path, value)
+            text = apply_edits(text, [edit])
+            current = PARSERS[document.format](document.source.with_text(text))
+        return adapter.parse(current)
+    except (ParseError, RenderError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def _changed(config: ConfigIR, other: ConfigIR) -> list[str]:
+    """The IR keys whose values differ between two readings of one file: not the launch facts,
+    nor the facts about the file's text (its kind, the keys the project's classes define)."""
+    keys = dict.fromkeys([*config.fields, *other.fields])
+    return [key for key in keys if not key.startswith(("launch.", "arguments.")) and key != "file.kind"
+            and not _same(config.value(key), other.value(key))]
+
+
+def _same(one, other) -> bool:
+    return type(one) is type(other) and one == other
 
 
 def named_by_others(discovered: list[tuple[Path, bool]]) -> set[Path]:

@@ -244,3 +244,47 @@ class ZeroQuantizedWeightsBf16(DeepSpeedReleaseBug):
     code = "DS028"
     name = "zero-quantized-weights-with-bf16"
     severity = ERROR
+
+
+@register
+class ZeroOffloadGradAccumNormBug(DeepSpeedReleaseBug):
+    """DS030 zero-offload-grad-accum-norm-bug
+
+    ## What it does
+    Flags a DeepSpeed config with ZeRO stage 1 or 2, `offload_optimizer` on the CPU and
+    gradient accumulation (`gradient_accumulation_steps` above 1, written or the trainer's value
+    behind `"auto"`), where the DeepSpeed in use (an exact pin near the config, or the installed
+    package; silent when unknown) is 0.15.2 to 0.18.x.
+
+    ## Why is this bad?
+    From 0.15.2 (#6550, "Fix gradient accumulation for Z2+offload") the CPU-offload path copies
+    each reduced gradient into its CPU buffer only on the first micro-batch of an accumulation
+    window; the later micro-batches are added into a buffer that the norm computation does not
+    read. The gradient norm is then that of one micro-batch: gradient clipping scales the update
+    by the wrong factor and the logged `grad_norm` is on another scale than ZeRO-3's or the
+    non-offloaded run's, and the loss curve differs, with no error (the comments on
+    DeepSpeed#6550; #7967 shows the underestimated norm and the diverging loss). Fixed in 0.19.0.
+
+    ## Example
+    `ds_config.json`:
+        {"gradient_accumulation_steps": 8, "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}
+    `requirements.txt`:
+        deepspeed==0.16.4
+    Use instead:
+        {"gradient_accumulation_steps": 8, "zero_optimization": {"stage": 2}}
+
+    ## Fix safety
+    No fix: dropping the offload needs the GPU memory it saves; upgrading DeepSpeed is the
+    other way out.
+
+    ## References
+    - deepspeed/runtime/zero/stage_1_and_2.py async_accumulate_grad_in_cpu_via_gpu
+      (`if self.micro_step_id > 0: accumulate_gradients() else: copy_gradients_to_cpu()`) and
+      set_norm_for_param_grad: from c85c8703b (#6550, first in v0.15.2); fixed by 9d632f103
+      "Fix zero 1 and 2 CPU-offloaded gradient norm" (#7967, first in v0.19.0)
+    - deepspeedai/DeepSpeed#6550 (comment of 2024-10-17), #7967, #7981
+    """
+
+    code = "DS030"
+    name = "zero-offload-grad-accum-norm-bug"
+    severity = WARNING

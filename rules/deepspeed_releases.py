@@ -161,6 +161,18 @@ BUGS = (
         "gradients after they are averaged across GPUs, so that micro-batch counts only on the GPU that "
         "computed it and the GPUs step on different gradients (DeepSpeed#7985; fixed in 0.19.0); set "
         "bf16.immediate_grad_update true or upgrade", "0.18.3", "0.19.0"),
+    # stage_1_and_2.py async_accumulate_grad_in_cpu_via_gpu (CPU optimizer offload with gradient
+    # accumulation): c85c8703b (#6550, v0.15.2) copied the reduced gradient into the CPU buffer only
+    # when micro_step_id == 0 and added later micro-batches into a buffer that set_norm_for_param_grad
+    # then no longer saw, so the norm (clipping, overflow check, logged grad_norm) is that of the first
+    # micro-batch only. Fixed by 9d632f103 (#7967, v0.19.0, "copy on every micro-step").
+    Bug("DS030", lambda d: d.stage() in (1, 2) and d("parallel.offload_optimizer") is True
+        and d("parallel.offload_optimizer_device") in (None, "cpu") and d.accumulates(), "parallel.offload_optimizer",
+        "offload_optimizer cpu under ZeRO stage {stage} with gradient accumulation",
+        "DeepSpeed computes the gradient norm from the first micro-batch of each accumulation window only, so "
+        "gradient clipping and the logged grad_norm act on a far smaller norm than the real one and the run trains "
+        "differently from the same config without offload, with no error (DeepSpeed#6550 comments, #7967; broken "
+        "by #6550 in 0.15.2, fixed in 0.19.0); upgrade DeepSpeed or drop the optimizer offload", "0.15.2", "0.19.0"),
     # ZeRO++ qwZ (d18aa2c79, #3784, v0.10.0) and quantized frozen weights (7711bdbbd, #3954, v0.10.2):
     # partition_parameters.py Init uses CUDAQuantizer for both; its quantize kernel reads the tensor
     # through a __half* (csrc/quantization/pt_binding.cpp) and dequantize<__half> returns fp16, which
@@ -264,7 +276,7 @@ def _fill(what: str, facts: DeepSpeedFacts) -> str:
 
 
 class DeepSpeedReleaseBug(Rule):
-    """Base of the DS020-DS022, DS025 and DS028 rules: the rows of BUGS with the rule's code."""
+    """Base of the DS020-DS022, DS025, DS028 and DS030 rules: the rows of BUGS with the rule's code."""
 
     def check(self, run, context):
         rows = [row for row in BUGS if row.code == self.code]

@@ -27,7 +27,8 @@ its output head at the top (lm_head, GPT-NeoX embed_out: get_output_embeddings).
 
 from __future__ import annotations
 
-from linter.registry import WARNING, Rule, register
+from linter.registry import ERROR, WARNING, Rule, register
+from linter.versions import older_than
 
 # Input embeddings: under a prefix in every task model, so no key equals the name and none has
 # a layer index: skipped by every release.
@@ -264,3 +265,121 @@ class UnfrozenPatternsFreezeAdapter(Rule):
                 "an adapter use lora_modules_to_save (e.g. lm_head, embed_tokens), or drop the adapter to fine-tune "
                 "fully with unfrozen_parameters",
             )
+
+
+# src/peft/tuners/tuners_utils.py _check_lora_target_modules_mamba (62c9cf303, #2562, first in
+# v0.16.0), called by BaseTuner.inject_adapter with each matched module's last name component, for
+# get_peft_model and PeftModel.from_pretrained alike: a LoRA-like adapter may not target these
+# modules of a Mamba-family model. nemotron_h joined the set in b68178523 (#3289, v0.20.0).
+_MAMBA_LORA_TYPES = frozenset({"lora", "qlora", "adalora", "xlora", "randlora"})
+_MAMBA_FUSED = ("conv1d", "out_proj")
+_MAMBA_TYPES = {"falcon_h1": "0.16.0", "mamba": "0.16.0", "mamba2": "0.16.0", "falcon_mamba": "0.16.0",
+                "nemotron_h": "0.20.0"}
+_CONV1D_LORA = "0.15.0"  # f4176a9e1 (#2333): LoRA for nn.Conv1d; before, "Target module ... is not supported"
+
+
+def _every_linear(config):
+    """The field that asks for every linear layer (PEFT "all-linear", which
+    _maybe_include_all_linear_layers expands to every nn.Linear but the output head; Axolotl's
+    lora_target_linear, every Linear's last name but the head), where no exclude_modules is
+    written: on a Mamba-family model that takes the mixer's out_proj too."""
+    if config.get("adapter.exclude_modules") is not None and config.value("adapter.exclude_modules"):
+        return None
+    shorthand = config.get("adapter.target_shorthand")
+    if shorthand is not None and str(shorthand.value).strip().lower() == "all-linear":
+        return shorthand
+    linear = config.get("adapter.target_linear")
+    return linear if linear is not None and linear.value is True else None
+
+
+@register
+class LoraTargetMambaFusedModule(Rule):
+    """MOD010 lora-target-mamba-fused-module
+
+    ## What it does
+    Flags a LoRA-type adapter (LoRA, QLoRA, AdaLoRA, X-LoRA, RandLoRA) whose `target_modules`
+    list names `conv1d` or `out_proj` of a Mamba-family model: `model_type` falcon_h1, mamba,
+    mamba2 or falcon_mamba (and nemotron_h from PEFT 0.20). The architecture is the model's
+    config.json `model_type`, else its name. `conv1d` is flagged on every PEFT release;
+    `out_proj` only where the pinned PEFT refuses it (0.16.0 on), and then also where it is
+    reached by asking for every linear layer (`target_modules: all-linear`, Axolotl's
+    `lora_target_linear`) with no `exclude_modules`.
+
+    ## Why is this bad?
+    The Mamba mixer's fused CUDA kernels (`mamba_split_conv1d_scan_combined`,
+    `mamba_inner_fn`) read the raw `conv1d` and `out_proj` weights and never call the LoRA
+    wrapper's forward, so the adapter on them does not train; merging a LoRA on the
+    depthwise `conv1d` fails ("output with shape [2048, 1, 4] doesn't match the broadcast
+    shape [2048, 2048, 4]", huggingface/peft#2556). PEFT 0.16.0 therefore refuses the target
+    when the adapter is built or loaded: "Module 'conv1d' is incompatible with Mamba-based
+    models". Before 0.15.0 PEFT had no LoRA layer for `nn.Conv1d` at all ("Target module
+    Conv1d(...) is not supported").
+
+    ## Example
+    `adapter_config.json`:
+        {"base_model_name_or_path": "tiiuae/Falcon-H1-1.5B-Deep-Base", "peft_type": "LORA",
+         "r": 16, "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "conv1d"]}
+    Use instead:
+        {"base_model_name_or_path": "tiiuae/Falcon-H1-1.5B-Deep-Base", "peft_type": "LORA",
+         "r": 16, "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "in_proj"]}
+
+    ## Fix safety
+    No fix: which other modules to train is the user's choice.
+
+    ## References
+    - peft src/peft/tuners/tuners_utils.py `_check_lora_target_modules_mamba` (62c9cf303,
+      #2562, first in v0.16.0; nemotron_h added by b68178523, #3289, v0.20.0), called from
+      `BaseTuner.inject_adapter` via `_check_target_module_compatiblity`
+    - peft src/peft/tuners/lora/model.py `_create_new_module` (no nn.Conv1d before
+      f4176a9e1, #2333, v0.15.0)
+    - huggingface/peft#2556; tiiuae/Falcon-H1#13
+    - linter/data/architectures.json (model_types: each row with its config.json)
+    """
+
+    code = "MOD010"
+    name = "lora-target-mamba-fused-module"
+    severity = ERROR
+
+    def check(self, run, context):
+        found = run.first("model.name")
+        if found is None or not isinstance(found[1].value, str) or not found[1].value:
+            return
+        for config in run.configs:
+            if config.value("adapter.kind") not in _MAMBA_LORA_TYPES:
+                continue
+            targets = config.get("adapter.target_modules")
+            listed = {name.strip().rsplit(".", 1)[-1] for name in targets.value if isinstance(name, str)} \
+                & set(_MAMBA_FUSED) if targets is not None and isinstance(targets.value, list) else set()
+            every = _every_linear(config)  # takes out_proj, never conv1d (not an nn.Linear)
+            if not listed and every is None:
+                continue
+            from linter.peft_targets import model_type_if  # the table is read only when needed
+
+            architecture = model_type_if(found[1].value, lambda kind: kind in _MAMBA_TYPES, found[0].path.parent)
+            if architecture is None:
+                continue
+            refused_from = _MAMBA_TYPES[architecture[0]]
+            peft = config.version("peft")
+            if peft is not None and older_than(peft[0], refused_from) is False:
+                named = sorted(listed | ({"out_proj"} if every is not None else set()))
+                why = (f"PEFT {peft[0]} ({peft[1]}) refuses it when the adapter is built or loaded: \"Module "
+                       f"'{named[0]}' is incompatible with Mamba-based models\"")
+            elif "conv1d" in listed:
+                named = ["conv1d"]  # out_proj: refused from refused_from only (before, it trains without kernels)
+                if peft is not None and older_than(peft[0], _CONV1D_LORA) is True:
+                    why = (f"PEFT {peft[0]} ({peft[1]}) has no LoRA layer for nn.Conv1d (\"Target module ... is "
+                           f"not supported\")")
+                else:
+                    why = (f"PEFT refuses it from {refused_from}; before, the fused Mamba kernel reads the raw conv1d "
+                           f"weight, so the LoRA on it never trains, and merging it fails (its conv1d is depthwise); "
+                           f"before 0.15.0 PEFT has no LoRA layer for nn.Conv1d")
+            else:
+                context.notes.append(f"{config.path}: {self.code} skipped out_proj: PEFT refuses it from "
+                                     f"{refused_from} and the PEFT version is {'unknown' if peft is None else peft[0]}")
+                continue
+            field = targets if listed & set(named) else every
+            what = "names" if field is targets else "asks for every linear layer, which takes"
+            yield self.finding(
+                config, field.span,
+                f"target_modules {what} {', '.join(named)} of {found[1].value}, a {architecture[0]} model "
+                f"({architecture[1]}): {why}; train in_proj and the attention projections instead")

@@ -21,7 +21,7 @@ without it), which the example scripts pair with ref_model=None.
 
 from __future__ import annotations
 
-from linter.registry import ERROR, Rule, register
+from linter.registry import ERROR, WARNING, Rule, register
 from linter.versions import older_than
 
 # (trainer, first release with sync_ref_model, first release that refuses it with PEFT)
@@ -92,7 +92,7 @@ class SyncRefModelRefused(Rule):
             if config.value("training.sync_ref_model") is not True or config.value("file.kind") != "trl":
                 continue
             trainer = config.value("training.trainer")
-            if trainer not in (None, "grpo", "kto"):
+            if trainer not in (None, "dpo", "grpo", "kto"):
                 continue  # SFT / GKD configs have no sync_ref_model
             found = config.version("trl")
             if config.value("adapter.kind") == "lora":
@@ -141,3 +141,81 @@ class SyncRefModelRefused(Rule):
 
 def _on(found) -> str:
     return f" on TRL {found[0]} ({found[1]})" if found else ""
+
+
+# trl/trainer/dpo_trainer.py DPOTrainer.get_batch_loss_metrics: RPO (f18253bf2, #1686, first in
+# v0.9.3) made the use of the precomputed reference log-probs depend on `self.args.rpo_alpha is not
+# None` (DPOConfig.rpo_alpha defaults to None); c71262c9c (#1961, first in v0.10.0) drops the
+# condition. In between, the reference pass runs every step: with the ref_model, or, with none and no
+# PEFT adapter (null_ref_context only disables adapters), with the policy itself.
+_PRECOMPUTE_IGNORED = ("0.9.3", "0.10.0")
+
+
+@register
+class DpoPrecomputeIgnored(Rule):
+    """TRN060 dpo-precompute-ignored
+
+    ## What it does
+    Flags a DPO config with `precompute_ref_log_probs: true` and no `rpo_alpha`, where the
+    pinned TRL is 0.9.3 to 0.9.6. The trainer is known from a key only DPOConfig has
+    (`rpo_alpha`, `reference_free`, `f_divergence_type`, ...) or the checkout's `trl dpo`
+    launch command. Silent where the TRL version is unknown.
+
+    ## Why is this bad?
+    In those releases `get_batch_loss_metrics` uses the precomputed reference log-probs only
+    when `rpo_alpha` is set; otherwise it runs the reference pass on every step anyway. With a
+    separate `ref_model` that only wastes the precompute; without one and without a PEFT
+    adapter (the setup `precompute_ref_log_probs` is meant for), the "reference" is the policy
+    itself: the chosen and rejected log-ratios cancel and the loss stays at ln 2 = 0.6931 with
+    no learning signal, while the run looks healthy (huggingface/trl#1962).
+
+    ## Example
+    `dpo.yaml`:
+        model_name_or_path: Qwen/Qwen2-0.5B-Instruct
+        dataset_name: trl-lib/ultrafeedback_binarized
+        per_device_train_batch_size: 4
+        precompute_ref_log_probs: true
+        reference_free: false
+    `requirements.txt`:
+        trl==0.9.6
+    Use instead, in `requirements.txt`:
+        trl==0.10.1
+
+    ## Fix safety
+    No fix: setting `rpo_alpha` changes the loss (it adds an NLL term); upgrading TRL is the
+    user's call.
+
+    ## References
+    - trl trl/trainer/dpo_trainer.py `get_batch_loss_metrics` (the `and self.args.rpo_alpha is
+      not None` condition: f18253bf2, #1686, first in v0.9.3; dropped by c71262c9c, #1961,
+      first in v0.10.0), `null_ref_context`
+    - huggingface/trl#1962, huggingface/trl#1961
+    """
+
+    code = "TRN060"
+    name = "dpo-precompute-ignored"
+    severity = WARNING
+
+    def check(self, run, context):
+        for config in run.configs:
+            if config.value("file.kind") != "trl" or config.value("training.trainer") != "dpo" \
+                    or config.value("training.precompute_ref") is not True \
+                    or config.value("training.rpo_alpha") is not None:
+                continue
+            found = config.version("trl")
+            if found is None:
+                context.notes.append(f"{config.path}: {self.code} skipped: the trl version is unknown (the "
+                                     f"precomputed reference is ignored on {_PRECOMPUTE_IGNORED[0]} to 0.9.6)")
+                continue
+            if older_than(found[0], _PRECOMPUTE_IGNORED[0]) is not False \
+                    or older_than(found[0], _PRECOMPUTE_IGNORED[1]) is not True:
+                continue
+            peft = config.value("adapter.kind") is not None
+            what = ("the reference model runs on every step anyway" if peft else
+                    "the reference pass runs on every step anyway: with no ref_model and no PEFT adapter it is "
+                    "the policy itself, so the loss stays at ln 2 = 0.6931 and nothing is learned")
+            yield self.finding(
+                config, config.span("training.precompute_ref"),
+                f"precompute_ref_log_probs without rpo_alpha{_on(found)}: DPOTrainer.get_batch_loss_metrics uses "
+                f"the precomputed reference log-probs only when rpo_alpha is set, so {what} (huggingface/trl#1962; "
+                f"fixed in TRL 0.10.0)")

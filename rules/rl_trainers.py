@@ -322,7 +322,7 @@ class PrecomputeRefUnderDeepspeed(Rule):
             if stage == 3 and older_than(trl[0], _PRECOMPUTE_CHECKED) is False:
                 what = "the reference pass needs the ZeRO-3-sharded weights gathered"
             elif (stage in (1, 2) and older_than(trl[0], _PRECOMPUTE_IN_INIT) is False
-                  and config.value("training.trainer") is None):
+                  and config.value("training.trainer") in (None, "dpo")):
                 what = f"the reference pass runs before DeepSpeed moves the ZeRO-{stage} model to the GPU"
             else:
                 continue

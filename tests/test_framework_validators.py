@@ -102,6 +102,8 @@ def test_trn061_not_without_peft_or_sync(tmp_path):
 def test_trn061_dpo_precompute_and_grpo_zero_beta(tmp_path):
     dpo = "model_name_or_path: m\ndataset_name: d\nprecompute_ref_log_probs: true\nsync_ref_model: true\n"
     assert _codes(tmp_path, {"dpo.yaml": dpo}, "TRN061") == ["TRN061"]
+    # a DPO-only key marks the file as DPOConfig's: still checked as DPO
+    assert _codes(tmp_path, {"dpo.yaml": dpo + "f_divergence_type: reverse_kl\n"}, "TRN061") == ["TRN061"]
     beta = "model_name_or_path: m\ndataset_name: d\nnum_generations: 8\nbeta: 0.0\nsync_ref_model: true\n"
     assert _codes(tmp_path, {"grpo.yaml": beta}, "TRN061", ("trl==0.28.0",)) == ["TRN061"]
     assert _codes(tmp_path, {"grpo.yaml": beta}, "TRN061", ("trl==0.27.0",)) == []

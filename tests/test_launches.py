@@ -276,3 +276,125 @@ def test_markdown_under_a_suffixed_documentation_folder_is_read(tmp_path):
         launches.scan.cache_clear()
         facts = launches.facts_of(root / "sft.yaml", root)
         assert (facts is not None and facts.processes == 2) is read, folder
+
+
+# Values a launch command gives on its command line (linter/launch_overrides.py).
+_H4 = "from alignment import H4ArgumentParser\nparser = H4ArgumentParser((ModelArguments,))\nargs = parser.parse()\n"
+_FP16_MODEL = "model_name_or_path: m\ndataset_name: d\ntorch_dtype: float16\n"
+
+
+def _codes(path: Path, *extra: str) -> list[str]:
+    launches.scan.cache_clear()
+    return [finding["code"] for finding in _findings(path, "--gpu", "A100", *extra)]
+
+
+def test_a_launch_override_replaces_the_files_value(tmp_path):
+    # PRE002: the model loads in float16 on a GPU with bf16; the launch loads it in bfloat16
+    root = _checkout(tmp_path, {"sft.yaml": _FP16_MODEL, "train.py": _H4,
+                                "run.sh": "accelerate launch train.py sft.yaml\n"})
+    assert _codes(root / "sft.yaml", "--select", "PRE002") == ["PRE002"]
+    (root / "run.sh").write_text("accelerate launch train.py sft.yaml --torch_dtype=bfloat16\n", "utf-8")
+    assert _codes(root / "sft.yaml", "--select", "PRE002") == []
+
+
+def test_the_launchs_value_is_the_one_rules_see(tmp_path):
+    root = _checkout(tmp_path, {"sft.yaml": _FP16_MODEL.replace("float16", "bfloat16"), "train.py": _H4,
+                                "run.sh": "accelerate launch train.py sft.yaml --torch_dtype=float16\n"})
+    launches.scan.cache_clear()
+    [finding] = _findings(root / "sft.yaml", "--gpu", "A100", "--select", "PRE002")
+    assert finding["line"] == 3  # the file's key
+    assert "comes from the launch command run.sh:1" in finding["message"]
+    assert not finding.get("fix")  # editing the file would not change the run
+
+
+def test_disagreeing_overrides_leave_the_value_unknown(tmp_path):
+    root = _checkout(tmp_path, {"sft.yaml": _FP16_MODEL, "train.py": _H4,
+                                "a.sh": "accelerate launch train.py sft.yaml --torch_dtype=bfloat16\n",
+                                "b.sh": "accelerate launch train.py sft.yaml --torch_dtype=float32\n"})
+    assert _codes(root / "sft.yaml", "--select", "PRE002") == []
+    # one command overrides and one does not: the file's value or the launch's, unknown
+    (root / "b.sh").write_text("accelerate launch train.py sft.yaml\n", "utf-8")
+    assert _codes(root / "sft.yaml", "--select", "PRE002") == []
+    (root / "a.sh").write_text("accelerate launch train.py sft.yaml --torch_dtype=float16\n", "utf-8")
+    (root / "b.sh").write_text("accelerate launch train.py sft.yaml --torch_dtype=float16\n", "utf-8")
+    assert _codes(root / "sft.yaml", "--select", "PRE002") == ["PRE002"]
+
+
+def test_a_scripts_own_parser_leaves_the_value_unknown(tmp_path):
+    own = "import argparse\nparser = argparse.ArgumentParser()\n"
+    root = _checkout(tmp_path, {"sft.yaml": _FP16_MODEL, "train.py": own,
+                                "run.sh": "python train.py sft.yaml --torch_dtype bfloat16\n"})
+    assert _codes(root / "sft.yaml", "--select", "PRE002") == []
+    # H4ArgumentParser reads only `--key=value` words after the YAML: `--key value` raises
+    (root / "train.py").write_text(_H4, "utf-8")
+    assert _codes(root / "sft.yaml", "--select", "PRE002") == []
+
+
+def test_trl_config_overrides_by_version(tmp_path):
+    bf16_model = _FP16_MODEL.replace("float16", "bfloat16")
+    root = _checkout(tmp_path, {"sft.yaml": bf16_model, "requirements.txt": "trl==0.19.0\n",
+                                "run.sh": "trl sft --config sft.yaml --torch_dtype float16 --num_processes 2\n"})
+    assert _codes(root / "sft.yaml", "--select", "PRE002") == ["PRE002"]
+    # before v0.9.6 the file's value won where the command line wrote the field's default
+    (root / "requirements.txt").write_text("trl==0.8.6\n", "utf-8")
+    assert _codes(root / "sft.yaml", "--select", "PRE002") == []
+
+
+def test_llamafactory_dotlist_and_axolotl_options(tmp_path):
+    factory = "model_name_or_path: m\nstage: sft\ndo_train: true\nfinetuning_type: lora\ndataset: d\nfp16: true\n"
+    root = _checkout(tmp_path, {"lf.yaml": factory, "run.sh": "llamafactory-cli train lf.yaml\n"})
+    assert _codes(root / "lf.yaml", "--select", "PRE002") == ["PRE002"]
+    (root / "run.sh").write_text("llamafactory-cli train lf.yaml fp16=false bf16=true\n", "utf-8")
+    assert _codes(root / "lf.yaml", "--select", "PRE002") == []
+    axolotl = "base_model: m\ndatasets:\n  - path: d\n    type: alpaca\nmicro_batch_size: 1\nfp16: true\n"
+    (root / "ax.yml").write_text(axolotl, "utf-8")
+    (root / "run.sh").write_text("axolotl train ax.yml\n", "utf-8")
+    assert _codes(root / "ax.yml", "--select", "PRE002") == ["PRE002"]
+    (root / "run.sh").write_text("axolotl train ax.yml --no-fp16 --bf16\n", "utf-8")
+    assert _codes(root / "ax.yml", "--select", "PRE002") == []
+    # a strict config takes only the keys it writes: `bf16` is not, `fp16` is
+    (root / "ax.yml").write_text(axolotl + "strict: true\n", "utf-8")
+    assert _codes(root / "ax.yml", "--select", "PRE002") == []
+
+
+def test_xtuner_cfg_options_leave_the_key_unknown(tmp_path):
+    xtuner = ("import torch\nfrom transformers import AutoModelForCausalLM\nfrom xtuner.model import SupervisedFinetune\n"
+              "model = dict(type=SupervisedFinetune, llm=dict(type=AutoModelForCausalLM.from_pretrained,\n"
+              "    pretrained_model_name_or_path='m', torch_dtype=torch.float16))\n")
+    root = _checkout(tmp_path, {"cfg.py": xtuner, "run.sh": "xtuner train cfg.py\n"})
+    assert _codes(root / "cfg.py", "--select", "PRE002") == ["PRE002"]
+    (root / "run.sh").write_text("xtuner train cfg.py --cfg-options model.llm.torch_dtype=torch.bfloat16\n", "utf-8")
+    assert _codes(root / "cfg.py", "--select", "PRE002") == []
+
+
+def test_command_overrides_parse_each_entrys_words(tmp_path):
+    from linter.launch_overrides import agreed
+
+    root = _checkout(tmp_path, {"c.yaml": _TRL, "train.py": _H4})
+    target = (root / "c.yaml").resolve()
+
+    def overrides(line: str, trl_old=None, strict=False):
+        found = commands(root / "run.sh", line + "\n")
+        return agreed(found, target, root, trl_old, strict, lambda path: path == ("fp16",))
+
+    assert overrides("llamafactory-cli train c.yaml lr=1e-4 bf16=true name=x") == {
+        ("lr",): 1e-4, ("bf16",): True, ("name",): "x"}
+    assert overrides("trl sft --config c.yaml --bf16 --lr 2 --num_processes 4 --deepspeed ds.json") == {
+        ("bf16",): True, ("lr",): 2}
+    assert overrides("trl sft --config c.yaml --bf16", trl_old=True) == {("bf16",): launches.UNKNOWN}
+    assert overrides("python train.py c.yaml --torch_dtype=bfloat16 --flag=True") == {
+        ("torch_dtype",): "bfloat16", ("flag",): True}
+    assert overrides("axolotl train c.yaml --no-fp16 --bf16 --trl.beta=0.1", strict=True) == {("fp16",): False}
+    assert overrides("axolotl train c.yaml --no-fp16 --trl.beta 0.1") == {("fp16",): False, ("trl", "beta"): 0.1}
+
+
+def test_a_finding_on_several_values_names_the_launch_and_offers_no_fix(tmp_path):
+    # PRE001 on a V100: the file's bf16 and the launch's bfloat16 model dtype; a fix editing the
+    # file's dtype would not change the run
+    text = "model_name_or_path: m\ndataset_name: d\ntorch_dtype: float32\nbf16: true\n"
+    root = _checkout(tmp_path, {"sft.yaml": text, "train.py": _H4,
+                                "run.sh": "accelerate launch train.py sft.yaml --torch_dtype=bfloat16\n"})
+    launches.scan.cache_clear()
+    [finding] = _findings(root / "sft.yaml", "--gpu", "V100", "--select", "PRE001")
+    assert "model dtype bfloat16" in finding["message"] and "launch command run.sh:1" in finding["message"]
+    assert not finding.get("fix")

@@ -487,3 +487,54 @@ def test_qnt006_int8_on_hopper_only_before_bitsandbytes_045(recall_copy, name, b
     assert bool(found) is fires
     if fires:
         assert found[0]["targets"] == ["H100-80GB"] and "status 15" in found[0]["message"]
+
+
+# MOD010: LoRA on the Mamba mixer's conv1d / out_proj (PEFT _check_lora_target_modules_mamba)
+def _mamba_adapter(tmp_path, model, targets, peft=None, kind="LORA"):
+    (tmp_path / "adapter_config.json").write_text(json.dumps(
+        {"base_model_name_or_path": model, "peft_type": kind, "r": 16, "target_modules": targets}))
+    if peft:
+        (tmp_path / "requirements.txt").write_text(f"peft=={peft}\n")
+    return codes(str(tmp_path / "adapter_config.json"), "--select", "MOD010")
+
+
+@pytest.mark.parametrize("model, targets, peft, fires", [
+    ("tiiuae/Falcon-H1-1.5B-Deep-Base", ["q_proj", "conv1d"], None, True),  # conv1d fails on every release
+    ("tiiuae/Falcon-H1-1.5B-Deep-Base", ["q_proj", "out_proj"], None, False),  # out_proj: refused from 0.16 only
+    ("tiiuae/Falcon-H1-1.5B-Deep-Base", ["q_proj", "out_proj"], "0.15.2", False),
+    ("tiiuae/Falcon-H1-1.5B-Deep-Base", ["q_proj", "out_proj"], "0.16.0", True),
+    ("tiiuae/Falcon-H1-1.5B-Deep-Base", ["q_proj", "model.layers.0.mamba.out_proj"], "0.17.0", True),
+    ("tiiuae/Falcon-H1-1.5B-Deep-Base", ["q_proj", "o_proj", "in_proj"], "0.17.0", False),
+    ("state-spaces/mamba-130m-hf", ["x_proj", "out_proj"], "0.16.0", True),
+    ("nvidia/NVIDIA-Nemotron-Nano-9B-v2", ["q_proj", "out_proj"], "0.19.1", False),  # nemotron_h from 0.20.0
+    ("nvidia/NVIDIA-Nemotron-Nano-9B-v2", ["q_proj", "out_proj"], "0.20.0", True),
+    ("Qwen/Qwen2.5-7B", ["q_proj", "out_proj"], "0.17.0", False),  # not a Mamba model
+])
+def test_mod010_mamba_fused_targets(tmp_path, model, targets, peft, fires):
+    assert _mamba_adapter(tmp_path, model, targets, peft) == (["MOD010"] if fires else [])
+
+
+def test_mod010_only_lora_types(tmp_path):
+    assert _mamba_adapter(tmp_path, "tiiuae/Falcon-H1-1.5B-Deep-Base", ["conv1d"], "0.17.0", kind="IA3") == []
+    assert _mamba_adapter(tmp_path, "tiiuae/Falcon-H1-1.5B-Deep-Base", ["conv1d"], "0.17.0", kind="ADALORA") \
+        == ["MOD010"]
+
+
+def test_mod010_all_linear_takes_out_proj(tmp_path):
+    """PEFT expands all-linear to every nn.Linear but the head: the mixer's out_proj too."""
+    assert _mamba_adapter(tmp_path, "tiiuae/Falcon-H1-1.5B-Deep-Base", "all-linear", "0.16.0") == ["MOD010"]
+    assert _mamba_adapter(tmp_path, "tiiuae/Falcon-H1-1.5B-Deep-Base", "all-linear", "0.15.2") == []
+    assert _mamba_adapter(tmp_path, "tiiuae/Falcon-H1-1.5B-Deep-Base", "all-linear") == []
+    (tmp_path / "adapter_config.json").write_text(json.dumps(
+        {"base_model_name_or_path": "tiiuae/Falcon-H1-1.5B-Deep-Base", "peft_type": "LORA", "r": 16,
+         "target_modules": "all-linear", "exclude_modules": ["out_proj"]}))
+    assert codes(str(tmp_path / "adapter_config.json"), "--select", "MOD010") == []
+
+
+def test_mod010_axolotl_target_linear(tmp_path):
+    (tmp_path / "axolotl.yaml").write_text(
+        "base_model: tiiuae/Falcon-H1-1.5B-Deep-Base\nadapter: qlora\nload_in_4bit: true\nlora_r: 16\n"
+        "lora_alpha: 32\nlora_target_linear: true\nsequence_len: 2048\nmicro_batch_size: 1\nnum_epochs: 1\n"
+        "learning_rate: 0.0002\noutput_dir: ./out\ndatasets:\n  - path: d\n    type: alpaca\n")
+    (tmp_path / "requirements.txt").write_text("peft==0.17.0\naxolotl==0.12.0\n")
+    assert codes(str(tmp_path / "axolotl.yaml"), "--select", "MOD010") == ["MOD010"]

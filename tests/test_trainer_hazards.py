@@ -224,3 +224,130 @@ def test_sft_plain_training_arguments_through_a_name(tmp_path):
         "trainer = ", 'training_args = TrainingArguments(output_dir="out")\n    trainer = ')
     assert _codes(tmp_path, text, pins=["trl==0.19.1", "unsloth==2025.6.11"], select="TRN058", name="train.py") \
         == ["TRN058"]
+
+
+# TRN056: TRL trainer length limits that drop or cut data without a message
+_REWARD = "model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: d\noutput_dir: out\n" \
+          "per_device_train_batch_size: 8\ncenter_rewards_coefficient: 0.01\n"
+_GRPO = "model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: d\noutput_dir: out\n" \
+        "per_device_train_batch_size: 8\nnum_generations: 8\n"
+
+
+@pytest.mark.parametrize("extra, pins, count", [
+    ("max_length: 512\n", None, 1),  # written: every release drops the longer pairs
+    ("max_length: null\n", None, 0),  # no filter
+    ("", None, 0),  # default: the TRL version decides (no filter before 0.12)
+    ("", ["trl==0.11.4"], 0),  # no trainer filter, and no default, before 0.12
+    ("", ["trl==0.13.0"], 1),  # max_length None -> 512 and the filter
+    ("", ["trl==1.9.0"], 1),  # default 1024
+])
+def test_trn056_reward(tmp_path, extra, pins, count):
+    assert _codes(tmp_path, _REWARD + extra, pins=pins, select="TRN056") == ["TRN056"] * count
+
+
+@pytest.mark.parametrize("extra, pins, count", [
+    ("", None, 1),  # every release cuts completions at 256 or 512
+    ("max_completion_length: 2048\n", None, 0),
+    ("", ["trl==0.17.0"], 2),  # completion 256 and prompt 512
+    ("max_prompt_length: 1024\n", ["trl==0.17.0"], 1),
+    ("", ["trl==1.9.0"], 1),  # max_prompt_length None from 0.26
+    ("", ["trl==1.10.0"], 1),  # after the last release read: 256 or 512
+    ("max_completion_length: 2048\n", ["trl==0.20.0"], 1),
+])
+def test_trn056_grpo(tmp_path, extra, pins, count):
+    assert _codes(tmp_path, _GRPO + extra, pins=pins, select="TRN056") == ["TRN056"] * count
+
+
+def test_trn056_grpo_repository_script_is_silent(tmp_path):
+    """A file read by the repository's own argument classes: the script may set the length."""
+    (tmp_path / "args.py").write_text(textwrap.dedent("""
+        from dataclasses import dataclass, field
+        from transformers import HfArgumentParser
+        @dataclass
+        class ScriptArguments:
+            reward_funcs: str = field(default="accuracy")
+        HfArgumentParser((ScriptArguments,))
+    """))
+    assert _codes(tmp_path, _GRPO + "reward_funcs: accuracy\n", select="TRN056") == []
+
+
+def test_trn056_other_trainers_are_silent(tmp_path):
+    text = "model_name_or_path: m\ndataset_name: d\noutput_dir: out\nper_device_train_batch_size: 8\nmax_length: 512\n"
+    assert _codes(tmp_path, text, select="TRN056") == []
+    assert _codes(tmp_path, text + "packing: true\n", pins=["trl==0.20.0"], select="TRN056") == []
+
+
+@pytest.mark.parametrize("extra, pins, count", [
+    ("", ["trl==0.20.0"], 2),  # max_length 1024 and max_prompt_length 512
+    ("max_length: 4096\nmax_prompt_length: 2048\n", ["trl==0.20.0"], 0),
+    ("", ["trl==1.9.0"], 1),  # max_prompt_length gone from 0.29
+    ("", ["trl==0.13.0"], 0),  # no config default: DPOTrainer warns and uses 512 / 128
+    ("", None, 0),
+])
+def test_trn056_dpo_from_launch_command(tmp_path, extra, pins, count):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "train.sh").write_text("trl dpo --config dpo.yaml\n")
+    text = "model_name_or_path: m\ndataset_name: d\noutput_dir: out\nper_device_train_batch_size: 8\nbeta: 0.1\n"
+    assert _codes(tmp_path, text + extra, pins=pins, select="TRN056", name="dpo.yaml") == ["TRN056"] * count
+
+
+# TRN060: TRL 0.9.3-0.9.6 ignore the precomputed reference log-probs without rpo_alpha
+_DPO = "model_name_or_path: m\ndataset_name: d\noutput_dir: out\nper_device_train_batch_size: 4\n" \
+       "precompute_ref_log_probs: true\nf_divergence_type: reverse_kl\n"
+
+
+@pytest.mark.parametrize("extra, pins, fires", [
+    ("", ["trl==0.9.6"], True),
+    ("", ["trl==0.9.3"], True),
+    ("use_peft: true\n", ["trl==0.9.4"], True),  # the reference model still runs every step
+    ("rpo_alpha: 0.5\n", ["trl==0.9.6"], False),
+    ("rpo_alpha: null\n", ["trl==0.9.6"], True),
+    ("", ["trl==0.9.2"], False),  # before RPO
+    ("", ["trl==0.10.1"], False),  # c71262c9c
+    ("", None, False),  # version unknown
+])
+def test_trn060_precompute_ignored(tmp_path, extra, pins, fires):
+    assert _codes(tmp_path, _DPO + extra, pins=pins, select="TRN060") == (["TRN060"] if fires else [])
+
+
+def test_trn060_needs_a_dpo_config(tmp_path):
+    """precompute_ref_log_probs is a KTO / BCO key too; without a DPO-only key or a `trl dpo` launch, silent."""
+    text = "model_name_or_path: m\ndataset_name: d\noutput_dir: out\nper_device_train_batch_size: 4\n" \
+           "precompute_ref_log_probs: true\n"
+    assert _codes(tmp_path, text, pins=["trl==0.9.6"], select="TRN060") == []
+
+
+@pytest.mark.parametrize("extra, pins, count", [
+    ("", ["trl==0.20.0"], 1),  # max_length 1024 (max_prompt_length cuts only pairs over it)
+    ("max_length: 2048\n", ["trl==0.26.0"], 0),
+    ("", ["trl==1.9.0"], 1),
+    ("", ["trl==0.13.0"], 0),
+    ("", None, 0),
+])
+def test_trn056_kto(tmp_path, extra, pins, count):
+    text = "model_name_or_path: m\ndataset_name: d\noutput_dir: out\nper_device_train_batch_size: 8\n" \
+           "desirable_weight: 1.0\n"
+    assert _codes(tmp_path, text + extra, pins=pins, select="TRN056") == ["TRN056"] * count
+
+
+@pytest.mark.parametrize("extra, pins, count", [
+    ("", ["trl==0.20.0"], 1),  # max_length 1024
+    ("", ["trl==0.15.2"], 1),  # max_seq_length 1024
+    ("", ["trl==0.14.0"], 0),  # min(model_max_length, 1024): depends on the tokenizer
+    ("max_length: 4096\n", ["trl==0.20.0"], 0),
+    ("max_seq_length: 4096\n", ["trl==0.16.0"], 0),
+    ("packing: true\n", ["trl==0.20.0"], 0),  # packing chunks instead of truncating
+    ("padding_free: true\n", ["trl==1.9.0"], 0),
+    ("", None, 0),
+])
+def test_trn056_sft(tmp_path, extra, pins, count):
+    text = "model_name_or_path: m\ndataset_name: d\noutput_dir: out\nper_device_train_batch_size: 8\n" \
+           "dataset_text_field: text\n"
+    assert _codes(tmp_path, text + extra, pins=pins, select="TRN056") == ["TRN056"] * count
+
+
+@pytest.mark.parametrize("pins, count", [(["trl==0.20.0"], 1), (["trl==0.13.0"], 0), (None, 0)])
+def test_trn056_cpo(tmp_path, pins, count):
+    text = "model_name_or_path: m\ndataset_name: d\noutput_dir: out\nper_device_train_batch_size: 8\n" \
+           "loss_type: simpo\ncpo_alpha: 0.0\n"
+    assert _codes(tmp_path, text, pins=pins, select="TRN056") == ["TRN056"] * count

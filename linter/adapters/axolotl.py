@@ -100,10 +100,10 @@ _QLORA_BINDINGS = (
     Binding("quantization.quant_storage", "bnb_config_kwargs.bnb_4bit_quant_storage", convert=canonical_dtype),
 )
 _LORA_BINDINGS = (
-    Binding("adapter.r", "lora_r"),
-    Binding("adapter.alpha", "lora_alpha"),
+    Binding("adapter.r", "lora_r"), Binding("adapter.alpha", "lora_alpha"),
     Binding("adapter.target_modules", "lora_target_modules", convert=_as_list),
     Binding("adapter.modules_to_save", "lora_modules_to_save", convert=_as_list),
+    Binding("adapter.exclude_modules", "lora_exclude_modules"),  # loaders/adapter.py LoraConfig(exclude_modules=)
     # utils/schemas/peft.py peft_ensure_weight_tying -> LoraConfig(ensure_weight_tying=...) (loaders/adapter.py)
     Binding("adapter.ensure_weight_tying", "peft_ensure_weight_tying", default=False, source=_PEFT),
     # utils/schemas/config.py tokens: added to the tokenizer (loaders/tokenizer.py add_tokens)

@@ -180,6 +180,7 @@ def record_repository_launchers(config) -> None:
 TRL_TRAINER_BINDINGS = (
     Binding("training.loss_type", "loss_type"),
     Binding("training.precompute_ref", "precompute_ref_log_probs"),
+    Binding("training.rpo_alpha", "rpo_alpha"),  # DPOConfig (TRL >= 0.9.3, f18253bf2, #1686)
     Binding("generation.per_prompt", "num_generations"),
     Binding("generation.per_prompt_eval", "num_generations_eval"),  # GRPOConfig, TRL >= 0.26
     Binding("generation.batch_size", "generation_batch_size"),
@@ -197,6 +198,10 @@ TRL_TRAINER_BINDINGS = (
     # GRPOConfig.use_liger_loss (TRL 0.17.0, PR #3184; a deprecated alias of use_liger_kernel from
     # 0.25.0, removed in 0.28.0): the fused liger GRPO loss.
     Binding("training.liger_loss", "use_liger_loss"),
+    # GRPOConfig (TRL >= 0.14) max_prompt_length / max_completion_length, DPOConfig and KTOConfig
+    # max_prompt_length: written values only (their defaults depend on the TRL release; TRN056).
+    Binding("generation.max_prompt_length", "max_prompt_length"),
+    Binding("generation.max_completion_length", "max_completion_length"),
     # SFTConfig (trl/trainer/sft_config.py): assistant_only_loss (TRL >= 0.19, PR #3586) and
     # chat_template_path (sft_trainer.py: a .jinja file read as the template, else
     # clone_chat_template from that tokenizer). Written values only. Recipe scripts' `chat_template`
@@ -204,14 +209,24 @@ TRL_TRAINER_BINDINGS = (
     # (alignment-handbook get_tokenizer: tokenizer.chat_template = model_args.chat_template).
     Binding("data.assistant_only_loss", "assistant_only_loss"),
     Binding("data.chat_template_file", "chat_template_path", "chat_template", "tokenizer_name_or_path"),
+    # DPOConfig / KTOConfig / ORPOConfig / CPOConfig / BCOConfig truncation_mode (default "keep_end"):
+    # written value only.
+    Binding("sequence.truncation_mode", "truncation_mode", convert=lambda mode: str(mode).lower()),
 )
 # Keys only one TRL trainer's config defines, which mark a file as that trainer's:
 # trl/trainer/grpo_config.py (GRPOConfig, TRL >= 0.14) num_generations; trl/trainer/kto_config.py
-# (KTOConfig) desirable_weight / undesirable_weight; trl/trainer/sft_config.py (SFTConfig)
-# dataset_text_field, packing, eval_packing, max_seq_length (TRL < 0.20), completion_only_loss,
+# (KTOConfig) desirable_weight / undesirable_weight; trl/trainer/reward_config.py (RewardConfig,
+# TRL >= 0.10, 42933fa64; no other TRL config has it) center_rewards_coefficient; trl/trainer/dpo_config.py
+# (DPOConfig: no other config of any release from v0.9 to v1.9 has them) rpo_alpha, reference_free,
+# f_divergence_type, use_weighting, ld_alpha, discopop_tau; trl/trainer/cpo_config.py (CPOConfig, in
+# trl/experimental/cpo from v0.26; no other config has them) cpo_alpha, simpo_gamma;
+# trl/trainer/sft_config.py (SFTConfig) dataset_text_field, packing, eval_packing, max_seq_length (TRL < 0.20), completion_only_loss,
 # assistant_only_loss — which GKDConfig inherits, so GKD's own lmbda / seq_kd /
 # teacher_model_name_or_path (gkd_config.py) are asked first.
 _TRAINER_MARKS = (("num_generations", "grpo"), ("desirable_weight", "kto"), ("undesirable_weight", "kto"),
+                  ("center_rewards_coefficient", "reward"), ("cpo_alpha", "cpo"), ("simpo_gamma", "cpo"),
+                  *((key, "dpo") for key in ("rpo_alpha", "reference_free", "f_divergence_type", "use_weighting",
+                                             "ld_alpha", "discopop_tau")),
                   ("lmbda", "gkd"), ("seq_kd", "gkd"), ("teacher_model_name_or_path", "gkd"),
                   *((key, "sft") for key in ("dataset_text_field", "packing", "eval_packing", "max_seq_length",
                                              "completion_only_loss", "assistant_only_loss")))

@@ -31,6 +31,7 @@ PEFT_BINDINGS = (
     Binding("adapter.alpha", "lora_alpha", "alpha"),  # LoHaConfig / LoKrConfig name it alpha
     Binding("adapter.target_modules", "target_modules", convert=comma_list),
     Binding("adapter.modules_to_save", "modules_to_save", convert=comma_list),
+    Binding("adapter.exclude_modules", "exclude_modules"),
     Binding("adapter.target_parameters", "target_parameters", convert=bool),  # LoraConfig, PEFT >= 0.17.0
     # The LoraConfig / AdaLoraConfig fields whose __post_init__ checks rules/peft_configs.py reads.
     Binding("adapter.dora", "use_dora"),
@@ -41,6 +42,7 @@ PEFT_BINDINGS = (
     Binding("adapter.layers_to_transform", "layers_to_transform", convert=_layers),
     Binding("adapter.layers_pattern", "layers_pattern", convert=_layers),
     Binding("adapter.task_model", "task_type", convert=_task_model),
+    Binding("adapter.task_type", "task_type", convert=lambda task: str(task).upper()),
     Binding("adapter.adalora_tinit", "tinit"),
     Binding("adapter.adalora_tfinal", "tfinal"),
     Binding("adapter.adalora_total_step", "total_step"),

@@ -47,4 +47,6 @@ TRAINER_ARGUMENT_BINDINGS = (
     Binding("batch.auto_find", "auto_find_batch_size"),
     Binding("training.torch_compile", "torch_compile"),  # default False; written value only
     Binding("optimizer.target_modules", "optim_target_modules", convert=comma_list),
+    Binding("checkpoint.best_metric_name", "metric_for_best_model"),
+    Binding("training.label_smoothing", "label_smoothing_factor", convert=as_float),
 )

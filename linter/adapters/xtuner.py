@@ -201,13 +201,12 @@ class XTunerAdapter(Adapter):
         lora_arguments, _ = _arguments(document, lora)
         if isinstance(lora, ast.Call):
             config.set("adapter.kind", Field("lora", Origin(span_of(document, *document.span(lora)))))
-            record("adapter.r", lora_arguments.get("r"))
-            record("adapter.alpha", lora_arguments.get("lora_alpha"))
-            record("adapter.target_modules", lora_arguments.get("target_modules"))
+            for key, keyword in (("r", "r"), ("alpha", "lora_alpha"), ("target_modules", "target_modules"),
+                                 ("modules_to_save", "modules_to_save"), ("exclude_modules", "exclude_modules")):
+                record(f"adapter.{key}", lora_arguments.get(keyword))
             # sft.py _prepare_for_lora hands the built LoraConfig to get_peft_model: PEFT expands "all-linear".
             if str(document.literal(lora_arguments.get("target_modules"))).strip().lower() == "all-linear":
                 record("adapter.target_shorthand", lora_arguments.get("target_modules"))
-            record("adapter.modules_to_save", lora_arguments.get("modules_to_save"))
             return
         hf = parts.framework == "huggingface"
         if not (hf or parts.model_type in _SFT_FAMILY):

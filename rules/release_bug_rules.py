@@ -1,0 +1,189 @@
+"""The rules of the release-bug table (rules/release_bugs.py ROWS), one per code."""
+
+from __future__ import annotations
+
+from linter.registry import ERROR, WARNING, register
+
+from .release_bugs import ReleaseBug
+
+
+@register
+class PinnedReleaseCrash(ReleaseBug):
+    """TRN073 pinned-release-crash
+
+    ## What it does
+    Flags a training config that the pinned releases of its stack (exact pins near the config or
+    the installed packages; silent where any is unknown) are known to stop at launch or on the
+    first steps, one row per bug, each bounded in the projects' history:
+
+    - Trainer arguments with `gradient_accumulation_steps` above 1 and a ZeRO-2/3 DeepSpeed
+      config (a linked JSON, or an accelerate config's `zero_stage`) on more than one GPU
+      (`--world-size` or the launcher's `num_processes`; silent when unknown), with deepspeed >= 0.16.0, transformers 4.31.0 to
+      4.47.0 and accelerate < 1.9.0: the Trainer wraps the accumulation micro-batches in
+      `no_sync`, which DeepSpeed's engine asserts against under gradient partitioning.
+    - An accelerate config with `fsdp_version: 2` run with a Trainer arguments file, with
+      accelerate >= 1.6.0 and transformers 4.36.0 to 4.50.x: the Trainer prepares the model
+      without its optimizer, which accelerate refuses under FSDP2.
+    - A TRL SFT config with `padding_free: true`, packing off and `max_length` not null (its
+      default is 1024) on TRL >= 1.0.0: SFTTrainer refuses it.
+    - A TRL GRPO config whose `metric_for_best_model` names a metric only GRPOTrainer logs
+      (`eval_reward`, `eval_rewards/<fn>/mean`, `eval_kl` ...) with evaluations followed by
+      saves, on TRL 0.14.0 to 1.4.x, or a TRL SFT config naming `eval_mean_token_accuracy` /
+      `eval_num_tokens` on TRL 0.16.0 to 1.4.x: the metric never reaches the Trainer (KeyError).
+      Silent where a script of the repository reads the file (it may pass `compute_metrics`).
+
+    ## Why is this bad?
+    The job is queued, loads the model and dies before or at the first optimizer step (the
+    GRPO row at the first evaluation, after eval_steps of training), with an assertion or a
+    ValueError / KeyError that names none of the settings here.
+
+    ## Example
+    `grpo.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
+        dataset_name: trl-lib/tldr
+        output_dir: out
+        num_generations: 8
+        eval_strategy: steps
+        eval_steps: 100
+        save_steps: 100
+        metric_for_best_model: eval_reward
+    `requirements.txt`:
+        trl==0.16.1
+    Use instead:
+        model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
+        dataset_name: trl-lib/tldr
+        output_dir: out
+        num_generations: 8
+        eval_strategy: steps
+        eval_steps: 100
+        save_steps: 100
+        metric_for_best_model: eval_loss
+
+    ## Fix safety
+    No fix: which setting or pin to move is the author's choice (each message names the
+    release that fixes it).
+
+    ## References
+    - deepspeed/runtime/engine.py DeepSpeedEngine.no_sync: fc4e73370 (#6675, v0.16.0);
+      transformers trainer.py _inner_training_loop (`accelerator.accumulate(model)` in the
+      4.31.0-4.46.1 wheels, `accelerator.no_sync` in 4.46.2-4.47.0, skipped under DeepSpeed in
+      4.47.1, #35157); accelerate accelerator.py no_sync / accumulate (ZeRO >= 2 skipped from
+      175fe915, #3656, v1.9.0); deepspeedai/DeepSpeed#6793, huggingface/transformers#34984,
+      huggingface/accelerate#3481
+    - accelerate accelerator.py prepare (FSDP2 check from d7c741a6, #3394, v1.6.0);
+      transformers trainer.py `delay_optimizer_creation` (4.36.0-4.50.3 wheels; 4.51.0 turns it
+      off for FSDP2, #37147); huggingface/accelerate#3476
+    - trl/trainer/sft_trainer.py SFTTrainer.__init__ (3822674de, #5359, v1.0.0; still at
+      v1.9.0); trl/trainer/sft_config.py max_length=1024; huggingface/trl#5923
+    - trl/trainer/grpo_trainer.py GRPOTrainer.log (`logs = {**logs, **metrics}`, v0.14.0 to
+      v1.4.x; `logs.update(metrics)` from 4711a21d6, #5811, v1.5.0); transformers trainer.py
+      _determine_best_metric / _save_checkpoint; trl/trainer/sft_trainer.py SFTTrainer.log
+      (mean_token_accuracy from v0.15.0, num_tokens from v0.16.0; the same fix); huggingface/trl#3384
+    """
+
+    code = "TRN073"
+    name = "pinned-release-crash"
+    severity = ERROR
+
+
+@register
+class PinnedReleaseSilentBug(ReleaseBug):
+    """TRN074 pinned-release-silent-bug
+
+    ## What it does
+    Flags a training config that the pinned releases of its stack (exact pins near the config or
+    the installed packages; silent where any is unknown) are known to train wrongly without an
+    error, one row per bug:
+
+    - `label_smoothing_factor` above 0 in a TRL SFT config that trains a LoRA adapter
+      (`use_peft`), on transformers < 4.36.0: the Trainer's smoothed loss does not shift the
+      labels of a PEFT-wrapped causal LM.
+    - `optim` a bitsandbytes 8-bit AdamW (`adamw_bnb_8bit`, `adamw_8bit`; `paged_adamw_8bit`
+      from 0.39.1, the first tag with paged optimizers) on bitsandbytes 0.36.0 to 0.41.0: the
+      second-moment state is quantized with a broken map.
+    - A TRL DPO config (a DPOConfig-only key, or a `trl dpo` launch) with `truncation_mode`
+      keep_end (the default) and a `max_length` (default 1024) on TRL 0.14.0 to 0.17.x: rows
+      shorter than the longest pair of a batch that needs truncating are cut down to padding.
+
+    ## Why is this bad?
+    With unshifted labels every position is trained to predict its own input token: the
+    adapter learns to copy its input while the loss falls quickly (huggingface/transformers#27161).
+    With the broken unsigned dynamic map (524 entries read as 256, largest 0.093 instead of 1)
+    Adam's second moment is underestimated, the steps are inflated and the loss goes NaN within
+    the first steps (bitsandbytes-foundation/bitsandbytes#227, #152).
+    DPO's keep_end truncation from 0.14.0 to 0.17.x first pushes each row's tokens to the left
+    and then keeps the last max_length columns, so a short pair batched with a long one keeps
+    only padding: it drops out of the loss and its logged logits are NaN (huggingface/trl#3382).
+
+    ## Example
+    `train.yaml`:
+        model_name_or_path: meta-llama/Llama-2-7b-hf
+        dataset_name: timdettmers/openassistant-guanaco
+        output_dir: out
+        optim: adamw_bnb_8bit
+    `requirements.txt`:
+        bitsandbytes==0.37.0
+    Use instead, in `requirements.txt`:
+        bitsandbytes==0.41.1
+
+    ## Fix safety
+    No fix: upgrading a dependency is outside the config.
+
+    ## References
+    - transformers trainer.py Trainer.compute_loss (`shift_labels=True` only for a class name in
+      MODEL_FOR_CAUSAL_LM_MAPPING_NAMES: the PEFT wrapper's name in the 4.31.0 and 4.35.2
+      wheels, the base model's in 4.36.0); huggingface/transformers#27161, #25044
+    - bitsandbytes functional.py create_dynamic_map (2f2063ba, first in 0.36.0) and
+      optim/optimizer.py name2qmap["udynamic"]; fixed by 3c9aca91 "Fixed two bugs in dynamic
+      data type creation" (2023-08-03, released as 0.41.1);
+      bitsandbytes-foundation/bitsandbytes#227, #152
+    - trl/trainer/dpo_trainer.py concatenated_forward (flush_left, then keep_end truncation:
+      fe4b5efe4, #2551, v0.14.0); fixed by 8e8e62b38 (#3398, v0.18.0, flush_right first);
+      trl/trainer/dpo_config.py (max_length 1024, truncation_mode "keep_end"); huggingface/trl#3382
+    """
+
+    code = "TRN074"
+    name = "pinned-release-silent-bug"
+    severity = WARNING
+
+
+@register
+class AllLinearClassifierHeadDoubleWrapped(ReleaseBug):
+    """PEF011 all-linear-classifier-head-double-wrapped
+
+    ## What it does
+    Flags a PEFT adapter config with `task_type: SEQ_CLS` and `target_modules: "all-linear"`
+    where the PEFT in use (a pin near the file or the installed package; silent when unknown) is
+    0.8.0 to 0.12.x.
+
+    ## Why is this bad?
+    PEFT's "all-linear" expansion leaves out only the model's output embedding, which a
+    sequence-classification model does not have, so the classification head (`score`,
+    `classifier`) gets LoRA layers while task_type SEQ_CLS also puts it in `modules_to_save`:
+    the head is wrapped twice, and the adapter saved after training cannot be loaded back
+    (huggingface/peft#2027; a merged model keeps LoRA layers in the head, #1485). PEFT 0.13.0
+    leaves the head out.
+
+    ## Example
+    `adapter_config.json`:
+        {"peft_type": "LORA", "task_type": "SEQ_CLS", "r": 16, "target_modules": "all-linear"}
+    `requirements.txt`:
+        peft==0.12.0
+    Use instead, in `requirements.txt`:
+        peft==0.13.0
+
+    ## Fix safety
+    No fix: listing the modules by name or upgrading PEFT are the choices.
+
+    ## References
+    - peft src/peft/tuners/tuners_utils.py _maybe_include_all_linear_layers: "all-linear" from
+      cbd783b4d (#1295, v0.8.0); the SEQ_CLS head exclusion from 1a5d0f815 (#2033, v0.13.0);
+      f3c7c6e5c (#2028, v0.13.0) raises on a modules_to_save wrapper over a tuner layer
+    - peft src/peft/peft_model.py PeftModelForSequenceClassification (classifier_module_names
+      ["classifier", "score"])
+    - huggingface/peft#2027, #1485, #2033
+    """
+
+    code = "PEF011"
+    name = "all-linear-classifier-head-double-wrapped"
+    severity = WARNING

@@ -1,0 +1,276 @@
+"""Pinned releases of the HF training stack that break what a config runs, as one table.
+
+Each row: the affected releases of every package involved (from `first`, up to but not including
+`fixed`, both read in the projects' history with `git tag --contains` of the commit that brought
+the bug and of the fix, or in the release wheels), what the config must run, the IR key the
+finding points at, and what happens. A row fires only where every package's version is known
+(an exact pin near the config, or the installed package) and in its range; unknown -> silent,
+with a --verbose note. The rules below report the rows of their own code.
+"""
+
+from __future__ import annotations
+
+from linter.registry import ERROR, WARNING, Rule, register
+
+from .facts import read_by_repository_script, world_size
+from .incompatible_versions import _Range
+
+_ARGUMENT_FILES = ("trl", "trainer", "llamafactory")  # read by transformers' TrainingArguments
+
+
+class _Facts:
+    __slots__ = ("config", "run", "context")
+
+    def __init__(self, config, run, context):
+        self.config, self.run, self.context = config, run, context
+
+    def __call__(self, key):
+        return self.config.value(key)
+
+    def arguments(self) -> bool:
+        """A TrainingArguments / TRL / LLaMA-Factory file that transformers' own classes read."""
+        return self("file.kind") in _ARGUMENT_FILES and self("arguments.project_parser") is not True
+
+    def others(self):
+        return [other for other in self.run.configs if other is not self.config]
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _no_sync_under_zero(f) -> bool:
+    """Trainer arguments with gradient_accumulation_steps > 1 in a multi-GPU run whose DeepSpeed
+    config (a linked JSON, or an accelerate config's written deepspeed_config.zero_stage)
+    partitions gradients (ZeRO stage 2 or 3)."""
+    steps = f("batch.grad_accum")
+    world = world_size(f.run, f.context)
+    if not f.arguments() or not _whole(steps) or steps < 2 or world is None or world < 2:
+        return False  # one process: accelerate's no_sync is a null context (use_distributed false)
+    for other in f.others():
+        stage = other.get("parallel.zero_stage")
+        if stage is None or not _whole(stage.value) or stage.value < 2:
+            continue
+        if other.value("file.kind") == "deepspeed" or (  # an accelerate DeepSpeed config's own zero_stage
+                other.value("parallel.accelerate_distributed_type") == "DEEPSPEED" and not stage.origin.is_default):
+            return True
+    return False
+
+
+def _fsdp2_trainer(f) -> bool:
+    """An accelerate FSDP2 config in a run with a Trainer arguments file."""
+    return (f("file.kind") == "accelerate" and f("parallel.fsdp") is True and str(f("parallel.fsdp_version")) == "2"
+            and any(other.value("file.kind") in _ARGUMENT_FILES and other.value("arguments.project_parser") is not True
+                    for other in f.others()))
+
+
+# Names a vision-language checkpoint carries; SFTTrainer skips the check for image datasets.
+_VISION_WORDS = ("-vl", "vl-", "vision", "llava", "idefics", "paligemma", "smolvlm", "pixtral", "omni", "qwen3.5")
+
+
+def _sft_file(f) -> bool:
+    """A TRL file SFTTrainer reads: SFT keys, or no key of another trainer's config."""
+    if f("file.kind") != "trl":
+        return False
+    trainer = f("training.trainer")
+    return trainer == "sft" or (trainer is None and all(
+        f(key) is None for key in ("training.rl_beta", "training.loss_type", "training.precompute_ref")))
+
+
+def _padding_free_unpacked(f) -> bool:
+    """SFTConfig padding_free true, packing not true, max_length not null (default 1024)."""
+    if not _sft_file(f) or f("sequence.padding_free") is not True or f("sequence.packing") is True:
+        return False
+    length = f.config.get("sequence.max_length")
+    if length is not None and length.value is None:
+        return False  # written null: nothing to enforce
+    name = str(f("model.name") or "").lower()
+    if f("model.multimodal") is True or any(word in name for word in _VISION_WORDS):
+        return False  # an image dataset skips the check (sft_trainer.py _is_vision_dataset)
+    return not read_by_repository_script(f.config)
+
+
+# Metrics a TRL trainer's log() adds (prefixed eval_ in evaluation) and evaluate() does not return
+# before TRL 1.5.0: GRPOTrainer (grpo_trainer.py, v0.14.0-v1.4.x) and SFTTrainer (sft_trainer.py:
+# mean_token_accuracy from v0.15.0, num_tokens from v0.16.0).
+_GRPO_METRICS = ("reward", "reward_std", "kl", "completion_length", "frac_reward_zero_std", "entropy", "num_tokens")
+_GRPO_PREFIXES = ("rewards/", "completions/", "clip_ratio", "sampling/")
+_SFT_METRICS = ("mean_token_accuracy", "num_tokens")
+
+
+def _best_metric(f) -> str | None:
+    """metric_for_best_model without the eval_ prefix, where a checkpoint save follows an
+    evaluation (the Trainer looks the metric up in what evaluate() returned)."""
+    metric = f("checkpoint.best_metric_name")
+    if f("file.kind") != "trl" or not isinstance(metric, str) or read_by_repository_script(f.config):
+        return None  # a repository script may pass compute_metrics
+    name = metric.strip()
+    name = name[len("eval_"):] if name.startswith("eval_") else name
+    evaluate, save = f("checkpoint.eval_strategy"), f("checkpoint.save_strategy")
+    if f("checkpoint.load_best") is True and evaluate in ("steps", "epoch"):
+        return name  # TrainingArguments makes the two schedules line up
+    if evaluate == "epoch":
+        return name if save == "epoch" else None
+    every, step = f("checkpoint.save_steps"), f("checkpoint.eval_steps")
+    aligned = (evaluate == "steps" and save in (None, "steps") and isinstance(every, (int, float))
+               and isinstance(step, (int, float)) and step >= 1 and every >= 1 and every % step == 0)
+    return name if aligned else None
+
+
+def _grpo_metric(f) -> bool:
+    name = _best_metric(f) if f("training.trainer") == "grpo" else None
+    return name is not None and (name in _GRPO_METRICS or name.startswith(_GRPO_PREFIXES))
+
+
+def _sft_metric(f) -> bool:
+    return _sft_file(f) and _best_metric(f) in _SFT_METRICS
+
+
+def _peft_label_smoothing(f) -> bool:
+    """label_smoothing_factor > 0 in a TRL SFT file that trains a LoRA adapter."""
+    smoothing = f("training.label_smoothing")
+    return (_sft_file(f) and isinstance(smoothing, (int, float)) and not isinstance(smoothing, bool)
+            and smoothing > 0 and f("adapter.kind") in ("lora", "qlora"))
+
+
+def _dpo_keep_end(f) -> bool:
+    """A DPO file (DPO-only keys or `trl dpo` launches) with truncation_mode keep_end (its default)
+    and a max_length (default 1024), without padding_free."""
+    length = f.config.get("sequence.max_length")
+    return (f("file.kind") == "trl" and f("training.trainer") == "dpo"
+            and f("sequence.truncation_mode") in (None, "keep_end") and f("sequence.padding_free") is not True
+            and not (length is not None and length.value is None))
+
+
+# transformers OptimizerNames that build bitsandbytes' 8-bit AdamW (trainer.py get_optimizer_cls_and_kwargs):
+# two optimizer states, the second quantized with the unsigned dynamic map.
+_BNB_8BIT_ADAM = ("adamw_bnb_8bit", "adamw_8bit")
+
+
+def _bnb_8bit_adam(f) -> bool:
+    return str(f("optimizer.name") or "").lower() in _BNB_8BIT_ADAM
+
+
+def _bnb_paged_8bit_adam(f) -> bool:
+    """paged_adamw_8bit: bitsandbytes' PagedAdamW8bit (44d68ff2, first tagged 0.39.1)."""
+    return str(f("optimizer.name") or "").lower() == "paged_adamw_8bit"
+
+
+def _all_linear_seq_cls(f) -> bool:
+    return (f("file.kind") == "peft" and f("adapter.task_type") == "SEQ_CLS"
+            and str(f("adapter.target_shorthand") or "").lower() == "all-linear")
+
+
+class _Row:
+    __slots__ = ("code", "ranges", "applies", "point", "what", "failure", "reference")
+
+    def __init__(self, code, ranges, applies, point, what, failure, reference):
+        self.code, self.ranges, self.applies, self.point = code, ranges, applies, point
+        self.what, self.failure, self.reference = what, failure, reference
+
+
+ROWS = (
+    # DeepSpeedEngine.no_sync (fc4e73370, #6675, v0.16.0) asserts "no_sync context manager is
+    # incompatible with gradient partitioning logic of ZeRO stage N" for ZeRO >= 2. The Trainer
+    # reaches it on every micro-batch but the last of a window: through accelerator.accumulate
+    # (transformers 4.31.0-4.46.1 wheels) or accelerator.no_sync (4.46.2-4.47.0); 4.47.1 (#35157)
+    # skips it under DeepSpeed, accelerate 1.9.0 (175fe915, #3656) in its own no_sync.
+    _Row("TRN073", (_Range("deepspeed", "0.16.0", None), _Range("transformers", "4.31.0", "4.47.1"),
+                    _Range("accelerate", None, "1.9.0")), _no_sync_under_zero, "batch.grad_accum",
+         "gradient_accumulation_steps with a ZeRO-2/3 DeepSpeed config",
+         "the Trainer skips the gradient sync of each accumulation micro-batch with no_sync, which DeepSpeed "
+         "asserts against under ZeRO stage 2 and 3, so every rank dies on the first training step",
+         "deepspeedai/DeepSpeed#6793, huggingface/transformers#34984; fixed by transformers 4.47.1 (#35157) "
+         "or accelerate 1.9.0 (#3656)"),
+    # accelerator.py prepare: "When using FSDP2, a model and optimizer must be passed together to
+    # `Accelerator.prepare()`" (d7c741a6, #3394, v1.6.0). transformers trainer.py _inner_training_loop
+    # sets delay_optimizer_creation for any FSDP run and prepares the model alone (4.36.0-4.50.3
+    # wheels); 4.51.0 (#37147) turns it off for fsdp_version 2.
+    _Row("TRN073", (_Range("accelerate", "1.6.0", None), _Range("transformers", "4.36.0", "4.51.0")),
+         _fsdp2_trainer, "parallel.fsdp_version", "fsdp_version 2 for a Trainer run",
+         "the Trainer prepares the model alone before creating its optimizer, which accelerate refuses under "
+         "FSDP2 (\"a model and optimizer must be passed together to `Accelerator.prepare()`\"), so every rank "
+         "dies when training starts",
+         "huggingface/accelerate#3476; fixed by transformers 4.51.0 (#37147)"),
+    # sft_trainer.py SFTTrainer.__init__: 3822674de (#5359, v1.0.0, still at v1.9.0) raises when
+    # padding_free and not packing and max_length is not None (SFTConfig.max_length default 1024).
+    _Row("TRN073", (_Range("trl", "1.0.0", None),), _padding_free_unpacked, "sequence.padding_free",
+         "padding_free without packing, max_length not null",
+         "SFTTrainer refuses it after loading the model (\"When `padding_free=True` without packing, `max_length` "
+         "is not enforced ...\"); set max_length: null, enable packing, or drop padding_free",
+         "huggingface/trl#5923; trl sft_trainer.py, 3822674de (#5359)"),
+    # grpo_trainer.py GRPOTrainer.log: `logs = {**logs, **metrics}` (v0.14.0-v1.4.x) leaves the trainer's
+    # metrics out of the dict evaluate() returns; 4711a21d6 (#5811, v1.5.0) updates it in place.
+    _Row("TRN073", (_Range("trl", "0.14.0", "1.5.0"),), _grpo_metric, "checkpoint.best_metric_name",
+         "metric_for_best_model naming a metric GRPOTrainer logs",
+         "GRPOTrainer logs its own eval metrics but does not return them from evaluate(), so the Trainer does "
+         "not find the metric and raises KeyError at the first evaluation followed by a save",
+         "huggingface/trl#3384; fixed in TRL 1.5.0 (#5811); use eval_loss or upgrade TRL"),
+    _Row("TRN073", (_Range("trl", "0.16.0", "1.5.0"),), _sft_metric, "checkpoint.best_metric_name",
+         "metric_for_best_model naming a metric SFTTrainer logs",
+         "SFTTrainer logs its own eval metrics but does not return them from evaluate(), so the Trainer does "
+         "not find the metric and raises KeyError at the first evaluation followed by a save",
+         "huggingface/trl#5811; fixed in TRL 1.5.0; use eval_loss or upgrade TRL"),
+    # trainer.py compute_loss with a label smoother shifts the labels only for a model class named in
+    # MODEL_FOR_CAUSAL_LM_MAPPING_NAMES: a PEFT model is 'PeftModelForCausalLM' (4.31.0 wheel) and
+    # 'LoraModel' (4.32-4.35.2 wheels); 4.36.0 reads the base model's own class name.
+    _Row("TRN074", (_Range("transformers", None, "4.36.0"),), _peft_label_smoothing, "training.label_smoothing",
+         "label_smoothing_factor with a LoRA adapter",
+         "the Trainer's smoothed loss does not shift the labels of a PEFT-wrapped causal LM, so each position "
+         "is trained to predict its own input token and the adapter learns to copy, silently",
+         "huggingface/transformers#27161, #25044; fixed in transformers 4.36.0"),
+    # dpo_trainer.py concatenated_forward: flush_left() then input_ids[:, -max_length:] for keep_end
+    # (fe4b5efe4, #2551, v0.14.0; DPOConfig max_length 1024, truncation_mode "keep_end"); 8e8e62b38
+    # (#3398, v0.18.0) flushes right before keeping the end.
+    _Row("TRN074", (_Range("trl", "0.14.0", "0.18.0"),), _dpo_keep_end, "sequence.max_length",
+         "DPO with truncation_mode keep_end (the default) and a max_length",
+         "in every batch with a pair longer than max_length the trainer keeps the last max_length columns after "
+         "pushing each row's tokens to the left, so the shorter rows keep only padding and an empty loss mask: "
+         "they drop out of the loss and their logged logits turn NaN",
+         "huggingface/trl#3382; fixed in TRL 0.18.0 (#3398); set truncation_mode keep_start or upgrade TRL"),
+    # bitsandbytes functional.py create_dynamic_map (rewritten in 2f2063ba, first in 0.36.0) builds the
+    # unsigned map Optimizer8bit uses for Adam's second state with 524 entries instead of 256; fixed
+    # by 3c9aca91 (2023-08-03, released as 0.41.1).
+    _Row("TRN074", (_Range("bitsandbytes", "0.36.0", "0.41.1"),), _bnb_8bit_adam, "optimizer.name",
+         "optim {optimizer.name} (bitsandbytes 8-bit AdamW)",
+         "the second-moment state is quantized with a broken map whose largest value is 0.093 instead of 1, so "
+         "the updates are inflated and the loss goes NaN within the first steps",
+         "bitsandbytes-foundation/bitsandbytes#227, #152; fixed by 3c9aca91 (0.41.1)"),
+    _Row("TRN074", (_Range("bitsandbytes", "0.39.1", "0.41.1"),), _bnb_paged_8bit_adam, "optimizer.name",
+         "optim {optimizer.name} (bitsandbytes 8-bit AdamW)",
+         "the second-moment state is quantized with a broken map whose largest value is 0.093 instead of 1, so "
+         "the updates are inflated and the loss goes NaN within the first steps",
+         "bitsandbytes-foundation/bitsandbytes#227, #152; fixed by 3c9aca91 (0.41.1)"),
+    # peft tuners_utils.py _maybe_include_all_linear_layers ("all-linear", cbd783b4d, #1295, v0.8.0) drops
+    # only get_output_embeddings(), which a *ForSequenceClassification model lacks; 1a5d0f815 (#2033,
+    # v0.13.0) also drops the classifier head for task_type SEQ_CLS.
+    _Row("PEF011", (_Range("peft", "0.8.0", "0.13.0"),), _all_linear_seq_cls, "adapter.target_modules",
+         "target_modules all-linear with task_type SEQ_CLS",
+         "PEFT wraps the classification head with LoRA and also trains it as a modules_to_save copy (double "
+         "wrapped), so the trained adapter cannot be loaded back after training",
+         "huggingface/peft#2027, #1485; fixed in PEFT 0.13.0 (#2033)"),
+)
+
+
+class ReleaseBug(Rule):
+    """Base of TRN073, TRN074 and PEF011: the rows of ROWS with the rule's code."""
+
+    def check(self, run, context):
+        rows = [row for row in ROWS if row.code == self.code]
+        for config in run.configs:
+            facts = _Facts(config, run, context)
+            for row in rows:
+                if not row.applies(facts):
+                    continue
+                pins = [config.version(part.package) for part in row.ranges]
+                if any(pin is None for pin in pins):
+                    context.notes.append(f"{config.path}: {self.code} skipped: the "
+                                         f"{' and '.join(part.package for part in row.ranges)} versions are not "
+                                         "all known (no exact pins nearby, none installed)")
+                    continue
+                if not all(part.holds(pin[0]) for part, pin in zip(row.ranges, pins)):
+                    continue
+                named = ", ".join(f"{part.package} {pin[0]} ({pin[1]})" for part, pin in zip(row.ranges, pins))
+                what = row.what.replace("{optimizer.name}", str(config.value("optimizer.name")))
+                yield self.finding(config, config.span(row.point) or config.file_span,
+                                   f"{what} on {named}: {row.failure} ({row.reference})")

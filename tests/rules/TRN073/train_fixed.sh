@@ -1,0 +1,1 @@
+accelerate launch --config_file accelerate_fixed.clean.yaml -m trl.scripts.sft --config sft.yaml

@@ -1,0 +1,1 @@
+trl dpo --config trl_dpo.clean.yaml

@@ -1,0 +1,158 @@
+"""Blind batch 6 misses as rows of the release-bug tables: TRN073 / TRN074 / PEF011
+(rules/release_bugs.py) and DS030 (rules/deepspeed_releases.py). Each fires on the releases the
+upstream history names, stays silent on the fixed release, outside the hazard, and where a
+version is unknown."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import FIXTURES, trainlint
+from linter import versions
+
+INCIDENTS = FIXTURES / "incidents"
+
+
+@pytest.fixture(autouse=True)
+def _pins_only(nothing_installed):
+    """Versions come from the pins each test writes (conftest.nothing_installed)."""
+
+
+def _codes(folder, incident: str, pins: str | None, replace: tuple[str, str] | None = None,
+           *args: str) -> list[str]:
+    for source in sorted((INCIDENTS / incident).iterdir()):
+        if source.name in ("expect.txt", "target.txt", "flags.txt"):
+            continue
+        text = source.read_text()
+        if source.name == "requirements.txt" and pins is not None:
+            continue
+        if replace is not None:
+            text = text.replace(*replace)
+        (folder / source.name).write_text(text)
+    if pins is not None:
+        (folder / "requirements.txt").write_text(pins)
+    versions.forget()
+    result = trainlint("check", folder, "--no-detect", "--format", "json", *args)
+    assert result.code in (0, 1), result.err
+    return [finding["code"] for finding in json.loads(result.out)]
+
+
+@pytest.mark.parametrize("incident, code, pins, replace, count", [
+    # DS030: deepspeed 0.15.2 (#6550) to 0.18.x
+    ("ds-zero2-offload-grad-accum-dropped", "DS030", "deepspeed==0.15.2\n", None, 1),
+    ("ds-zero2-offload-grad-accum-dropped", "DS030", "deepspeed==0.18.9\n", None, 1),
+    ("ds-zero2-offload-grad-accum-dropped", "DS030", "deepspeed==0.15.1\n", None, 0),
+    ("ds-zero2-offload-grad-accum-dropped", "DS030", "deepspeed==0.19.0\n", None, 0),
+    ("ds-zero2-offload-grad-accum-dropped", "DS030", "deepspeed\n", None, 0),
+    ("ds-zero2-offload-grad-accum-dropped", "DS030", None, ("gradient_accumulation_steps: 8", "gradient_accumulation_steps: 1"), 0),
+    ("ds-zero2-offload-grad-accum-dropped", "DS030", None, ('"stage": 2', '"stage": 3'), 0),
+    # PEF011: peft 0.8.0 to 0.12.x, SEQ_CLS only
+    ("peft-all-linear-seq-cls-head", "PEF011", "peft==0.8.0\n", None, 1),
+    ("peft-all-linear-seq-cls-head", "PEF011", "peft==0.13.0\n", None, 0),
+    ("peft-all-linear-seq-cls-head", "PEF011", "peft==0.7.1\n", None, 0),
+    ("peft-all-linear-seq-cls-head", "PEF011", "", None, 0),
+    ("peft-all-linear-seq-cls-head", "PEF011", None, ("SEQ_CLS", "CAUSAL_LM"), 0),
+    # TRN073 GRPO metric: trl 0.14.0 to 1.4.x
+    ("trl-grpo-metric-for-best-model-reward", "TRN073", "trl==1.4.0\n", None, 1),
+    ("trl-grpo-metric-for-best-model-reward", "TRN073", "trl==1.5.0\n", None, 0),
+    ("trl-grpo-metric-for-best-model-reward", "TRN073", "", None, 0),
+    ("trl-grpo-metric-for-best-model-reward", "TRN073", None, ("eval_reward", "eval_loss"), 0),
+    ("trl-grpo-metric-for-best-model-reward", "TRN073", None, ("eval_reward", "rewards/accuracy_reward/mean"), 1),
+    ("trl-grpo-metric-for-best-model-reward", "TRN073", None, ("save_steps: 100", "save_steps: 150"), 0),
+    ("trl-grpo-metric-for-best-model-reward", "TRN073", None, ("num_generations: 8", "dataset_text_field: text"), 0),
+    ("trl-sft-padding-free-default-max-length", "TRN073", "trl==1.4.0\n",
+     ("padding_free: true", "eval_strategy: steps\neval_steps: 50\nsave_steps: 100\n"
+                            "metric_for_best_model: eval_mean_token_accuracy"), 1),
+    ("trl-sft-padding-free-default-max-length", "TRN073", "trl==1.5.0\n",
+     ("padding_free: true", "eval_strategy: steps\neval_steps: 50\nsave_steps: 100\n"
+                            "metric_for_best_model: eval_mean_token_accuracy"), 0),
+    # TRN073 padding_free: trl >= 1.0.0
+    ("trl-sft-padding-free-default-max-length", "TRN073", "trl==1.0.0\n", None, 1),
+    ("trl-sft-padding-free-default-max-length", "TRN073", "trl==0.29.1\n", None, 0),
+    ("trl-sft-padding-free-default-max-length", "TRN073", None, ("padding_free: true", "padding_free: true\nmax_length: null"), 0),
+    ("trl-sft-padding-free-default-max-length", "TRN073", None, ("padding_free: true", "padding_free: true\npacking: true"), 0),
+    ("trl-sft-padding-free-default-max-length", "TRN073", None, ("padding_free: true", "padding_free: true\nbeta: 0.1"), 0),
+    ("trl-sft-padding-free-default-max-length", "TRN073", None, ("Qwen2.5-0.5B", "Qwen2.5-VL-3B-Instruct"), 0),
+    # TRN074 label smoothing with PEFT: transformers < 4.36.0
+    ("hf-label-smoothing-peft-unshifted", "TRN074", "transformers==4.31.0\n", None, 1),
+    ("hf-label-smoothing-peft-unshifted", "TRN074", "transformers==4.36.0\n", None, 0),
+    ("hf-label-smoothing-peft-unshifted", "TRN074", "", None, 0),
+    ("hf-label-smoothing-peft-unshifted", "TRN074", None, ("use_peft: true", "use_peft: false"), 0),
+    ("hf-label-smoothing-peft-unshifted", "TRN074", None, ("label_smoothing_factor: 0.1", "label_smoothing_factor: 0.0"), 0),
+    # TRN074 bitsandbytes 8-bit AdamW: 0.36.0 to 0.41.0
+    ("bnb-8bit-adam-dynamic-map-nan", "TRN074", "bitsandbytes==0.41.0\n", None, 1),
+    ("bnb-8bit-adam-dynamic-map-nan", "TRN074", "bitsandbytes==0.41.1\n", None, 0),
+    ("bnb-8bit-adam-dynamic-map-nan", "TRN074", "bitsandbytes==0.35.4\n", None, 0),
+    ("bnb-8bit-adam-dynamic-map-nan", "TRN074", "", None, 0),
+    ("bnb-8bit-adam-dynamic-map-nan", "TRN074", None, ("adamw_bnb_8bit", "lion_8bit"), 0),
+    ("bnb-8bit-adam-dynamic-map-nan", "TRN074", "bitsandbytes==0.41.0\n", ("adamw_bnb_8bit", "paged_adamw_8bit"), 1),
+    ("bnb-8bit-adam-dynamic-map-nan", "TRN074", "bitsandbytes==0.38.0\n", ("adamw_bnb_8bit", "paged_adamw_8bit"), 0),
+])
+def test_release_rows(tmp_path, incident, code, pins, replace, count):
+    assert _codes(tmp_path, incident, pins, replace).count(code) == count
+
+
+@pytest.mark.parametrize("pins, args, count", [
+    ("deepspeed==0.16.0\ntransformers==4.46.1\naccelerate==1.0.1\n", ("--world-size", "2"), 1),
+    ("deepspeed==0.16.0\ntransformers==4.47.0\naccelerate==1.8.1\n", ("--world-size", "2"), 1),
+    ("deepspeed==0.16.0\ntransformers==4.47.1\naccelerate==1.0.1\n", ("--world-size", "2"), 0),
+    ("deepspeed==0.15.4\ntransformers==4.46.1\naccelerate==1.0.1\n", ("--world-size", "2"), 0),
+    ("deepspeed==0.16.0\ntransformers==4.46.1\naccelerate==1.9.0\n", ("--world-size", "2"), 0),
+    ("deepspeed==0.16.0\ntransformers==4.46.1\naccelerate==1.0.1\n", ("--world-size", "1"), 0),
+    ("deepspeed==0.16.0\ntransformers==4.46.1\n", ("--world-size", "2"), 0),  # accelerate unknown
+    ("deepspeed==0.16.0\ntransformers==4.46.1\naccelerate==1.0.1\n", (), 0),  # world size unknown
+])
+def test_trn073_no_sync_under_zero(tmp_path, pins, args, count):
+    assert _codes(tmp_path, "ds-no-sync-zero-grad-accum", pins, None, *args).count("TRN073") == count
+
+
+@pytest.mark.parametrize("pins, launch, count", [
+    ("accelerate==1.6.0\ntransformers==4.50.3\n", True, 1),
+    ("accelerate==1.6.0\ntransformers==4.51.0\n", True, 0),
+    ("accelerate==1.5.2\ntransformers==4.50.3\n", True, 0),
+    ("accelerate==1.6.0\n", True, 0),
+    ("accelerate==1.6.0\ntransformers==4.50.3\n", False, 0),  # no launch joins the two files
+])
+def test_trn073_fsdp2_trainer(tmp_path, pins, launch, count):
+    (tmp_path / ".git").mkdir()
+    if launch:
+        (tmp_path / "train.sh").write_text("accelerate launch --config_file accelerate.yaml -m trl.scripts.sft "
+                                          "--config train.yaml\n")
+    assert _codes(tmp_path, "accel-fsdp2-trainer-prepare-model-alone", pins).count("TRN073") == count
+
+
+@pytest.mark.parametrize("pins, extra, count", [
+    ("trl==0.16.0\n", "", 1),
+    ("trl==0.14.0\n", "", 1),
+    ("trl==0.18.0\n", "", 0),
+    ("trl==0.13.0\n", "", 0),
+    ("trl\n", "", 0),
+    ("trl==0.16.0\n", "truncation_mode: keep_start\n", 0),
+    ("trl==0.16.0\n", "truncation_mode: keep_end\n", 1),
+])
+def test_trn074_dpo_keep_end(tmp_path, pins, extra, count):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "run.sh").write_text("trl dpo --config dpo.yaml\n")
+    assert _codes(tmp_path, "trl-dpo-keep-end-empty-rows", pins, ("beta: 0.1", "beta: 0.1\n" + extra.strip())
+                  ).count("TRN074") == count
+
+
+def test_trn074_dpo_needs_the_trainer(tmp_path):
+    """beta alone does not say DPO (KTO, ORPO, CPO, BCO configs have it too): silent."""
+    assert "TRN074" not in _codes(tmp_path, "trl-dpo-keep-end-empty-rows", None)
+
+
+@pytest.mark.parametrize("stage, count", [("3", 1), ("2", 1), ("1", 0)])
+def test_trn073_no_sync_accelerate_deepspeed(tmp_path, stage, count):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "acc.yaml").write_text(f"distributed_type: DEEPSPEED\nnum_processes: 2\ndeepspeed_config:\n"
+                                       f"  zero_stage: {stage}\n  gradient_accumulation_steps: 8\n")
+    (tmp_path / "train.sh").write_text("accelerate launch --config_file acc.yaml -m trl.scripts.sft --config sft.yaml\n")
+    (tmp_path / "sft.yaml").write_text("model_name_or_path: m\ndataset_name: d\noutput_dir: out\n"
+                                       "gradient_accumulation_steps: 8\n")
+    (tmp_path / "requirements.txt").write_text("deepspeed==0.16.0\ntransformers==4.46.1\naccelerate==1.0.1\n")
+    versions.forget()
+    result = trainlint("check", tmp_path, "--no-detect", "--format", "json")
+    assert [f["code"] for f in json.loads(result.out)].count("TRN073") == count
