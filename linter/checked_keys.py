@@ -69,6 +69,12 @@ CHECKED_KEYS = (
                                         "fix_untrained_tokens)"),
     ("data.chat_template", "str", "the named chat template the training samples are formatted with, as written "
                                   "(LLaMA-Factory template; Axolotl chat_template with a chat_template dataset)"),
+    ("data.enable_thinking", "bool", "a reasoning chat template puts an empty thought into each trained response "
+                                     "that has none (LLaMA-Factory enable_thinking, written or default)"),
+    ("data.multimodal_processor", "str", "the transformers processor class a multimodal run loads (Axolotl "
+                                         "processor_type): its collator builds the labels"),
+    ("data.multimodal_template", "str", "the chat template name that picks the multimodal processing strategy "
+                                        "(Axolotl chat_template with processor_type)"),
     ("data.assistant_only_loss", "bool", "the loss covers only the assistant tokens the chat template's "
                                          "{% generation %} markers mark (TRL SFTConfig assistant_only_loss)"),
     ("data.chat_template_file", "str", "a chat template (a file, a tokenizer to take it from, or the template "

@@ -30,6 +30,8 @@ IR_KEYS = (
                                                 "torch.cuda.is_bf16_supported(), bf16 where both"),
     ("launch.undecided", "str", "what this file leaves to a launch command that no command of the checkout "
                                 "names (its precision and sharding): unknown"),
+    ("launch.passes_deepspeed", "bool", "the checkout's launch commands that name this file agree on passing a "
+                                        "DeepSpeed config (--deepspeed) or on passing none"),
     ("launch.overridden", "list", "the IR keys whose value the launch commands that name this file give on their "
                                   "command line, in place of the file's (the field holds the launch's value, at the "
                                   "file's key)"),
@@ -144,6 +146,9 @@ IR_KEYS = (
                                                 "generated per completion (GRPO, RLOO)"),
     ("save.merged_16bit", "bool", "a merged-model save call the script runs after training writes 16-bit weights "
                                   "(save_method \"merged_16bit\", written or by default)"),
+    ("save.gguf_positional", "int", "positional arguments (the directory first) of the script's first GGUF export call (save_pretrained_gguf / "
+                                    "push_to_hub_gguf)"),
+    ("save.gguf_keywords", "list", "keyword names of that GGUF export call, as written"),
     ("save.merged_method", "str", "save_method of a merged-model save call the script runs after training "
                                   "(Unsloth save_pretrained_merged / push_to_hub_merged), as written"),
     # Optimizer and schedule
@@ -237,6 +242,8 @@ IR_KEYS = (
     ("sequence.packing_strategy", "str", "TRL's packing strategy (bfd, ffd, wrapped)"),
     ("attention.implementation", "str", "eager, sdpa, flash_attention_2, ..."),
     ("attention.varlen", "bool", "XTuner use_varlen_attn: varlen FlashAttention over packed samples"),
+    ("data.collate_varlen", "bool", "XTuner default_collate_fn(use_varlen_attn=...) as written: the collate's "
+                                    "varlen path (no sequence-parallel padding)"),
     ("memory.gradient_checkpointing", "bool", "activations recomputed in the backward pass"),
     ("memory.checkpointing_reentrant", "bool", "gradient_checkpointing_kwargs.use_reentrant as written"),
     ("memory.fsdp_activation_checkpointing", "bool", "FSDP's own activation checkpointing (TrainingArguments "

@@ -88,6 +88,8 @@ class RunBuilder:
         # links no file declares a run with no DeepSpeed config.
         is_declared = real_path(config.path) in self._declared_runs(self.settings_for(config.path))
         launched, passes = self._launch_links(config, links) if not declared else ([], None)
+        if passes is not None and config.editable:
+            config.set("launch.passes_deepspeed", Field(passes, Origin(config.file_span)))
         links = [*links, *launched]
         self._launch_decides(config, links, known=is_declared or passes is not None)
         for link in links:

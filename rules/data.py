@@ -160,6 +160,93 @@ class PreferenceSplitIgnored(Rule):
             )
 
 
+# The data arguments get_dataset never reads once the tokenized folder holds a saved dataset.
+_DATA_ARGUMENTS = (("data.train_sets", "dataset"), ("data.eval_sets", "eval_dataset"), ("data.chat_template", "template"),
+                   ("sequence.max_length", "cutoff_len"), ("sequence.packing", "packing"),
+                   ("data.neat_packing", "neat_packing"), ("data.max_samples", "max_samples"),
+                   ("data.val_size", "val_size"), ("data.mask_history", "mask_history"),
+                   ("data.train_on_prompt", "train_on_prompt"), ("data.mix_strategy", "mix_strategy"))
+
+
+@register
+class TokenizedPathIgnoresDataArguments(Rule):
+    """TRN081 tokenized-path-ignores-data-args
+
+    ## What it does
+    Flags a LLaMA-Factory training config that writes `tokenized_path` together with data
+    arguments (`dataset`, `template`, `cutoff_len`, `packing`, `max_samples`, `val_size`, ...).
+    It says what `get_dataset` does with them: they are read only while the folder holds no saved
+    dataset. With the release pinned it adds the release's first-run behaviour (v0.6.2 to v0.9.1
+    save the dataset and exit without training), and with `streaming` the first run's refusal.
+
+    ## Why is this bad?
+    `get_dataset` returns the saved dataset as soon as `has_tokenized_data(tokenized_path)` is
+    true, after one warning line ("Loading dataset from disk will ignore other data arguments."),
+    before any data argument is read. The folder is written on the first run only, so a config
+    whose `dataset`, `template` or `cutoff_len` was changed later silently trains on the old
+    dataset and preprocessing (LLaMA-Factory#10153; #9269: `packing` "has no effect"). Releases
+    v0.6.2 to v0.9.1 end the first run with `exit(0)` after saving ("Please restart the training
+    with `tokenized_path`"), so that run trains nothing; with `streaming: true` the first run
+    raises "Turn off `streaming` when saving dataset to disk.".
+
+    ## Example
+    `llamafactory.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-7B-Instruct
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        dataset: sft_data_v2
+        template: qwen
+        cutoff_len: 4096
+        tokenized_path: saves/tokenized/sft_data
+        output_dir: out
+    Use instead:
+        model_name_or_path: Qwen/Qwen2.5-7B-Instruct
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        dataset: sft_data_v2
+        template: qwen
+        cutoff_len: 4096
+        output_dir: out
+
+    ## Fix safety
+    No fix: whether the saved folder matches the data arguments is known only to the author
+    (a new folder name per dataset and preprocessing keeps them together).
+
+    ## References
+    - src/llamafactory/data/loader.py get_dataset (tokenized_path from v0.6.2, b12176d81;
+      `exit(0)` after save_to_disk removed by 478e8194d, first in v0.9.2; unchanged at ff6d4d12e)
+    - src/llamafactory/extras/misc.py has_tokenized_data (a non-empty folder)
+    - hiyouga/LLaMA-Factory#10153, #9269, #6335
+    """
+
+    code = "TRN081"
+    name = "tokenized-path-ignores-data-args"
+    severity = WARNING
+
+    def check(self, run, context):
+        for config in run.configs:
+            path = config.get("data.tokenized_path")
+            if path is None or not isinstance(path.value, str) or config.value("training.enabled") is not True:
+                continue
+            written = [name for key, name in _DATA_ARGUMENTS
+                       if (field := config.get(key)) is not None and field.origin.default_source is None]
+            if not written:
+                continue
+            message = (f"tokenized_path {path.value} with {', '.join(written)}: these are read only while the folder "
+                       "holds no saved dataset; once a run has saved one there, every later run loads it and ignores "
+                       "them with one warning line, so a changed dataset or preprocessing silently trains on the old one")
+            version = config.version("llamafactory")
+            if version is not None and older_than(version[0], "0.9.2") is True \
+                    and older_than(version[0], "0.6.2") is False:
+                message += (f"; on llamafactory {version[0]} ({version[1]}) the run that saves it exits after "
+                            "preprocessing without training")
+            if config.value("data.streaming") is True:
+                message += "; with streaming the saving run raises \"Turn off `streaming` when saving dataset to disk.\""
+            yield self.finding(config, path.span, message)
+
+
 # unsloth_zoo dataset_utils.py sft_prepare_dataset: `if packing: print("Unsloth: Hugging Face's packing is
 # currently buggy - we're disabling it for now!"); return dataset` from 6e178168 (merged with abfc60ff, #71;
 # first in the 2025.3.11 build, 7b78d53d) until 83fbe85f ("Enable packing again", committed inside the

@@ -33,7 +33,8 @@ class _Pair:
 
     def __init__(self, ranges: tuple[_Range, ...], applies: Callable, failure: str, reference: str,
                  point: str = "model.name"):
-        # applies(config, run) -> bool: the config runs the code path that breaks; `point`: the key shown.
+        # applies(config, run) -> bool: the config runs the code path that breaks; `point`: the key shown
+        # (space-separated keys: the first present).
         self.ranges, self.applies, self.failure, self.reference = ranges, applies, failure, reference
         self.point = point
 
@@ -53,6 +54,16 @@ def _xtuner_qwen2_dispatch(config, run) -> bool:
     flash-attn is installed and the config names no other implementation."""
     return (config.value("attention.varlen") is False
             and config.value("attention.implementation") in (None, "flash_attention_2") and _qwen2_dense(config))
+
+
+def _xtuner_multi_gpu_without_deepspeed(config, run) -> bool:
+    """An XTuner SupervisedFinetune config (the adapter records its use_varlen_attn, written or
+    default, for that family only) that the checkout's launch commands run on several processes
+    (NPROC_PER_NODE x NNODES) and agree pass no --deepspeed, with no DeepSpeed strategy linked."""
+    world = config.value("batch.world_size")
+    return (config.value("launch.passes_deepspeed") is False and isinstance(world, int) and world > 1
+            and config.get("attention.varlen") is not None and config.value("launch.entry") == "xtuner train"
+            and not any(link.kind == "deepspeed" for link in config.links))
 
 
 # Each row: the affected release range of every package, what the config must run, the failure.
@@ -126,6 +137,22 @@ _PAIRS = (
         "transformers removed in 4.43.0: with flash-attn installed the first forward raises AttributeError",
         "InternLM/xtuner#925; fixed in xtuner d81b366d (#878, first in 0.2.0rc0); transformers 4.48.0 drops "
         "Qwen2FlashAttention2, which XTuner then no longer patches",
+    ),
+    # xtuner/parallel/sequence/setup_distributed.py get_sequence_parallel_world_size: from sequence
+    # parallelism (59834032c, #456, v0.1.16) it returns dist.get_world_size(group=
+    # get_sequence_parallel_group()); only the DeepSpeed strategy (engine/_strategy/deepspeed.py)
+    # calls init_sequence_parallel, so without --deepspeed the group is None, the size is the whole
+    # world's and model/sft.py compute_loss takes _compute_sequence_parallel_loss whatever
+    # sequence_parallel_size says. a3e11b901 / 0b05589df (#752, first in v0.1.20) return 1 then.
+    _Pair(
+        (_Range("xtuner", "0.1.16", "0.1.20"),),
+        _xtuner_multi_gpu_without_deepspeed,
+        "launched on several GPUs without --deepspeed, XTuner never creates the sequence-parallel group and "
+        "takes the whole world as one: every rank splits its batch for sequence parallelism and all-to-alls it "
+        "with the others, so the ranks' different samples are mixed in attention (or the run fails in the "
+        "sequence-parallel attention without flash_attn)",
+        "InternLM/xtuner#669, #695; fixed by #752 (a3e11b901, 0b05589df, first in 0.1.20)",
+        point="parallel.sequence_parallel batch.world_size",  # the first present
     ),
     # accelerate utils/fsdp_utils.py fsdp2_prepare_model: with cpu_ram_efficient_loading,
     # fsdp2_load_full_state_dict broadcasts rank 0's weights into sharded tensors on the GPU, while
@@ -216,12 +243,20 @@ class IncompatibleVersions(Rule):
       `Qwen2FlashAttention2.forward` with a function that calls
       `self._flash_attention_forward`, which transformers 4.43.0 removed (moved to
       `modeling_flash_attention_utils`).
+    - xtuner >= 0.1.16, < 0.1.20 with a SupervisedFinetune config that the checkout's launch
+      commands run on several processes (`NPROC_PER_NODE`) and agree pass no `--deepspeed`:
+      only the DeepSpeed strategy creates the sequence-parallel group, and without it
+      `get_sequence_parallel_world_size` returns the whole world size, so every rank takes the
+      sequence-parallel path whatever `sequence_parallel_size` says.
 
     ## Why is this bad?
     The run loads the model and then fails on the first forward pass, after data preprocessing
     and model loading (InternLM/xtuner#925: `AttributeError: 'Qwen2FlashAttention2' object has
     no attribute '_flash_attention_forward'`). XTuner dispatches the attention only where
-    flash-attn is installed, which its Qwen2 configs expect.
+    flash-attn is installed, which its Qwen2 configs expect. XTuner 0.1.16-0.1.19 launched on
+    several GPUs without DeepSpeed splits and exchanges the ranks' unrelated batches as if they
+    were one sequence: the attention mixes different samples, or fails without flash_attn
+    (InternLM/xtuner#669, #695).
 
     ## Example
     `qwen2_lora.py`:
@@ -266,6 +301,10 @@ class IncompatibleVersions(Rule):
     - accelerate src/accelerate/utils/fsdp_utils.py fsdp2_prepare_model /
       fsdp2_load_full_state_dict: d7c741a6 "Initial FSDP2 support" (#3394, v1.6.0); fixed by
       363816a8 (#3910, v1.13.0)
+    - xtuner xtuner/parallel/sequence/setup_distributed.py get_sequence_parallel_world_size
+      (v0.1.16 59834032c to v0.1.19), engine/_strategy/deepspeed.py (init_sequence_parallel),
+      model/sft.py compute_loss; fixed by #752 (a3e11b901, 0b05589df, first in v0.1.20);
+      InternLM/xtuner#669, #695
     """
 
     code = "VER002"
@@ -287,6 +326,6 @@ class IncompatibleVersions(Rule):
                     continue
                 named = ", ".join(f"{part.package} {pin[0]} ({pin[1]})" for part, pin in zip(pair.ranges, pins))
                 ranges = " with ".join(part.spelled() for part in pair.ranges)
-                yield self.finding(config, config.span(pair.point) or config.file_span,
+                yield self.finding(config, config.span(*pair.point.split()) or config.file_span,
                                    f"{named}: {ranges} {'break' if len(pair.ranges) == 1 else 'do not work together'} "
                                    f"here: {pair.failure} ({pair.reference})")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from linter.registry import ERROR, Rule, register
+from linter.registry import ERROR, WARNING, Rule, register
 from linter.versions import older_than
 
 from .facts import pinned_version
@@ -217,3 +217,99 @@ class ResponseMarkerNotInTemplate(Rule):
                 f"samples are rendered with ({source}) never writes (it writes {', '.join(tokens) or 'none'}), so "
                 f"{'they never occur' if len(missing) > 1 else 'it never occurs'} and {what}; use the markers of "
                 "that template")
+
+
+# processing_strategies.py ProcessingStrategy._mask_non_assistant returned the labels unchanged
+# ("To be implemented per subclass") from a9b0733f2 (#2435, first in v0.8.0) until 5352d41d3 (#3625,
+# first in v0.17.0); only the gemma3n strategy (v0.12.0) overrides it.
+_MULTIMODAL_STRATEGIES = "0.8.0"
+_ROLE_MASKING = "0.17.0"
+_MASKING_STRATEGIES = ("gemma3n",)
+
+
+@register
+class MultimodalRoleMaskingIgnored(Rule):
+    """TRN082 multimodal-role-masking-ignored
+
+    ## What it does
+    Flags an Axolotl SFT config with `processor_type` (the multimodal collator), no sample
+    packing and `train_on_inputs` false (its default) on Axolotl v0.8.0 to v0.16.x, unless its
+    `chat_template` picks the one processing strategy that masks turns (`gemma3n`). Silent where
+    the Axolotl version or the chat template is unknown.
+
+    ## Why is this bad?
+    `MultiModalChatDataCollator` takes its labels from the processing strategy's
+    `process_labels`, which masks only padding and image tokens: the base
+    `ProcessingStrategy._mask_non_assistant` returns the labels unchanged and no strategy except
+    Gemma 3n's overrides it. `train_on_inputs`, `roles_to_train` and `train_on_eos` are ignored,
+    and the run trains on every token of the conversation (system prompt, user turns, role
+    markers) while the config asks for assistant-only loss (axolotl#3617).
+
+    ## Example
+    `axolotl.yaml`:
+        base_model: Qwen/Qwen2.5-VL-7B-Instruct
+        processor_type: AutoProcessor
+        skip_prepare_dataset: true
+        remove_unused_columns: false
+        sample_packing: false
+        chat_template: qwen2_vl
+        datasets:
+          - path: HuggingFaceH4/llava-instruct-mix-vsft
+            type: chat_template
+        train_on_inputs: false
+        micro_batch_size: 1
+        num_epochs: 1
+        learning_rate: 0.0002
+        output_dir: ./out
+    `requirements.txt`:
+        axolotl==0.16.1
+    Use instead:
+        base_model: Qwen/Qwen2.5-VL-7B-Instruct
+        processor_type: AutoProcessor
+        skip_prepare_dataset: true
+        remove_unused_columns: false
+        sample_packing: false
+        chat_template: qwen2_vl
+        datasets:
+          - path: HuggingFaceH4/llava-instruct-mix-vsft
+            type: chat_template
+        train_on_inputs: true
+        micro_batch_size: 1
+        num_epochs: 1
+        learning_rate: 0.0002
+        output_dir: ./out
+
+    ## Fix safety
+    No fix: assistant-only loss needs Axolotl v0.17.0 (5352d41d3); `train_on_inputs: true` only
+    states what these releases do.
+
+    ## References
+    - src/axolotl/processing_strategies.py ProcessingStrategy._mask_non_assistant / process_labels,
+      get_processing_strategy (from a9b0733f2 #2435, v0.8.0; Gemma3nProcessingStrategy overrides it
+      from v0.12.0); fixed by 5352d41d3 (#3625, 2026-05-05, first in v0.17.0)
+    - src/axolotl/core/builders/causal.py build_collator (processor_type -> MultiModalChatDataCollator)
+    - axolotl-ai-cloud/axolotl#3617, #3625
+    """
+
+    code = "TRN082"
+    name = "multimodal-role-masking-ignored"
+    severity = WARNING
+
+    def check(self, run, context):
+        for config in run.configs:
+            if (config.value("data.multimodal_processor") is None or config.value("data.train_on_prompt") is not False
+                    or config.value("sequence.packing") is True or config.value("training.trainer") != "sft"):
+                continue
+            template = config.value("data.multimodal_template")
+            if not isinstance(template, str) or template in _MASKING_STRATEGIES:
+                continue
+            version = pinned_version(config, "axolotl", self.code, context)
+            if version is None or older_than(version[0], _MULTIMODAL_STRATEGIES) is not False \
+                    or older_than(version[0], _ROLE_MASKING) is not True:
+                continue
+            yield self.finding(
+                config, config.span("data.multimodal_processor"),
+                f"a multimodal run (processor_type) with chat_template {template} on axolotl {version[0]} "
+                f"({version[1]}): the processing strategy masks only padding and image tokens, so train_on_inputs "
+                "false, roles_to_train and train_on_eos are ignored and the loss covers every token of the "
+                "conversation (system, user turns, role markers); assistant-only masking arrives in v0.17.0")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from linter.registry import ERROR, Rule, register
 
+from linter.versions import older_than
+
 from .facts import world_size
 
 
@@ -148,4 +150,88 @@ class SequenceParallelWithoutGroupSampler(Rule):
                 f"rank: the {degree} GPUs that split one sequence get different samples of different lengths, so "
                 "the sequence-parallel all-to-all hangs or indexes out of range; use the sequence-parallel sampler "
                 "(SequenceParallelSampler), which deals by data-parallel group",
+            )
+
+
+@register
+class VarlenSequenceParallelUnevenPack(Rule):
+    """TRN078 varlen-sequence-parallel-uneven-pack
+
+    ## What it does
+    Flags an XTuner config that packs (`pack_to_max_length = True`), hands
+    `use_varlen_attn=True` to `default_collate_fn` and sets `sequence_parallel_size` above 1.
+    Silent where the file may be read by a release without sequence parallelism: it fires where
+    the pin is v0.1.16 or later, or where the dataloader names `SequenceParallelSampler` (which
+    only v0.1.16 and later have), so every release that can read the file has the check.
+
+    ## Why is this bad?
+    On the varlen path `default_collate_fn` asserts
+    `input_ids.size(1) % seq_parallel_world_size == 0` before, and instead of, the
+    `pad_for_sequence_parallel` padding the other path gets. Packs of exactly `max_length` pass,
+    but `pack_dataset` builds its `Packer` with `drop_last=False`, so every preprocessing map
+    batch ends in one shorter residual pack of arbitrary length. Training dies with a bare
+    `AssertionError` at the first step that draws one of them, anywhere in the shuffled epoch,
+    after the model is loaded and the data packed (InternLM/xtuner#938).
+
+    ## Example
+    `train.py`:
+        from xtuner.dataset.collate_fns import default_collate_fn
+        from xtuner.model import SupervisedFinetune
+        from xtuner.parallel.sequence import SequenceParallelSampler
+        use_varlen_attn = True
+        pack_to_max_length = True
+        sequence_parallel_size = 4
+        model = dict(type=SupervisedFinetune, use_varlen_attn=use_varlen_attn)
+        train_dataloader = dict(batch_size=1, sampler=dict(type=SequenceParallelSampler, shuffle=True),
+                                collate_fn=dict(type=default_collate_fn, use_varlen_attn=use_varlen_attn))
+    Use instead:
+        from xtuner.dataset.collate_fns import default_collate_fn
+        from xtuner.model import SupervisedFinetune
+        from xtuner.parallel.sequence import SequenceParallelSampler
+        use_varlen_attn = False
+        pack_to_max_length = True
+        sequence_parallel_size = 4
+        model = dict(type=SupervisedFinetune, use_varlen_attn=use_varlen_attn)
+        train_dataloader = dict(batch_size=1, sampler=dict(type=SequenceParallelSampler, shuffle=True),
+                                collate_fn=dict(type=default_collate_fn, use_varlen_attn=use_varlen_attn))
+
+    ## Fix safety
+    No fix: dropping varlen attention lets packed samples attend to each other, and dropping the
+    residual packs (`Packer(..., drop_last=True)`, the workaround in the thread) needs a code change.
+
+    ## References
+    - xtuner/dataset/collate_fns/default_collate_fn.py default_collate_fn (the assert; from v0.1.16,
+      59834032c #456, then named defalut_collate_fn.py; unchanged at HEAD b934f4620)
+    - xtuner/dataset/huggingface.py pack_dataset (`Packer(max_length, use_varlen_attn=...)`,
+      drop_last left False); xtuner/dataset/utils.py Packer.__call__ (the residual pack)
+    - InternLM/xtuner#938
+    """
+
+    code = "TRN078"
+    name = "varlen-sequence-parallel-uneven-pack"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            degree = config.value("parallel.sequence_parallel")
+            if (not isinstance(degree, int) or degree < 2 or config.value("data.collate_varlen") is not True
+                    or config.value("sequence.packing") is not True):
+                continue
+            version = config.version("xtuner")
+            if version is not None:
+                if older_than(version[0], "0.1.16") is not False:
+                    continue
+                bound = f"xtuner {version[0]} ({version[1]})"
+            elif config.value("data.sampler") == "SequenceParallelSampler":
+                bound = "every release with SequenceParallelSampler (v0.1.16 and later)"
+            else:
+                context.notes.append(f"{config.path}: {self.code} skipped: the xtuner version is unknown "
+                                     "(the sequence-parallel assert exists from v0.1.16)")
+                continue
+            yield self.finding(
+                config, config.span("data.collate_varlen"),
+                f"use_varlen_attn in default_collate_fn with packing and sequence parallel size {degree} on {bound}: "
+                f"the varlen path asserts input_ids.size(1) % {degree} == 0 without padding, and Packer "
+                "(drop_last=False) emits a shorter residual pack at the end of every preprocessing batch, so "
+                "training dies with an AssertionError at the first step that draws one",
             )

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
+from linter.changes import SetValue
+from linter.fixes import Applicability
 from linter.registry import ERROR, Rule, register
+from linter.versions import older_than
 
 # Which table holds the names a file kind's `template` may take, and the package whose release decides.
 _PACKAGES = {"llamafactory": "llamafactory"}
@@ -216,3 +221,102 @@ class SharegptConversationUnknown(Rule):
                     "Axolotl 0.5.0 and later refuse type: sharegpt; use type: chat_template")
             elif version is None:
                 context.notes.append(f"{config.path}: {self.code} skipped: the axolotl version is unknown")
+
+
+# data/template.py register_template(..., template_class=ReasoningTemplate): each name with the first
+# release where it is a reasoning template in every build. None: the name was registered as one in
+# the commit that added it (qwen3_vl / qwen3_omni 0761a4448 2025-09-27, qwen3_5 2b8b87147 2026-02-26,
+# qwen3_6 ecca167eb 2026-04-22), so every release that knows it agrees; qwen3 (98f23c658,
+# 2025-04-29) became one a day later (052ca871b #7923), first released in v0.9.3.
+_REASONING_TEMPLATES = {"qwen3": "0.9.3", "qwen3_vl": None, "qwen3_omni": None, "qwen3_5": None, "qwen3_6": None}
+# Checkpoints published as non-thinking only (their model cards: "supports only non-thinking mode"
+# for Qwen3-*-Instruct-2507, Qwen3-Coder-*-Instruct and Qwen3-Next-*-Instruct; Qwen3-VL ships
+# separate -Instruct and -Thinking checkpoints, and the Instruct chat template opens no <think>).
+_NON_THINKING = re.compile(r"(^|/)Qwen3-(VL-\d+B(-A\d+B)?-Instruct|\d+B(-A\d+B)?-Instruct-2507|"
+                           r"Coder-[\w.-]*Instruct|Next-\d+B-A\d+B-Instruct)(-FP8)?/?$", re.I)
+
+
+@register
+class ThinkingTemplateForInstructModel(Rule):
+    """TRN079 thinking-template-for-instruct-model
+
+    ## What it does
+    Flags a LLaMA-Factory reasoning template (`qwen3`, `qwen3_vl`, `qwen3_omni`, `qwen3_5`,
+    `qwen3_6`) with `enable_thinking` left at its default `true`, for a checkpoint published as
+    non-thinking only (Qwen3-VL-*-Instruct, Qwen3-*-Instruct-2507, Qwen3-Coder-*-Instruct,
+    Qwen3-Next-*-Instruct). Silent where the LLaMA-Factory version is unknown; `qwen3` only from
+    v0.9.3 (the release where it is a reasoning template in every build).
+
+    ## Why is this bad?
+    `ReasoningTemplate.encode_oneturn` / `encode_multiturn` prepend the empty thought
+    (`<think>\\n\\n</think>\\n\\n`) to every response without one, inside the response ids when
+    `enable_thinking` is true, so it is trained. A non-thinking checkpoint never wrote these
+    tags; after fine-tuning on data without reasoning it opens every answer with an empty think
+    block (LLaMA-Factory#9392, #8832, #10644). The maintainer's answer: use the `*_nothink`
+    template.
+
+    ## Example
+    `llamafactory.yaml`:
+        model_name_or_path: Qwen/Qwen3-VL-4B-Instruct
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        dataset: mllm_demo
+        template: qwen3_vl
+        output_dir: out
+    `requirements.txt`:
+        llamafactory==0.9.4
+    Use instead:
+        model_name_or_path: Qwen/Qwen3-VL-4B-Instruct
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        dataset: mllm_demo
+        template: qwen3_vl_nothink
+        output_dir: out
+
+    ## Fix safety
+    The fix writes the `_nothink` twin of the template where the release registers one (else
+    `enable_thinking: false`, which puts the empty thought into the prompt, untrained); unsafe,
+    since a dataset that does hold reasoning would then be trained without its thought tags.
+
+    ## References
+    - src/llamafactory/data/template.py ReasoningTemplate.encode_oneturn / encode_multiturn (the
+      empty thought in response_ids when enable_thinking), register_template(name="qwen3_vl",
+      template_class=ReasoningTemplate) and qwen3_vl_nothink (v0.9.4; unchanged at ff6d4d12e)
+    - src/llamafactory/hparams/data_args.py DataArguments.enable_thinking (default True)
+    - hiyouga/LLaMA-Factory#9392 (maintainer: "Please use qwen3_vl_nothink template"), #8832, #10644
+    """
+
+    code = "TRN079"
+    name = "thinking-template-for-instruct-model"
+
+    def check(self, run, context):
+        for config in run.configs:
+            template, model = config.value("data.chat_template"), config.value("model.name")
+            if (_PACKAGES.get(config.value("file.kind")) != "llamafactory" or not isinstance(template, str)
+                    or template not in _REASONING_TEMPLATES or not isinstance(model, str)
+                    or not _NON_THINKING.search(model) or config.value("data.enable_thinking") is not True):
+                continue
+            found = config.version("llamafactory")
+            if found is None:
+                context.notes.append(f"{config.path}: {self.code} skipped: the LLaMA-Factory version is unknown")
+                continue
+            since = _REASONING_TEMPLATES[template]
+            if since is not None and older_than(found[0], since) is not False:
+                continue
+            from linter import template_registry as registry  # the table is read only when needed
+
+            twin = f"{template}_nothink"
+            names = registry.registered("llamafactory", found[0]) or registry.ever_registered("llamafactory") or ()
+            advice = f"use template {twin}" if twin in names else "set enable_thinking: false"
+            change = (SetValue(config, "data.chat_template", twin) if twin in names
+                      else SetValue(config, "data.enable_thinking", False))
+            yield self.finding(
+                config, config.span("data.chat_template"),
+                f"template {template} is a reasoning template (LLaMA-Factory {found[0]}, {found[1]}) and "
+                f"enable_thinking is true, but {model} is a non-thinking checkpoint: every response without a "
+                "thought gets an empty <think></think> block prepended and trained, so the fine-tuned model "
+                f"opens its answers with think tags; {advice}",
+                fix=self.fix(advice[0].upper() + advice[1:], change, applicability=Applicability.UNSAFE),
+            )

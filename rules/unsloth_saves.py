@@ -107,3 +107,103 @@ class MergedSixteenBitOnFourBitBase(Rule):
         if unsloth is not None and older_than(unsloth[0], _UNSLOTH_REFUSES) is False:
             return (f"Unsloth {unsloth[0]}", unsloth[1])
         return None
+
+
+# unsloth/save.py patch_saving_functions(model, vision=True) (FastModel / FastVisionModel, through
+# vision.py FastBaseModel) binds save_pretrained_gguf / push_to_hub_gguf per release, found with
+# git log -S and each window's __version__ (Unsloth bumps __version__ as it releases, so a change
+# committed under version X is certain only from the next bump; X itself is left out):
+#   not_implemented_save (raises for any call) until b8aaf550a7 (under 2025.3.11);
+#   save_to_gguf_generic(model, save_directory, quantization_type, repo_id, token) until 80e7af5b9f
+#   (the 2025.7.6 bump itself adds quantization_method); tokenizer added by 208f68f16 (#3173,
+#   under 2025.8.6); the full unsloth_save_pretrained_gguf from e35be2b490 (#3356, under 2025.10.1).
+_GGUF_WINDOWS = (  # (first certain release, last certain release, the bound parameters or None)
+    ("2024.11.9", "2025.3.10", None),  # FastVisionModel: ddf118a8fc (#1315) under 2024.11.8
+    ("2025.3.12", "2025.7.5", ("save_directory", "quantization_type", "repo_id", "token")),
+    ("2025.7.6", "2025.8.5", ("save_directory", "quantization_method", "quantization_type", "repo_id", "token")),
+    ("2025.8.7", "2025.10.0", ("save_directory", "tokenizer", "quantization_method", "quantization_type", "repo_id",
+                               "token")),
+)
+
+
+def _gguf_refusal(parameters, positional: int, keywords: list) -> str | None:
+    """Python's own binding of the call to the bound function: the TypeError it raises, if any."""
+    if parameters is None:
+        return "NotImplementedError \"Unsloth: Sorry GGUF is currently not supported for vision models!\""
+    if positional > len(parameters):
+        return f"TypeError: it takes {len(parameters)} positional arguments ({', '.join(parameters)}) but {positional} were given"
+    for name in keywords:
+        if name not in parameters:
+            return f"TypeError: unexpected keyword argument '{name}' (it takes {', '.join(parameters)})"
+        if parameters.index(name) < positional:
+            return f"TypeError: multiple values for argument '{name}' (the positional arguments fill {', '.join(parameters[:positional])})"
+    return None
+
+
+@register
+class GenericGgufSaveArguments(Rule):
+    """MOD013 unsloth-generic-gguf-save-arguments
+
+    ## What it does
+    Flags a `save_pretrained_gguf` / `push_to_hub_gguf` call on a model loaded with `FastModel`
+    or `FastVisionModel` whose arguments the GGUF export that the pinned Unsloth release binds to
+    those models cannot take: from 2024.11.9 (FastVisionModel) to 2025.3.10 the export raises for every call; from 2025.3.12
+    to 2025.10.0 it is `save_to_gguf_generic`, which took no `quantization_method` before 2025.7.6
+    and no `tokenizer` before 2025.8.7. Silent with the version unknown or on a release where the
+    binding changed (2025.3.11, 2025.8.6, 2025.10.1 and later).
+
+    ## Why is this bad?
+    The documented call `model.save_pretrained_gguf(dir, tokenizer, quantization_method="q4_k_m")`
+    comes after the whole training run. On these models it binds to a function with another
+    signature, so Python raises TypeError (an unexpected keyword `quantization_method`, or
+    multiple values for it once the tokenizer fills that slot) and no GGUF is written
+    (unslothai/unsloth#3007, #2209).
+
+    ## Example
+    `train.py`:
+        from unsloth import FastModel
+        model, tokenizer = FastModel.from_pretrained(model_name="unsloth/gemma-3-1b-it", max_seq_length=1024)
+        model = FastModel.get_peft_model(model, r=8)
+        model.save_pretrained_gguf("gemma-3-finetune", tokenizer, quantization_method="q4_k_m")
+    `requirements.txt`:
+        unsloth==2025.7.3
+    Use instead:
+        from unsloth import FastModel
+        model, tokenizer = FastModel.from_pretrained(model_name="unsloth/gemma-3-1b-it", max_seq_length=1024)
+        model = FastModel.get_peft_model(model, r=8)
+        model.save_pretrained_gguf("gemma-3-finetune", quantization_type="Q8_0")
+
+    ## Fix safety
+    No fix: the quantization types the older export takes (`quantization_type`: Q8_0, BF16, F16)
+    differ from `quantization_method`'s; a newer Unsloth is the other way out.
+
+    ## References
+    - unsloth/save.py patch_saving_functions (vision branch), not_implemented_save,
+      save_to_gguf_generic: b8aaf550a7 (2025-03-14), quantization_method with the 2025.7.6 bump
+      (80e7af5b9f, #3017), tokenizer 208f68f16 (#3173, 2025-08-18), unsloth_save_pretrained_gguf
+      for these models from e35be2b490 (#3356, 2025-10-14)
+    - unsloth/models/vision.py FastBaseModel.from_pretrained (patch_saving_functions(model, vision = True))
+    - unslothai/unsloth#3007, #2209, #2858
+    """
+
+    code = "MOD013"
+    name = "unsloth-generic-gguf-save-arguments"
+    severity = ERROR
+
+    def check(self, run, context):
+        for config in run.configs:
+            positional = config.value("save.gguf_positional")
+            if not isinstance(positional, int) or config.value("model.generic_loader") is not True:
+                continue
+            version = pinned_version(config, "unsloth", self.code, context)
+            if version is None:
+                continue
+            window = next((row for row in _GGUF_WINDOWS if older_than(version[0], row[0]) is False
+                           and older_than(row[1], version[0]) is False), None)
+            refusal = _gguf_refusal(window[2], positional, config.value("save.gguf_keywords") or []) if window else None
+            if refusal is None:
+                continue
+            yield self.finding(
+                config, config.span("save.gguf_positional"),
+                f"this GGUF export runs after training on a FastModel / FastVisionModel model, whose export on "
+                f"unsloth {version[0]} ({version[1]}) fails: {refusal}; no GGUF is written")

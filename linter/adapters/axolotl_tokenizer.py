@@ -20,6 +20,7 @@ _TRANSFORMERS_5 = "0.14.0"  # the first axolotl release that pins transformers 5
 
 
 def record_tokenizer(read: Reader) -> None:
+    _record_processor(read)
     read.take("tokenizer.fix_untrained", "fix_untrained_tokens", convert=lambda value: bool(value))
     if read.take("tokenizer.class", "tokenizer_type") is None:
         return
@@ -30,3 +31,16 @@ def record_tokenizer(read: Reader) -> None:
     pinned = read.config.version("axolotl")
     if pinned is not None and older_than(pinned[0], _TRANSFORMERS_5):
         read.set("tokenizer.transformers_below", "5.0.0", "tokenizer_type")
+
+
+def _record_processor(read: Reader) -> None:
+    """core/builders/causal.py build_collator: with processor_type (loaders/processor.py
+    load_processor) an unpacked SFT run collates with MultiModalChatDataCollator and
+    get_processing_strategy(processor, ..., cfg.chat_template) (processing_strategies.py), whose
+    labels decide the loss; train_on_inputs (utils/schemas/training.py, default False) asks for
+    the assistant turns only."""
+    if read.take("data.multimodal_processor", "processor_type") is None:
+        return
+    read.take("data.multimodal_template", "chat_template")
+    read.take("data.train_on_prompt", "train_on_inputs", default=False,
+              default_source="axolotl/utils/schemas/training.py: train_on_inputs = False")

@@ -107,6 +107,9 @@ _TRAINING_BINDINGS = (
     Binding("generation.predict_with_generate", "predict_with_generate"),  # Seq2SeqTrainingArguments
     # data_args.py DataArguments.template: the chat template every training sample is formatted with.
     Binding("data.chat_template", "template"),
+    # data_args.py DataArguments.enable_thinking (default True since ReasoningTemplate, 052ca871b):
+    # a reasoning template puts an empty thought into each trained response without one.
+    Binding("data.enable_thinking", "enable_thinking", default=True, source=_DATA_ARGS),
     *CHECKPOINT_BINDINGS, *TRAINER_ARGUMENT_BINDINGS,
 )
 _QUANTIZATION_BINDINGS = (

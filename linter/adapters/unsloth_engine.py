@@ -136,6 +136,14 @@ def record_engine_and_saving(document: PythonDocument, config: ConfigIR, loader:
         bare = next((call for call in live if _save_method(call) is None and not _opaque(call)), None)
         if bare is not None:
             default("save.merged_16bit", True, bare.func, _SIXTEEN_BIT_DEFAULT)
+    # GGUF exports (unsloth/save.py patch_saving_functions binds save_pretrained_gguf /
+    # push_to_hub_gguf): the arguments as written, for the signature the release binds.
+    gguf = [call for call in document.calls("save_pretrained_gguf", "push_to_hub_gguf")
+            if not _opaque(call) and not any(first <= call.lineno <= last for first, last in dead_lines(document))]
+    if gguf:
+        where = Origin(span_of(document, *document.span(gguf[0])))
+        config.set("save.gguf_positional", Field(len(gguf[0].args), where))
+        config.set("save.gguf_keywords", Field([item.arg for item in gguf[0].keywords], where))
 
 
 def record_plain_sft_arguments(document: PythonDocument, config: ConfigIR, trainer: ast.Call | None) -> None:

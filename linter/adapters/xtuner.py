@@ -245,6 +245,10 @@ class XTunerAdapter(Adapter):
         record("batch.grad_accum", wrapper.get("accumulative_counts"))
         dataloader, _ = parts.arguments("train_dataloader")
         record("batch.micro", dataloader.get("batch_size"))
+        # dataset/collate_fns/default_collate_fn.py: use_varlen_attn picks the path without the
+        # pad_for_sequence_parallel padding (its assert wants a length divisible by the SP size).
+        collate, _ = _arguments(document, dataloader.get("collate_fn"))
+        record("data.collate_varlen", collate.get("use_varlen_attn"))
         self._sequence_parallel(document, config, dataloader, record)
         self._amp_precision(document, parts, config, default)
 
