@@ -46,7 +46,7 @@ class Linter:
             hardware = Hardware([], hardware.origin, [f"the job runs on {run.value('device.kind')}"])
         check_noqa((config.path, loaded[0]) for config in run.configs
                    if (loaded := self.loader.document_of(config)) is not None)
-        context = Context(hardware, self._world_size or settings.world_size)
+        context = Context(hardware, self._world_size or settings.world_size, verbose=self._verbose)
         findings: list[Finding] = []
         for rule in self.rules_for(settings):
             if rule.needs_targets and not hardware.targets:

@@ -23,12 +23,23 @@ class Context:
     """What a rule knows besides the run: the target GPUs and the world size, and where it notes
     why it stayed silent (shown with --verbose)."""
 
-    __slots__ = ("hardware", "world_size", "notes")
+    __slots__ = ("hardware", "world_size", "notes", "verbose")
 
-    def __init__(self, hardware: Hardware, world_size: int | None = None, notes: list[str] | None = None):
+    def __init__(self, hardware: Hardware, world_size: int | None = None, notes: list[str] | None = None,
+                 verbose: bool = True):
         self.hardware = hardware
         self.world_size = world_size
         self.notes = notes if notes is not None else []
+        self.verbose = verbose  # notes are read only under --verbose: a costly reason is worked out only then
+
+    def unknown_version(self, config: ConfigIR, package: str, code: str) -> None:
+        """Note, for --verbose, that rule `code` skipped `config` because `package`'s version is
+        unknown, and why (searching the pins again costs: only when the notes are shown)."""
+        if self.verbose:
+            from .versions import unknown_version_reason
+
+            self.notes.append(f"{config.path}: {code} skipped: the {package} version is unknown "
+                              f"({unknown_version_reason(package, config.path)})")
 
     @property
     def targets(self) -> list[Target]:
@@ -38,7 +49,7 @@ class Context:
         """(version, where it comes from) when the run's `package` is older than `bound`; None
         when it is not, or when the version is unknown (noted for --verbose: the rule is silent).
         Pins that disagree (versions.disagreeing) still answer when every one is older."""
-        from .versions import disagreeing, older_than, unknown_version_reason
+        from .versions import disagreeing, older_than
 
         found = config.version(package)
         pins = disagreeing(package, config.path) if found is None else []
@@ -46,8 +57,7 @@ class Context:
             versions = " or ".join(dict.fromkeys(version for version, _ in pins))
             return versions, ", ".join(dict.fromkeys(str(path) for _, path in pins))
         if found is None:
-            self.notes.append(f"{config.path}: {code} skipped: the {package} version is unknown "
-                              f"({unknown_version_reason(package, config.path)})")
+            self.unknown_version(config, package, code)
             return None
         return found if older_than(found[0], bound) else None
 

@@ -53,10 +53,7 @@ def pinned_version(config, package: str, code: str, context):
     for --verbose, that rule `code` skipped the file: unknown means silent."""
     found = config.version(package)
     if found is None:
-        from linter.versions import unknown_version_reason
-
-        context.notes.append(f"{config.path}: {code} skipped: the {package} version is unknown "
-                             f"({unknown_version_reason(package, config.path)})")
+        context.unknown_version(config, package, code)
     return found
 
 

@@ -152,8 +152,12 @@ class KeyNewerThanRelease(Rule):
             tree = config.key_tree
             if spec is None or tree is None or not isinstance(tree.value, dict):
                 continue
-            from linter.versions import older_than
+            from linter.versions import key_releases, older_than
 
+            history = key_releases()
+            if not any((row := history[package]["keys"].get(key)) is not None and row[2] is not None
+                       for package in spec["packages"] for key in tree.value):
+                continue  # every key is as old as the history read: no release to ask about
             pinned = []
             for package, newest in spec["packages"].items():
                 found = pinned_version(config, package, self.code, context)
