@@ -57,6 +57,8 @@ IR_KEYS = (
                              "teacher_model_name_or_path), as written"),
     ("model.load_dtype", "dtype", "the dtype the model weights are loaded in (torch_dtype)"),
     ("model.default_dtype", "dtype", "the dtype the framework loads weights in when the config names none"),
+    ("model.bf16_falls_back", "bool", "the loader replaces a bfloat16 dtype (weights and 4-bit compute) with float16 "
+                                      "on a GPU without bf16, instead of failing"),
     ("model.device_map", "str", "the device_map from_pretrained receives, as written (a device, auto / balanced / "
                                 "balanced_low_0 / sequential, or `map` for an explicit module-to-device mapping)"),
     ("model.unsloth", "bool", "Unsloth's patched model and kernels load and train the model (LLaMA-Factory use_unsloth)"),

@@ -67,6 +67,8 @@ class Bf16Unsupported(Rule):
                 changes.append(SetPrecision(config, "fp16"))
             for key, what in (("model.load_dtype", "the model dtype"),
                               ("quantization.compute_dtype", "the 4-bit compute dtype")):
+                if config.value("model.bf16_falls_back") is True:
+                    break  # the loader itself loads float16 there (Unsloth's from_pretrained)
                 if config.value(key) == "bfloat16" and (key == "model.load_dtype" or config.value("quantization.bits") == 4):
                     places.append((f"{what} bfloat16", config.get(key)))
                     changes.append(SetValue(config, key, "float16"))

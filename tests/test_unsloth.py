@@ -263,3 +263,17 @@ def test_ver001_silent_when_the_unsloth_version_is_unknown(tmp_path, monkeypatch
     (tmp_path / "requirements.txt").write_text("unsloth\n")
     assert _ver001(script) == []
     assert "VER001 skipped: the unsloth version is unknown" in trainlint("check", script, "--gpu", "T4", "--verbose").err
+
+
+def test_a_bfloat16_dtype_on_a_gpu_without_bf16_is_loaded_as_float16_by_unsloth(tmp_path):
+    """unsloth/models/loader.py and llama.py (every release since c3d6def64): from_pretrained with
+    dtype=torch.bfloat16 on a GPU without bf16 warns "Will change to float16." and loads float16,
+    4-bit compute included: no PRE001 for the dtype; bf16 mixed precision in the trainer still fails."""
+    loader = ("from unsloth import FastLanguageModel\nimport torch\n"
+              "model, tokenizer = FastLanguageModel.from_pretrained('unsloth/Qwen2.5-7B', max_seq_length=2048, "
+              "dtype=torch.bfloat16, load_in_4bit=True)\n")
+    assert "PRE001" not in codes(script(tmp_path, loader), gpu="V100")
+    trainer = loader + ("from trl import SFTTrainer, SFTConfig\n"
+                        "trainer = SFTTrainer(model=model, args=SFTConfig(bf16=True, output_dir='o'))\n")
+    (tmp_path / "train.py").unlink()
+    assert "PRE001" in codes(script(tmp_path, trainer), gpu="V100")

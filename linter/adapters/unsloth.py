@@ -233,6 +233,8 @@ class UnslothAdapter(Adapter):
         if dtype is not None and dtype.value == AUTO and _argument(loader, "quantization_config") is not None:
             del config.fields["model.load_dtype"]  # dtype None takes a quantization_config's compute dtype
             dtype = None
+        if loader is not None:  # loader.py / llama.py since c3d6def64: "Device does not support bfloat16. Will change to float16."
+            default("model.bf16_falls_back", True, loader.func, f"{_LOADER}: a bfloat16 dtype on a GPU without bf16 loads float16")
         full_finetuning = self._bits(document, config, loader, default, record)
         if config.value("quantization.bits") == 4:
             if dtype is not None:
