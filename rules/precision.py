@@ -65,12 +65,14 @@ class Bf16Unsupported(Rule):
             if config.value("precision.bf16") is True:
                 places.append(("bf16 mixed precision", config.get("precision.bf16")))
                 changes.append(SetPrecision(config, "fp16"))
+            # A loader that itself loads float16 there (Unsloth's from_pretrained) makes the dtype no
+            # finding; the fix still moves it with the trainer's precision, which must agree with it.
+            falls_back = config.value("model.bf16_falls_back") is True
             for key, what in (("model.load_dtype", "the model dtype"),
                               ("quantization.compute_dtype", "the 4-bit compute dtype")):
-                if config.value("model.bf16_falls_back") is True:
-                    break  # the loader itself loads float16 there (Unsloth's from_pretrained)
                 if config.value(key) == "bfloat16" and (key == "model.load_dtype" or config.value("quantization.bits") == 4):
-                    places.append((f"{what} bfloat16", config.get(key)))
+                    if not falls_back:
+                        places.append((f"{what} bfloat16", config.get(key)))
                     changes.append(SetValue(config, key, "float16"))
             if not places:
                 continue

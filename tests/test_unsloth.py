@@ -85,6 +85,7 @@ def test_fix_keeps_crlf_and_bom(tmp_path):
 def test_parsed_values():
     assert values(UNSLOTH) == {
         "model.name": "./模型/tinyllama-bnb-4bit", "sequence.max_length": 2048, "model.load_dtype": "float16",
+        "model.bf16_falls_back": True,
         "quantization.bits": 4, "quantization.compute_dtype": "float16", "quantization.quant_type": "nf4",
         "quantization.double_quant": True, "adapter.kind": "lora", "adapter.r": 16, "adapter.alpha": 16,
         "adapter.target_modules": ["q_proj", "v_proj"], "memory.gradient_checkpointing": True,
