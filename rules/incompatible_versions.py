@@ -28,6 +28,19 @@ class _Range:
         return self.package + ",".join(bound for bound in bounds if bound)
 
 
+def pins_in_ranges(config, ranges, code: str, context) -> str | None:
+    """The pins as `pkg version (where), ...` when every package of `ranges` is pinned inside its
+    range; None otherwise, noting for --verbose where a version is unknown (the rule is silent)."""
+    pins = [config.version(part.package) for part in ranges]
+    if any(pin is None for pin in pins):
+        context.notes.append(f"{config.path}: {code} skipped: the {' and '.join(part.package for part in ranges)} "
+                             "versions are not all known (no exact pins nearby, none installed)")
+        return None
+    if not all(part.holds(pin[0]) for part, pin in zip(ranges, pins)):
+        return None
+    return ", ".join(f"{part.package} {pin[0]} ({pin[1]})" for part, pin in zip(ranges, pins))
+
+
 class _Pair:
     __slots__ = ("ranges", "applies", "failure", "reference", "point")
 
@@ -316,15 +329,9 @@ class IncompatibleVersions(Rule):
             for pair in _PAIRS:
                 if not pair.applies(config, run):
                     continue
-                pins = [config.version(part.package) for part in pair.ranges]
-                if any(pin is None for pin in pins):
-                    context.notes.append(f"{config.path}: {self.code} skipped: the "
-                                         f"{' and '.join(part.package for part in pair.ranges)} versions are not "
-                                         "all known (no exact pins nearby, none installed)")
+                named = pins_in_ranges(config, pair.ranges, self.code, context)
+                if named is None:
                     continue
-                if not all(part.holds(pin[0]) for part, pin in zip(pair.ranges, pins)):
-                    continue
-                named = ", ".join(f"{part.package} {pin[0]} ({pin[1]})" for part, pin in zip(pair.ranges, pins))
                 ranges = " with ".join(part.spelled() for part in pair.ranges)
                 yield self.finding(config, config.span(*pair.point.split()) or config.file_span,
                                    f"{named}: {ranges} {'break' if len(pair.ranges) == 1 else 'do not work together'} "

@@ -13,7 +13,7 @@ from __future__ import annotations
 from linter.registry import ERROR, WARNING, Rule, register
 
 from .facts import read_by_repository_script, world_size
-from .incompatible_versions import _Range
+from .incompatible_versions import _Range, pins_in_ranges
 
 _ARGUMENT_FILES = ("trl", "trainer", "llamafactory")  # read by transformers' TrainingArguments
 
@@ -262,15 +262,9 @@ class ReleaseBug(Rule):
             for row in rows:
                 if not row.applies(facts):
                     continue
-                pins = [config.version(part.package) for part in row.ranges]
-                if any(pin is None for pin in pins):
-                    context.notes.append(f"{config.path}: {self.code} skipped: the "
-                                         f"{' and '.join(part.package for part in row.ranges)} versions are not "
-                                         "all known (no exact pins nearby, none installed)")
+                named = pins_in_ranges(config, row.ranges, self.code, context)
+                if named is None:
                     continue
-                if not all(part.holds(pin[0]) for part, pin in zip(row.ranges, pins)):
-                    continue
-                named = ", ".join(f"{part.package} {pin[0]} ({pin[1]})" for part, pin in zip(row.ranges, pins))
                 what = row.what.replace("{optimizer.name}", str(config.value("optimizer.name")))
                 yield self.finding(config, config.span(row.point) or config.file_span,
                                    f"{what} on {named}: {row.failure} ({row.reference})")
