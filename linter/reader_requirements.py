@@ -17,6 +17,8 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
+from .version_order import older_than
+
 
 @lru_cache(maxsize=None)
 def _table() -> dict:
@@ -29,14 +31,6 @@ def _table() -> dict:
 def has_table(reader: str) -> bool:
     return reader in _table()
 
-
-def _older(version: str, bound: str) -> bool:
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        return Version(version) < Version(bound)
-    except InvalidVersion:
-        return False  # not comparable: not shown to be below
 
 
 def below_reader_floor(package: str, version: str, reader: str, own: tuple[str, Path] | None) -> str | None:
@@ -55,7 +49,7 @@ def below_reader_floor(package: str, version: str, reader: str, own: tuple[str, 
         except InvalidVersion:
             row = None
         floor = row["floors"].get(package) if row else None
-        if floor and _older(version, floor):
+        if floor and older_than(version, floor) is True:
             return (f"{package}=={version} is below what {reader} {own[0]} ({own[1].name}) requires, "
                     f"{package}>={floor}: installing it replaces the pin")
         return None
@@ -65,7 +59,7 @@ def below_reader_floor(package: str, version: str, reader: str, own: tuple[str, 
     if len(floors) != len(modelled) or not floors:
         return None  # a release without a floor for it: any version may read the file
     lowest = min(floors, key=Version)
-    if _older(version, lowest):
+    if older_than(version, lowest) is True:
         return (f"{package}=={version} is below what every {reader} release from {frameworks[reader]['from']} "
                 f"requires ({package}>={lowest} at the least): installing {reader} replaces the pin")
     return None

@@ -47,6 +47,7 @@ from .installed import installed
 from .pin_readers import CONFLICT, is_install_script, may_pin, normalise as _normalise, reader_for, same_version
 from .source import folders_to_checkout, forget_checkouts
 from .value import Value
+from .version_order import older_than
 
 _LOCK_FILES = ("uv.lock", "poetry.lock", "Pipfile.lock")
 
@@ -300,15 +301,6 @@ def version_of(package: str, near: Path) -> tuple[str, str] | None:
     if found is None:
         return None
     return found.version, found.where
-
-
-def older_than(version: str, bound: str) -> bool | None:
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        return Version(version) < Version(bound)
-    except InvalidVersion:
-        return None
 
 
 def key_releases() -> dict:
