@@ -134,6 +134,8 @@ CHECKED_KEYS = (
     ("inference.backend", "str", "the engine that generates: huggingface, vllm, sglang"),
     ("logging.report_to", "list", "the experiment trackers the run logs to, as written"),
     ("media.image_max_pixels", "int", "the most pixels an input image is resized to"),
+    ("media.image_resolution", "int", "LLaMA-Factory image_resolution as written (0.9.0: the longest image side; "
+                                      "0.9.1: the most pixels of an image; gone in 0.9.2)"),
     ("media.image_min_pixels", "int", "the fewest pixels an input image is resized to"),
     ("media.video_max_pixels", "int", "the most pixels a video frame is resized to"),
     ("media.video_min_pixels", "int", "the fewest pixels a video frame is resized to"),
@@ -168,6 +170,9 @@ CHECKED_KEYS = (
     ("data.set_formats", "list", "`name=formatting` of each named dataset, as its registry gives it (LLaMA-Factory "
                                  "dataset_info.json `formatting`, default alpaca)"),
     ("data.set_registry", "str", "the dataset registry the named datasets' ranking flags come from (its path)"),
+    ("data.media_sets", "list", "`name=images,videos` for each named dataset with media columns, as its registry "
+                                "gives them (LLaMA-Factory dataset_info.json `columns` images / videos / audios)"),
+    ("data.media_registry", "str", "the dataset registry the named datasets' media columns come from"),
     ("data.sharegpt_types", "list", "the types of the datasets in a ShareGPT format (Axolotl sharegpt, sharegpt:chat, "
                                     "sharegpt.load_role, ...), as written"),
     ("data.sharegpt_conversation", "str", "the FastChat conversation template the first `type: sharegpt` dataset "

@@ -51,3 +51,23 @@ def fastchat() -> dict:
     """data/fastchat_conversations.json (bench/fastchat_conversations.py): the conversation names of each
     fschat Axolotl pinned, Axolotl's own, and its chat_template names before and after #1664."""
     return json.loads((Path(__file__).parent / "data" / "fastchat_conversations.json").read_text("utf-8"))
+
+
+def plugin(package: str, version: str, template: str) -> tuple[str, frozenset[str]] | None:
+    """(mm_plugin name, the modalities it has a token for) of `template` in `package` `version`
+    ("head": the mirror's HEAD); ("base", {}) for a registered template without one; None where the
+    table does not hold the release (before the first with plugins, a development build) or the
+    release does not register the name."""
+    table = _table(package)
+    plugins = (table or {}).get("plugins", {})
+    if version not in plugins or template not in (table["head"] if version == "head" else
+                                                  table["releases"].get(version, ())):
+        return None
+    kind, modalities = plugins[version].get(template, ("base", ""))
+    return kind, frozenset(filter(None, modalities.split(",")))
+
+
+def plugin_versions(package: str) -> tuple[str, ...]:
+    """The releases (then "head") the plugin table holds, oldest first."""
+    table = _table(package)
+    return tuple((table or {}).get("plugins", {}))

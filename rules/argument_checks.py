@@ -5,6 +5,7 @@ from __future__ import annotations
 from linter.registry import ERROR, Rule, kinds, register
 from linter.versions import older_than
 
+from .argument_adapters import ADAPTER_ROWS
 from .argument_table import EXPORT, INFER, TABLES, TRAIN
 from .argument_workflows import WORKFLOW_ROWS, launched_as
 from .facts import world_size
@@ -190,6 +191,10 @@ class ParserRefuses(Rule):
     the block-diagonal attention list is a ValueError on a pinned 0.8.3 to 0.9.1 (the model type
     from a config.json beside the file, or the shipped name table; unknown: silent).
 
+    The adapter checks made when the model loads (rules/argument_adapters.py, model/adapter.py
+    _setup_lora_tuning) are rows too: several adapters under ZeRO-3, Unsloth or KTransformers,
+    DoRA on a GPTQ/AWQ/AQLM checkpoint, and OFT with Unsloth or KTransformers.
+
     Checks that later releases dropped (`predict_with_generate` while training, `pure_bf16`
     with bf16/fp16 before 0.8.3, a missing `template` before 0.9.2, ...) fire only on a pinned
     release that has them.
@@ -270,7 +275,9 @@ class ParserRefuses(Rule):
       SUPPORTED_CLASS_FOR_S2ATTN (llama only since 20130b486), model/model_utils/liger_kernel.py
       apply_liger_kernel (its model types at each tag from 0.9.0, c62a6ca59),
       model/model_utils/packing.py configure_packing (SUPPORTED_CLASS_FOR_BLOCK_DIAG_ATTN,
-      60558388e to d670d62a6)
+      60558388e to d670d62a6), model/adapter.py _setup_lora_tuning (ZeRO-3 04ae80a52 0.5.0, Unsloth
+      5420905a2 0.7.0, KTransformers 934b3084e 0.9.4 and 887ee2b12 0.9.5, DoRA on PTQ 46f99ff27 0.6.0,
+      Unsloth OFT 003a2acb1 0.9.4)
     """
 
     code = "TRN021"
@@ -292,7 +299,7 @@ class ParserRefuses(Rule):
                 context.notes.append(f"{config.path}: {self.code} skipped: the file is read by the repository's "
                                      f"own copy of {package} ({copy}), whose checks may differ from any release's")
                 continue
-            rows = rows + WORKFLOW_ROWS if package == "llamafactory" else rows
+            rows = rows + WORKFLOW_ROWS + ADAPTER_ROWS if package == "llamafactory" else rows
             release = config.version(package)
             command = _command(config)
             facts = None

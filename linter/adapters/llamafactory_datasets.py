@@ -25,6 +25,15 @@ from ..ir import Field, Origin
 from . import templated, working_directory_candidates
 
 _PARSER = "llamafactory/data/parser.py get_dataset_list (dataset_info.json `ranking`, default false)"
+_MEDIA = ("images", "videos", "audios")
+# The media columns of the built-in multimodal datasets in LLaMA-Factory's data/dataset_info.json
+# (hiyouga/LLaMA-Factory, read at HEAD ff6d4d12e; mllm_demo has had its `images` column since it was
+# added with visual_inputs in 0.7.0, read at 73d4a8e65).
+_SHIPPED_MEDIA = {
+    **dict.fromkeys(("mllm_demo", "llava_1k_en", "llava_1k_zh", "llava_150k_en", "llava_150k_zh", "pokemon_cap",
+                     "mllm_pt_demo", "rlhf_v", "vlfeedback", "rlaif_v"), ("images",)),
+    "mllm_audio_demo": ("audios",), "mllm_video_demo": ("videos",), "mllm_video_audio_demo": ("videos", "audios"),
+}
 
 
 def record_dataset_ranking(config, read) -> None:
@@ -56,6 +65,7 @@ def record_dataset_ranking(config, read) -> None:
         return
     found: dict[str, set] = {}
     formats: dict[str, set] = {}
+    media: dict[str, set] = {}
     where: dict[str, str] = {}
     registries = 0
     for candidate in working_directory_candidates(config.path, os.path.join(directory, "dataset_info.json")):
@@ -73,7 +83,10 @@ def record_dataset_ranking(config, read) -> None:
                 found.setdefault(name, set()).add(_flag(entry.get("ranking", False)))
                 formats.setdefault(name, set()).add(entry.get("formatting", "alpaca") if isinstance(
                     entry.get("formatting", "alpaca"), str) else None)
+                columns = entry.get("columns") if isinstance(entry.get("columns"), dict) else {}
+                media.setdefault(name, set()).add(tuple(column for column in _MEDIA if columns.get(column)))
                 where.setdefault(name, os.path.relpath(candidate, config.path.resolve().parent))
+    _record_media(config, names, media, where, span, directory == "data")
     if not registries:
         return
     files = set()
@@ -90,6 +103,28 @@ def record_dataset_ranking(config, read) -> None:
         config.set("data.set_formats", Field(formatted, Origin(span, None, "dataset")))
     if files:
         config.set("data.set_registry", Field(", ".join(sorted(files)), Origin(span)))
+
+
+def _record_media(config, names, media, where, span, shipped: bool) -> None:
+    """data.media_sets: `name=images,videos` for each named dataset with media columns, where the
+    registries agree (a name no registry here defines: the shipped registry's, with the default
+    dataset_dir); data.media_registry: where they come from."""
+    chosen, files = [], set()
+    for name in names:
+        if name in media:
+            if len(media[name]) != 1:
+                continue
+            columns, source = next(iter(media[name])), where[name]
+        elif shipped and name in _SHIPPED_MEDIA:
+            columns, source = _SHIPPED_MEDIA[name], "LLaMA-Factory's own data/dataset_info.json"
+        else:
+            continue
+        if columns:
+            chosen.append(f"{name}={','.join(columns)}")
+            files.add(source)
+    if chosen:
+        config.set("data.media_sets", Field(chosen, Origin(span, None, "dataset")))
+        config.set("data.media_registry", Field(", ".join(sorted(files)), Origin(span)))
 
 
 def _flag(value):
