@@ -146,6 +146,12 @@ class DeepSpeedFacts(Facts):
             return f"ZeRO stage {self.stage()}"
         return "fp16" if self.fp16() and self("precision.amp") is not True else ""
 
+    def comm_dtype(self) -> str:
+        """communication_data_type as DeepSpeed compares it (runtime/config.py
+        get_communication_data_type lower-cases it); "" when unwritten or not a string."""
+        value = self("parallel.communication_data_type")
+        return value.lower() if isinstance(value, str) else ""
+
     def muon(self) -> bool:
         """DeepSpeed builds its Muon (runtime/engine.py _configure_basic_optimizer: MuonWithAuxAdam,
         v0.17.6 on) from the file's optimizer block."""

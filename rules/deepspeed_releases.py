@@ -242,6 +242,21 @@ BUGS = (
         "ZeRO stage {stage}", "deepspeed.initialize refuses it after the model has loaded (ValueError \"Muon with reduce "
         "scatter does not support optimizer offload\", from 0.19.3, #8141); set zero_optimization.reduce_scatter false "
         "or drop the optimizer offload", "0.19.3", None, unpinned=False),
+    # runtime/config.py get_communication_data_type (d14baad94 #1487, v0.5.8; the releases before do not
+    # read the key): fp32, fp16 and "bfp16" until ed8aed570 (#5297, v0.14.1) renamed it "bf16"; any other
+    # value raises ValueError "Invalid communication_data_type" when the config is read.
+    _bug("DS025", lambda d: d.comm_dtype() == "bf16", "parallel.communication_data_type", "communication_data_type bf16",
+        "DeepSpeed's config reader refuses it (ValueError \"Invalid communication_data_type. Supported data types: "
+        "['fp16', 'bfp16', 'fp32']\"; \"bf16\" is accepted from 0.14.1, #5297); write \"bfp16\" or upgrade DeepSpeed",
+        "0.5.8", "0.14.1"),
+    _bug("DS025", lambda d: d.comm_dtype() == "bfp16", "parallel.communication_data_type", "communication_data_type bfp16",
+        "DeepSpeed's config reader refuses it (ValueError \"Invalid communication_data_type. Supported data types: "
+        "['fp16', 'bf16', 'fp32']\": 0.14.1 renamed \"bfp16\" to \"bf16\", #5297); write \"bf16\"", "0.14.1", None,
+        unpinned=False),
+    _bug("DS025", lambda d: d.comm_dtype() not in ("", "fp32", "fp16", "bf16", "bfp16"), "parallel.communication_data_type",
+        "communication_data_type {parallel.communication_data_type}",
+        "DeepSpeed's config reader refuses it (ValueError \"Invalid communication_data_type\": it takes fp32, fp16 and "
+        "bf16, spelled bfp16 before 0.14.1); write one of those", "0.5.8", None),
     # engine.py _do_optimizer_sanity_check with data_types.grad_accum_dtype (21c280296, #2512, v0.7.6; the
     # releases before ignore the key): an fp16 model accumulating in fp32 or bf16 is refused under ZeRO
     # until 8afcda2ac (#2847, v0.10.1) ("must be equal to use ZeRO"), and without ZeRO or amp by every
