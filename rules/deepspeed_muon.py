@@ -90,14 +90,13 @@ class MuonZeroUpdateBug(_MuonBug):
     ## What it does
     Flags DeepSpeed's Muon optimizer (`optimizer.type: Muon`, built by DeepSpeed from the file:
     a trainer or accelerate fills it, or a script passes no optimizer of its own) where the
-    DeepSpeed in use computes Muon's update wrongly or not at all:
-    - ZeRO stage 1 or 2 with `reduce_scatter` (the default) through the contiguous gradient
-      buckets (`contiguous_gradients`, the default), no optimizer offload, on more than one GPU
-      (or an unknown count): DeepSpeed 0.18.5-0.19.2, and 0.17.6-0.18.4 with
-      `zero_allow_untested_optimizer` (the releases before refuse Muon under ZeRO);
-    - ZeRO stage 1 or 2 with `offload_optimizer`: every release from 0.18.5 with `reduce_scatter`
-      false, up to 0.19.2 with it (0.19.3 refuses that pair, a DS025 row);
-    - no ZeRO (stage 0, the default): every release from 0.17.6.
+    DeepSpeed in use computes Muon's update wrongly or not at all: under ZeRO stage 1 or 2 with
+    `reduce_scatter` (the default) through the contiguous gradient buckets (`contiguous_gradients`,
+    the default), no optimizer offload and more than one GPU (or an unknown count), on 0.18.5-0.19.2
+    (0.17.6-0.18.4 with `zero_allow_untested_optimizer`; without it they refuse Muon under ZeRO);
+    under ZeRO stage 1 or 2 with `offload_optimizer`, on every release from 0.18.5 with
+    `reduce_scatter` false and up to 0.19.2 with it (0.19.3 refuses that pair, a DS025 row); and
+    without ZeRO (stage 0, the default), on every release from 0.17.6.
     Rows bounded by a fix need the version (an exact pin near the config, or the installed
     package); the unfixed ones fire without it.
 
