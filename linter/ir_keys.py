@@ -281,6 +281,10 @@ IR_KEYS = (
     ("parallel.offload_param_nvme_path", "str", "ZeRO offload_param.nvme_path as written (the swap folder for nvme)"),
     ("parallel.offload_optimizer_nvme_path", "str", "ZeRO offload_optimizer.nvme_path as written"),
     ("parallel.overlap_comm", "bool", "ZeRO overlap_comm (written value only; DeepSpeed's default depends on the stage)"),
+    ("parallel.reduce_scatter", "bool", "ZeRO reduce_scatter as written (unset: true): ZeRO-1/2 average each gradient "
+                                        "bucket into its owner's partition only"),
+    ("parallel.contiguous_gradients", "bool", "ZeRO contiguous_gradients as written (unset: true): ZeRO-1/2 reduce "
+                                              "through the contiguous buckets (reduce_scatter) instead of all-reducing"),
     # Batch
     ("batch.micro", "int|auto", "per-GPU micro batch"),
     ("batch.grad_accum", "int|auto", "gradient accumulation steps"),

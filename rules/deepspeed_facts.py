@@ -146,6 +146,32 @@ class DeepSpeedFacts(Facts):
             return f"ZeRO stage {self.stage()}"
         return "fp16" if self.fp16() and self("precision.amp") is not True else ""
 
+    def comm_dtype(self) -> str:
+        """communication_data_type as DeepSpeed compares it (runtime/config.py
+        get_communication_data_type lower-cases it); "" when unwritten or not a string."""
+        value = self("parallel.communication_data_type")
+        return value.lower() if isinstance(value, str) else ""
+
+    def muon(self) -> bool:
+        """DeepSpeed builds its Muon (runtime/engine.py _configure_basic_optimizer: MuonWithAuxAdam,
+        v0.17.6 on) from the file's optimizer block."""
+        return self.optimizer() == "muon"
+
+    def reduce_scatter(self) -> bool:
+        """ZeRO reduces gradients into their owners' partitions: zero_optimization.reduce_scatter not
+        written false (runtime/zero/config.py: default True)."""
+        return self("parallel.reduce_scatter") is not False
+
+    def bucket_reduce(self) -> bool:
+        """ZeRO-1/2 reduce through the contiguous buckets, where reduce_scatter applies
+        (stage_1_and_2.py reduce_ipg_grads -> average_tensor; with contiguous_gradients false,
+        buffered_reduce_fallback all-reduces every gradient): default True (zero/config.py)."""
+        return self.reduce_scatter() and self("parallel.contiguous_gradients") is not False
+
+    def offloads_optimizer(self) -> bool:
+        """offload_optimizer to cpu or nvme (stage_1_and_2.py cpu_offload: any device but "none")."""
+        return self("parallel.offload_optimizer") is True
+
     def autotp(self) -> int:
         size = self("parallel.autotp_size")
         return size if isinstance(size, int) and not isinstance(size, bool) else 0

@@ -172,7 +172,11 @@ class DeepSpeedConfigRefused(DeepSpeedReleaseBug):
     fp16, a spelling that neither DeepSpeed nor torch has (`cosine`, `warmuplr`: every
     release), and WarmupCosineLR before 0.12.3; `zero_optimization.legacy_stage1` under ZeRO
     (0.5.9 on); fp16 with `data_types.grad_accum_dtype` fp32 or bf16 (under ZeRO 0.7.6-0.10.0,
-    without ZeRO 0.7.6 on). Rows bounded by a fix, or by a release before
+    without ZeRO 0.7.6 on); `communication_data_type` "bf16" (0.5.8-0.14.0), "bfp16" (0.14.1 on)
+    or any other spelling than fp32/fp16/bf16/bfp16 (0.5.8 on); DeepSpeed's Muon under ZeRO-3
+    with `reduce_scatter` (the default; every release with Muon) or at all before 0.18.9, under
+    ZeRO without `zero_allow_untested_optimizer` (0.17.6-0.18.4), and under ZeRO-1/2 with
+    `reduce_scatter` and `offload_optimizer` (0.19.3 on). Rows bounded by a fix, or by a release before
     which the file ran, need the DeepSpeed version (an exact pin near the config, or the
     installed package); with it unknown only the checks that every release makes fire.
 
@@ -220,6 +224,11 @@ class DeepSpeedConfigRefused(DeepSpeedReleaseBug):
       (`scheduler(self.optimizer, ...)`, v0.1.0 on); runtime/lr_schedules.py VALID_LR_SCHEDULES
       (WarmupCosineLR from 4388a605f #4563, v0.12.3); torch/optim/lr_scheduler.py LRScheduler
       ("is not an Optimizer")
+    - deepspeed/runtime/config.py get_communication_data_type (d14baad94 #1487, v0.5.8; "bfp16"
+      renamed "bf16" by ed8aed570 #5297, v0.14.1)
+    - Muon: engine.py _configure_basic_optimizer (ZeRO-3 assert until 956ec6fb1 #7919, v0.18.9),
+      zero/stage3.py ("Muon and reduce scatter cannot be used together"), zero/utils.py
+      (3bc882faa #7802, v0.18.5), zero/stage_1_and_2.py (de1846cf6 #8141, v0.19.3)
     - deepspeedai/DeepSpeed#1784, #7389, #5046, #1197, #6992, #3492; the rows: trainlint
       rules/deepspeed_releases.py (BUGS, DS025)
     """

@@ -218,6 +218,45 @@ BUGS = (
         "optimizer.name", "optimizer {optimizer.name} under ZeRO stage {stage} without zero_allow_untested_optimizer",
         "deepspeed.initialize refuses it (\"You are using an untested ZeRO Optimizer\"; ZeRO takes Adagrad from "
         "0.9.2, #3401); add \"zero_allow_untested_optimizer\": true or upgrade DeepSpeed", None, "0.9.2"),
+    # Muon (66ad27804 #7509, v0.17.6; older releases do not know the name). _configure_basic_optimizer
+    # asserts ZeRO stage <= 2 until 956ec6fb1 (#7919, v0.18.9) brings ZeRO-3 Muon, whose stage3.py
+    # raises "Muon and reduce scatter cannot be used together" (reduce_scatter defaults true): every
+    # release refuses Muon with ZeRO-3 and reduce_scatter. ZeRO finds MuonWithAuxAdam in
+    # ZERO_SUPPORTED_OPTIMIZERS only from 3bc882faa (#7802, v0.18.5, "Fix Muon optimizer module path").
+    # stage_1_and_2.py refuses Muon with reduce_scatter and optimizer offload from de1846cf6 (#8141, v0.19.3).
+    _bug("DS025", lambda d: d.muon() and d.stage() == 3 and d.reduce_scatter(), "parallel.reduce_scatter parallel.zero_stage",
+        "optimizer Muon under ZeRO-3 with reduce_scatter (the default)",
+        "deepspeed.initialize refuses it after the model has loaded (ValueError \"Muon and reduce scatter cannot be used "
+        "together\"; before 0.18.9 \"Muon optimizer is not yet compatible with ZeRO Stage 3\"); set "
+        "zero_optimization.reduce_scatter false on DeepSpeed 0.18.9 or later, or use ZeRO stage 1 or 2", "0.17.6", None),
+    _bug("DS025", lambda d: d.muon() and d.stage() == 3, "parallel.zero_stage", "optimizer Muon under ZeRO-3",
+        "deepspeed.initialize refuses it (\"Muon optimizer is not yet compatible with ZeRO Stage 3\"; accepted from "
+        "0.18.9, #7919); use ZeRO stage 1 or 2 or upgrade DeepSpeed", "0.17.6", "0.18.9"),
+    _bug("DS025", lambda d: d.muon() and d.stage() >= 1 and not d.untested_allowed(), "optimizer.name",
+        "optimizer Muon under ZeRO stage {stage} without zero_allow_untested_optimizer",
+        "deepspeed.initialize refuses it after the model has loaded (\"You are using an untested ZeRO Optimizer\": "
+        "ZeRO looked Muon up under a wrong module path until 0.18.5, #7802); add \"zero_allow_untested_optimizer\": "
+        "true or upgrade DeepSpeed", "0.17.6", "0.18.5"),
+    _bug("DS025", lambda d: d.muon() and d.stage() in (1, 2) and d.reduce_scatter() and d.offloads_optimizer(),
+        "parallel.offload_optimizer", "optimizer Muon with reduce_scatter (the default) and offload_optimizer under "
+        "ZeRO stage {stage}", "deepspeed.initialize refuses it after the model has loaded (ValueError \"Muon with reduce "
+        "scatter does not support optimizer offload\", from 0.19.3, #8141); set zero_optimization.reduce_scatter false "
+        "or drop the optimizer offload", "0.19.3", None, unpinned=False),
+    # runtime/config.py get_communication_data_type (d14baad94 #1487, v0.5.8; the releases before do not
+    # read the key): fp32, fp16 and "bfp16" until ed8aed570 (#5297, v0.14.1) renamed it "bf16"; any other
+    # value raises ValueError "Invalid communication_data_type" when the config is read.
+    _bug("DS025", lambda d: d.comm_dtype() == "bf16", "parallel.communication_data_type", "communication_data_type bf16",
+        "DeepSpeed's config reader refuses it (ValueError \"Invalid communication_data_type. Supported data types: "
+        "['fp16', 'bfp16', 'fp32']\"; \"bf16\" is accepted from 0.14.1, #5297); write \"bfp16\" or upgrade DeepSpeed",
+        "0.5.8", "0.14.1"),
+    _bug("DS025", lambda d: d.comm_dtype() == "bfp16", "parallel.communication_data_type", "communication_data_type bfp16",
+        "DeepSpeed's config reader refuses it (ValueError \"Invalid communication_data_type. Supported data types: "
+        "['fp16', 'bf16', 'fp32']\": 0.14.1 renamed \"bfp16\" to \"bf16\", #5297); write \"bf16\"", "0.14.1", None,
+        unpinned=False),
+    _bug("DS025", lambda d: d.comm_dtype() not in ("", "fp32", "fp16", "bf16", "bfp16"), "parallel.communication_data_type",
+        "communication_data_type {parallel.communication_data_type}",
+        "DeepSpeed's config reader refuses it (ValueError \"Invalid communication_data_type\": it takes fp32, fp16 and "
+        "bf16, spelled bfp16 before 0.14.1); write one of those", "0.5.8", None),
     # engine.py _do_optimizer_sanity_check with data_types.grad_accum_dtype (21c280296, #2512, v0.7.6; the
     # releases before ignore the key): an fp16 model accumulating in fp32 or bf16 is refused under ZeRO
     # until 8afcda2ac (#2847, v0.10.1) ("must be equal to use ZeRO"), and without ZeRO or amp by every

@@ -238,3 +238,97 @@ class VarlenSequenceParallelUnevenPack(Rule):
                 "(drop_last=False) emits a shorter residual pack at the end of every preprocessing batch, so "
                 "training dies with an AssertionError at the first step that draws one",
             )
+
+
+# The model types whose attention XTuner's sequence parallelism splits by heads (the dispatched
+# forwards that call pre_process_for_sequence_parallel_attn, xtuner/model/modules/dispatch/*.py),
+# by the first release that has them: llama and internlm2 from v0.1.16 (59834032c #456); mistral,
+# mixtral, qwen2, qwen2_moe and cohere from v0.1.18; phi3 from v0.1.19; deepseek_v2 from v0.1.20.
+_SP_ATTENTION = (("0.1.16", {"llama", "internlm2"}), ("0.1.18", {"mistral", "mixtral", "qwen2", "qwen2_moe", "cohere"}),
+                 ("0.1.19", {"phi3"}), ("0.1.20", {"deepseek_v2"}))
+_SP_ANY_HEADS = "0.1.21"  # 7646e7bf0 (#769): an inner sequence-parallel group when heads do not divide
+
+
+@register
+class SequenceParallelSizeDividesHeads(Rule):
+    """TRN093 sequence-parallel-size-divides-heads
+
+    ## What it does
+    Flags an XTuner config whose `sequence_parallel_size` does not divide the model's number of
+    attention heads (`num_attention_heads`: from a local config.json, the Hugging Face cache or
+    trainlint's model table), in a run launched with DeepSpeed (XTuner builds the
+    sequence-parallel group in its DeepSpeed strategy only), where the xtuner in use (an exact pin
+    near the config, or the installed package) is v0.1.16 to v0.1.20 and its sequence-parallel
+    attention covers the model's type (llama and internlm2 from v0.1.16; mistral, mixtral,
+    qwen2, qwen2_moe and cohere from v0.1.18; phi3 from v0.1.19; deepseek_v2 from v0.1.20).
+    Silent where the version or the model is unknown.
+
+    ## Why is this bad?
+    Sequence parallelism hands each GPU of a group a slice of the sequence and, for attention,
+    trades it for a slice of the heads with an all-to-all. Up to v0.1.20 that split asserts
+    `n_head % sequence_parallel_world_size == 0` ("The number of attention heads should be
+    divisible by sequence_parallel_world_size") at the first attention forward, after the model
+    has loaded and the dataset has been packed (InternLM/xtuner#755: Qwen2-7B's 28 heads with
+    size 8). v0.1.21 (#769) runs such sizes with an inner group.
+
+    ## Example
+    `train.py` (xtuner==0.1.20, `xtuner train train.py --deepspeed deepspeed_zero3` on 8 GPUs):
+        pretrained_model_name_or_path = "Qwen/Qwen2-7B-Instruct"
+        sequence_parallel_size = 8
+    Use instead:
+        pretrained_model_name_or_path = "Qwen/Qwen2-7B-Instruct"
+        sequence_parallel_size = 4
+
+    ## Fix safety
+    No fix: the size trades memory for GPUs; a divisor of the head count or xtuner 0.1.21 are
+    the author's choice.
+
+    ## References
+    - xtuner/parallel/sequence/attention.py pre_process_for_sequence_parallel_attn (the assert,
+      from 59834032c #456, v0.1.16); 7646e7bf0 "Support the scenario where sp size is not
+      divisible by attn head num" (#769, first in v0.1.21)
+    - xtuner/model/modules/dispatch/*.py (the attention forwards that use it, per release);
+      xtuner/engine/_strategy/deepspeed.py (init_sequence_parallel)
+    - InternLM/xtuner#755, #769
+    """
+
+    code = "TRN093"
+    name = "sequence-parallel-size-divides-heads"
+    severity = ERROR
+    triggers = ("parallel.sequence_parallel",)
+
+    def check(self, run, context):
+        for config in run.configs:
+            degree = config.value("parallel.sequence_parallel")
+            if not isinstance(degree, int) or isinstance(degree, bool) or degree < 2:
+                continue
+            if not (config.value("launch.passes_deepspeed") is True
+                    or any(link.kind == "deepspeed" for link in config.links)):
+                continue  # without DeepSpeed no sequence-parallel group (or the whole world's: VER002)
+            model = config.value("model.name")
+            if not isinstance(model, str) or not model:
+                continue
+            found = context.version_before("xtuner", _SP_ANY_HEADS, config, self.code)
+            if found is None:
+                continue
+            yield from self._heads(config, context, degree, model, found)
+
+    def _heads(self, config, context, degree, model, found):
+        from linter.models import dimensions_of, model_type_of
+
+        kind = model_type_of(model, config.path.parent)
+        dims = dimensions_of(model, config.path.parent)
+        if kind is None or dims is None:
+            context.notes.append(f"{config.path}: {self.code} skipped: the model type or head count of {model} "
+                                 "is unknown")
+            return
+        covered = set().union(*(types for first, types in _SP_ATTENTION if older_than(found[0], first) is False))
+        if kind[0] not in covered or dims.heads % degree == 0:
+            return
+        yield self.finding(
+            config, config.span("parallel.sequence_parallel"),
+            f"sequence_parallel_size {degree} does not divide the {dims.heads} attention heads of {model} on xtuner "
+            f"{found[0]} ({found[1]}): the sequence-parallel attention asserts n_head % {degree} == 0 at the first "
+            "forward, after the model has loaded and the data has been packed (InternLM/xtuner#755); use a size "
+            f"that divides {dims.heads} or xtuner {_SP_ANY_HEADS} or later (#769)",
+        )

@@ -130,6 +130,10 @@ class DeepSpeedAdapter(Adapter):
         Binding("parallel.offload_optimizer_nvme_path", "zero_optimization.offload_optimizer.nvme_path"),
         # Written value only: unset means stage == 3 (zero/config.py, overlap_comm_valid).
         Binding("parallel.overlap_comm", "zero_optimization.overlap_comm"),
+        # runtime/zero/config.py reduce_scatter and contiguous_gradients (both default True, v0.1.0 on):
+        # written values only; unset means True (rules/deepspeed_facts.py says so where asked).
+        Binding("parallel.reduce_scatter", "zero_optimization.reduce_scatter"),
+        Binding("parallel.contiguous_gradients", "zero_optimization.contiguous_gradients"),
         # Written values only (runtime/zero/config.py zero_hpz_partition_size default 1; runtime/config.py
         # data_types.grad_accum_dtype default None; runtime/precision_config.py immediate_grad_update).
         Binding("parallel.hpz_partition_size", "zero_optimization.zero_hpz_partition_size"),
