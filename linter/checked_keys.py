@@ -18,6 +18,11 @@ CHECKED_KEYS = (
     ("eval.gather_object", "bool", "evaluation gathers Python objects across processes (eval_use_gather_object)"),
     ("logging.steps", "num", "steps between log entries (logging_steps; below 1 a share of the training steps)"),
     ("logging.strategy", "str", "when the trainer logs (no, steps, epoch), as written (logging_strategy)"),
+    # TRL trainer configs' own checks (rules/trl_configs.py TRN076)
+    ("logging.completions", "bool", "the RL trainer logs its completions (TRL GRPOConfig log_completions), as written"),
+    ("logging.completions_hub_repo", "str", "the Hub repository the completions are uploaded to (TRL GRPOConfig "
+                                            "log_completions_hub_repo), as written"),
+    ("training.preference_label_smoothing", "num", "TRL DPOConfig label_smoothing (cDPO / robust / EXO), as written"),
     ("precision.fp16_full_eval", "bool", "evaluation runs the model cast to fp16 (fp16_full_eval)"),
     ("precision.bf16_full_eval", "bool", "evaluation runs the model cast to bf16 (bf16_full_eval)"),
     ("precision.amp_backend", "str", "the trainer's mixed-precision backend as written (half_precision_backend: "

@@ -1,5 +1,6 @@
-"""Checks TRL's trainer configs beyond SFT / DPO / GRPO make from the config alone: the
-__post_init__ of RewardConfig, OnlineDPOConfig, PPOConfig, RLOOConfig, KTOConfig, ORPOConfig,
+"""Checks TRL's trainer configs make from the config alone: SFTTrainer's padding-free and chunked-loss
+checks, DPOTrainer's exo_pair and Liger checks and GRPOConfig's Hub-logging check (audited at v1.9.0;
+the GRPO batch checks are TRN012 / TRN085), and the __post_init__ of RewardConfig, OnlineDPOConfig, PPOConfig, RLOOConfig, KTOConfig, ORPOConfig,
 CPOConfig, BCOConfig, GKDConfig, XPOConfig, NashMDConfig and PRMConfig, and the matching trainer's
 __init__, read at every release tag of huggingface/trl (mirror f2cd57710). Which trainer reads a
 file is linter/adapters/trl_trainers.py's (a key only its config defines, in the release that
@@ -53,6 +54,38 @@ def _completion_fills_length(written_length: bool):
     return when
 
 
+_SFT = "trl/trainer/sft_trainer.py SFTTrainer.__init__"
+_DPO = "trl/trainer/dpo_trainer.py DPOTrainer.__init__"
+_SFT_MAX_LENGTH = 1024  # SFTConfig max_length, v0.16.0 to v1.9.0
+_HEAD = ("`loss_type='chunked_nll'` is not supported when `lm_head` is wrapped by a PEFT adapter (e.g. "
+         "`target_modules='all-linear'` or explicitly including `'lm_head'`). Either remove `lm_head` from "
+         "`target_modules`, or switch to `loss_type='nll'`.")
+
+
+def _sft_base(config) -> bool:
+    """SFTTrainer.__init__ runs for the file: SFT's config, or GKD's (GKDConfig extends SFTConfig and
+    GKDTrainer calls SFTTrainer.__init__ with it; with padding_free its own collator is refused first,
+    "Passing a custom data collator is not supported when using padding-free")."""
+    return config.value("file.kind") == "trl" and config.value("training.trainer") == "sft"
+
+
+def _losses(config) -> list:
+    losses = config.value("training.loss_type")
+    return losses if isinstance(losses, list) else [losses]
+
+
+def _chunked_head(config, written: bool) -> bool:
+    """A LoRA adapter whose target_modules name lm_head (PEFT matches the top-level module by its
+    name; a pattern or all-linear, which leaves the output layer out, is not judged) under SFT's
+    chunked loss: written chunked_nll, or loss_type unwritten, without the Liger kernel."""
+    if not _sft_base(config) or config.value("adapter.kind") != "lora" or config.value("memory.fused_cross_entropy") is True:
+        return False
+    targets = config.value("adapter.target_modules")
+    if not ("lm_head" in targets if isinstance(targets, list) else targets == "lm_head"):
+        return False
+    return config.value("training.loss_type") == "chunked_nll" if written else config.get("training.loss_type") is None
+
+
 _TRUNCATED = ("max_new_tokens >= max_length in an Online DPO config: max_length bounds prompt plus completion and "
               "the prompt is cut from the left, so a completion that long leaves no prompt")
 _CRASHED = ("fails in the first training step: the forward pass truncates the completion to nothing and raises a "
@@ -85,6 +118,58 @@ ROWS = (
         before=("0.9.3", "silently replaces stop_token_id with the tokenizer's EOS id (stop_token 'eos' wins)"),
         unpinned="TRL 0.14.0 and later refuse it at start-up, and 0.9.3 to 0.13 silently generate up to the EOS "
                  "id instead of stop_token_id"),
+    # 3822674de (#5359, v1.0.0) dropped the collator's truncation and made SFTTrainer.__init__ refuse
+    # padding_free without packing while max_length (SFTConfig default 1024, v0.16.0 to v1.9.0) is set;
+    # a dataset with image columns is exempt (huggingface/trl#5923; unsloth#7951).
+    Row(lambda config: (_sft_base(config) and config.value("sequence.padding_free") is True
+                        and config.value("sequence.packing") is not True and config.value("model.multimodal") is not True
+                        and (config.get("sequence.max_length") is None or config.value("sequence.max_length") is not None)),
+        "sequence.padding_free", "padding_free without packing in an SFT config whose max_length is set (SFTConfig's "
+        f"default is {_SFT_MAX_LENGTH}): the padding-free collator does not truncate",
+        "When `padding_free=True` without packing, `max_length` is not enforced. Either enable packing (e.g., "
+        "`packing=True, packing_strategy='bfd'`), provide already truncated inputs, or set `max_length=None`.",
+        _SFT, "3822674de #5359, v1.0.0", since="1.0.0", package="trl"),
+    # 9bcf72943 (#5575, v1.4.0) added loss_type "chunked_nll" and refused it with the Liger kernel.
+    Row(lambda config: (_sft_base(config) and config.value("training.loss_type") == "chunked_nll"
+                        and config.value("memory.fused_cross_entropy") is True),
+        "training.loss_type", "loss_type chunked_nll with use_liger_kernel in an SFT config",
+        "`loss_type='chunked_nll'` is not compatible with `use_liger_kernel=True`.", _SFT, "9bcf72943 #5575, v1.4.0",
+        since="1.4.0", package="trl"),
+    # The chunked loss reads the output projection's weight itself: b8e6fc0aa (#5676, v1.4.0, with
+    # chunked_nll) refuses a LoRA on lm_head; b58947c7e (#5846, v1.7.0) made chunked_nll the default
+    # where use_liger_kernel is off (SFTConfig.__post_init__). 0.23.0 (SFTConfig loss_type) to 1.3.x
+    # refuse the value: `else: raise ValueError("Invalid `loss_type` ...")`.
+    Row(lambda config: _chunked_head(config, written=True), "adapter.target_modules",
+        "loss_type chunked_nll with a LoRA adapter on lm_head in an SFT config", _HEAD, _SFT,
+        "b8e6fc0aa #5676, v1.4.0", since="1.4.0", package="trl",
+        before=("0.23.0", "refuses chunked_nll itself: \"Invalid `loss_type` chunked_nll passed. Supported values are "
+                          "'nll' and 'dft'.\""),
+        unpinned="every TRL whose SFTConfig has loss_type refuses it (0.23 to 1.3 the value itself: \"Invalid "
+                 "`loss_type`\"; 1.4.0 on the LoRA on lm_head)"),
+    Row(lambda config: _chunked_head(config, written=False), "adapter.target_modules",
+        "a LoRA adapter on lm_head in an SFT config without loss_type (chunked_nll by default from TRL 1.7.0)", _HEAD,
+        _SFT, "b58947c7e #5846, v1.7.0", since="1.7.0", package="trl"),
+    # e3b7897c8 (Refactor DPO, #3906, v0.29.0): before, exo_pair silently replaced label_smoothing 0
+    # (DPOConfig's default) with 1e-3 (dpo_trainer.py dpo_loss).
+    Row(lambda config: (_exact(config, "dpo") and "exo_pair" in _losses(config)
+                        and config.value("training.preference_label_smoothing") in (None, 0, 0.0)),
+        "training.loss_type", "loss_type exo_pair with label_smoothing 0 (DPOConfig's default) in a DPO config",
+        "Label smoothing must be greater than 0.0 when using 'exo_pair' loss. The EXO paper recommends a value of "
+        "1e-3.", _DPO, "e3b7897c8 #3906, v0.29.0", since="0.29.0", package="trl"),
+    Row(lambda config: (_exact(config, "dpo") and config.value("memory.fused_cross_entropy") is True
+                        and config.value("training.precompute_ref") is True),
+        "training.precompute_ref", "use_liger_kernel with precompute_ref_log_probs in a DPO config",
+        "Liger DPO loss does not support precomputing reference log probabilities. Either disable "
+        "`precompute_ref_log_probs` or set `use_liger_kernel` to False.", _DPO, "e3b7897c8 #3906, v0.29.0",
+        since="0.29.0", package="trl"),
+    # 035c3ff15 (#4818, v0.28.0) added log_completions_hub_repo with the check (log_completions defaults to False).
+    Row(lambda config: (_exact(config, "grpo") and config.value("logging.completions_hub_repo") is not None
+                        and config.value("logging.completions") is not True),
+        "logging.completions_hub_repo", "log_completions_hub_repo without log_completions in a GRPO config",
+        "log_completions_hub_repo is set, but log_completions is False. Enable log_completions to upload completions "
+        "to the Hub, or unset log_completions_hub_repo.",
+        "trl/trainer/grpo_config.py GRPOConfig.__post_init__", "035c3ff15 #4818, v0.28.0", since="0.28.0",
+        package="trl"),
 )
 
 
@@ -94,8 +179,8 @@ class TrlTrainerConfigRefused(TableRule):
 
     ## What it does
     Flags a TRL trainer config that the config class's `__post_init__` or its trainer's
-    `__init__` refuses or mishandles from the config alone, for the trainers beyond SFT, DPO and
-    GRPO (Online DPO, PPO; the rows of rules/trl_configs.py). The trainer is the one whose
+    `__init__` refuses or mishandles from the config alone (the rows of rules/trl_configs.py:
+    Online DPO, PPO, SFT, DPO, GRPO). The trainer is the one whose
     config alone defines the file's keys in the TRL release that reads it (or a `trl <command>`
     launch command, or TRL's example script `examples/scripts/<trainer>.py`); a file an XPO or
     Nash-MD config may read as well (they extend OnlineDPOConfig, and their trainers do not
@@ -108,6 +193,13 @@ class TrlTrainerConfigRefused(TableRule):
       on truncate the prompts away with only a warning. The defaults are 64 and 512.
     - PPO: `stop_token` and `stop_token_id` both set: TRL 0.14.0 on refuse it at start-up; 0.9.3
       to 0.13 silently replace `stop_token_id` with the EOS id.
+    - SFT (pinned TRL): `padding_free` without packing while `max_length` is set (its default is
+      1024; 1.0.0 on); `loss_type: chunked_nll` with `use_liger_kernel` (1.4.0 on); a LoRA on
+      `lm_head` (`lora_target_modules`) under the chunked loss, written (1.4.0 on; 0.23 to 1.3
+      refuse chunked_nll itself, so it fires unpinned) or by default (loss_type unwritten, 1.7.0 on).
+    - DPO (0.29.0 on): `loss_type: exo_pair` with `label_smoothing` 0 (the default; before, 1e-3
+      was used silently); `use_liger_kernel` with `precompute_ref_log_probs`.
+    - GRPO (0.28.0 on): `log_completions_hub_repo` without `log_completions`.
 
     Where the TRL version is unknown a row fires only where every release that reads its keys
     fails (an Online DPO file that writes max_length: TRL 0.10 to 0.13 have no max_length).
@@ -138,6 +230,10 @@ class TrlTrainerConfigRefused(TableRule):
       (num_tokens_to_truncate, v0.14.0 to v0.23.1); huggingface/trl#3042
     - trl/trainer/ppo_trainer.py PPOTrainer.__init__: a9b54a852 (#2528, v0.14.0); ppov2_trainer.py
       v0.9.3 (`args.stop_token_id = tokenizer.eos_token_id`); trl/experimental/ppo from f1e6377e4 (#4482)
+    - trl/trainer/sft_trainer.py SFTTrainer.__init__: 3822674de (#5359, v1.0.0; huggingface/trl#5923),
+      9bcf72943 (#5575, v1.4.0), b8e6fc0aa (#5676, v1.4.0); sft_config.py loss_type default
+      b58947c7e (#5846, v1.7.0); dpo_trainer.py DPOTrainer.__init__ e3b7897c8 (#3906, v0.29.0);
+      grpo_config.py GRPOConfig.__post_init__ 035c3ff15 (#4818, v0.28.0)
     - trainer kinds: linter/data/trl_config_keys.json (bench/trl_config_keys.py, every TRL tag)
     """
 

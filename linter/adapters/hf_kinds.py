@@ -310,6 +310,11 @@ TRL_TRAINER_BINDINGS = (
     Binding("generation.stop_token", "stop_token"),
     Binding("generation.stop_token_id", "stop_token_id"),
     Binding("adapter.task_type", "lora_task_type", convert=lambda task: str(task).upper()),
+    # DPOConfig label_smoothing (default 0.0); GRPOConfig log_completions (default False) and
+    # log_completions_hub_repo (TRL >= 0.28): written values only (TRN076).
+    Binding("training.preference_label_smoothing", "label_smoothing"),
+    Binding("logging.completions", "log_completions"),
+    Binding("logging.completions_hub_repo", "log_completions_hub_repo"),
 )
 def record_target_shorthand(read, key: str) -> None:
     """A target_modules string "all-linear" that PEFT's LoraConfig receives as written: PEFT
