@@ -113,6 +113,8 @@ CHECKED_BINDINGS = (
     Binding("attention.xformers_flag", "xformers_attention", convert=bool),
     # utils/schemas/training.py curriculum_sampling -> AxolotlTrainingMixins.curriculum_sampling
     Binding("training.curriculum_sampling", "curriculum_sampling", convert=bool),
+    Binding("training.tokens_per_second", "include_tokens_per_second", convert=bool),
+    Binding("training.ebft", "ebft", convert=bool),  # the `ebft:` section (utils/schemas/config.py)
     # The legacy boolean attention flags as written (the first present): fields typed bool | None
     # (pydantic lax) from v0.5.0 to v0.16.x, popped whatever their value from v0.17.0
     Binding("attention.legacy_flag_written", "xformers_attention", "flash_attention", "sdp_attention",
