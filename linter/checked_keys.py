@@ -184,6 +184,15 @@ CHECKED_KEYS = (
                                           "names (Axolotl datasets[].conversation)"),
     ("data.sharegpt_filled", "str", "the chat_template that Axolotl copies into a `type: sharegpt` dataset without "
                                     "a conversation, as its FastChat conversation name"),
+    ("data.excess_length_strategy", "str", "what data preparation does with a sample longer than the sequence "
+                                           "length (Axolotl excess_length_strategy: drop, truncate, raise), lower-cased"),
+    ("data.skip_prepare", "bool", "the datasets are used as loaded, without the tokenising and length filtering "
+                                  "(Axolotl skip_prepare_dataset)"),
+    ("data.dataset_types", "list", "each training dataset's type as written, in order: a strategy name, "
+                                   "<mapping> for a `type:` mapping (a user-defined type), or empty"),
+    ("training.tokens_per_second", "bool", "the trainer counts and logs tokens per second (Axolotl "
+                                           "include_tokens_per_second)"),
+    ("training.ebft", "bool", "an energy-based fine-tuning section is written (Axolotl `ebft:`)"),
     ("data.pretraining", "bool", "an iterable (streamed) pretraining dataset is written (any value but null)"),
     ("data.exact_dedup", "bool", "exact duplicate samples are removed while preparing the data"),
     ("data.push_to_hub", "bool", "the prepared dataset is pushed to the hub"),

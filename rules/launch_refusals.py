@@ -45,6 +45,7 @@ class ConfigRefused(Rule):
     `torch_compile`, `peft_layers_pattern` without `peft_layers_to_transform`,
     `model_quantization_config` with `load_in_*bit`, `dpo_loss_type`/`dpo_loss_weights` off DPO,
     `optimizer: muon` with `deepspeed`, `streaming` with `val_set_size` or without `max_steps`,
+    `rl: ebft` without an `ebft:` section,
     and `lora_target_parameters` with `lora_dropout` (checked from v0.15.0; v0.12.0 to v0.14.x
     pass it to PEFT, whose ParamWrapper raises when the adapter is built); the others stay
     silent.
@@ -101,7 +102,9 @@ class ConfigRefused(Rule):
       lora_target_parameters deac7b18a (v0.12.0), peft_layers_pattern e1915f562 (v0.5.0), muon
       ae6637415 (v0.8.0, with df119e372), dpo_loss_type 90090fa9e (v0.17.0), selective_checkpointing
       f51fa20a9 and torch_compile_options f3e434f74 (v0.18.0), top-level streaming 231a67e70
-      (v0.13.0); peft src/peft/tuners/lora/layer.py ParamWrapper.__init__ ("does not work with
+      (v0.13.0), rl: ebft with check_ebft_config_required c50c4acbf (#3527, v0.16.0); also
+      check_deduplication_with_skip_prepare 474208b79 (#3427, v0.15.0) and pretrain_with_tps
+      a24957fa0 (#2831, v0.11.0); peft src/peft/tuners/lora/layer.py ParamWrapper.__init__ ("does not work with
       lora_dropout != 0.", f3b97c370, #2638, v0.17.0)
     - axolotl-ai-cloud/axolotl#833 (early stopping with eval_steps 1.0), #1286 (test_datasets
       with early stopping), #28, #73, #1513

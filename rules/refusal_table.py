@@ -98,6 +98,14 @@ REFUSALS = (
     Refusal((Set("data.exact_dedup"), AnyOf(Set("data.streaming"), Set("data.pretraining"))),
             "dataset_exact_deduplication is not available for streaming datasets.",
             f"{_C} check_deduplication_with_streaming", "0.13.0", "231a67e70 (#3101)"),
+    Refusal((Set("data.exact_dedup"), Set("data.skip_prepare")),
+            "dataset_exact_deduplication=True has no effect when skip_prepare_dataset=True. Deduplication runs as part "
+            "of the prepare pipeline, which is skipped. Either set skip_prepare_dataset: false or disable "
+            "dataset_exact_deduplication.", f"{_C} check_deduplication_with_skip_prepare", "0.15.0",
+            "474208b79 (#3427)"),
+    Refusal((Set("data.pretraining"), Set("training.tokens_per_second")),
+            "pretraining_dataset and include_tokens_per_second cannot be used together.",
+            f"{_V} pretrain_with_tps", "0.11.0", "a24957fa0 (#2831)"),
     # -- batch and schedule ------------------------------------------------------------------
     Refusal((FewerThan(2, "batch.micro", "batch.grad_accum", "batch.per_device_total"),),
             "At least two of micro_batch_size, gradient_accumulation_steps, batch_size must be set",
@@ -203,6 +211,10 @@ REFUSALS = (
             "`dpo_loss_type` and `dpo_loss_weights` are for DPO only", f"{_V} check_dpo", "0.17.0",
             "90090fa9e (#3566)",
             unpinned="dpo_loss_type / dpo_loss_weights (90090fa9e, #3566)"),
+    Refusal((Eq("training.trainer", "ebft"), Unset("training.ebft")),
+            "`ebft` config section is required when `rl: ebft` is set. Add an `ebft:` section with at least `mode: "
+            "structured` or `mode: strided`.", f"{_V} check_ebft_config_required", "0.16.0", "c50c4acbf (#3527)",
+            unpinned="rl: ebft (c50c4acbf, #3527)"),
     # -- parallelism, optimizers, memory -----------------------------------------------------------
     Refusal((Set("parallel.deepspeed"), Set("parallel.fsdp_options")), "deepspeed and fsdp cannot be used together.",
             f"{_V} check_fsdp_deepspeed", "0.5.0", "3fd809371 (#1388)"),

@@ -49,6 +49,12 @@ class PinnedReleaseCrash(ReleaseBug):
       on DeepSpeed 0.19.2 with TRL < 1.7.0 and PEFT >= 0.12.0: PEFT's fp32 adapter weights
       and the bf16 base weights are gathered into buffers of one dtype (TypeError at the
       first step). PEFT before 0.12.0 casts the adapter to the base dtype: silent there.
+    - An Axolotl `rl` config with a dataset of `type: user_defined` (a string; the fields beside
+      it): the RL user-defined strategies read their fields from a `type:` mapping and refuse a
+      string, which the loader turns into a TypeError (every release from 0.5.0 for KTO and
+      ORPO, also unpinned; pinned from 0.5.0 for DPO / IPO / SimPO). `rl: orpo` with a `type:`
+      mapping fails the same way in every release (no ORPO user-defined strategy), and
+      `rl: kto` with one on Axolotl 0.5.0 to 0.17.x (NameError / KeyError in the transform).
 
     ## Why is this bad?
     The job is queued, loads the model and dies before or at the first optimizer step (the
@@ -117,6 +123,11 @@ class PinnedReleaseCrash(ReleaseBug):
       mapping.py get_peft_model autocast_adapter_dtype (ae1ae20b7, #1706, v0.12.0); TRL
       autocast_adapter_dtype=False under ZeRO-3 from bf6a7b512 (#6091, v1.7.0);
       deepspeedai/DeepSpeed#8072, huggingface/trl#6089
+    - axolotl prompt_strategies/dpo/user_defined.py and kto/user_defined.py default() (a
+      `type:` mapping required since 22ae21a6c, #1640, v0.5.0; KTO transform fixed by
+      fa7a66502, #3730, v0.18.0), prompt_strategies/base.py load (errors swallowed, None
+      returned), utils/data/rl.py (a mapping loaded as user_defined.default; map_dataset's
+      inspect.signature); prompt_strategies/orpo/ (chat_template only); axolotl-ai-cloud/axolotl#2757
     """
 
     code = "TRN073"
@@ -167,6 +178,10 @@ class PinnedReleaseSilentBug(ReleaseBug):
       PEFT < 0.18.0, for a Gemma 3 base model (model_type gemma3 / gemma3_text in a local
       config.json, else a `gemma-3-<size>` / `medgemma-` name), whose word embedding scales its
       output by sqrt(hidden_size): PEFT's layers leave that scale out.
+    - Axolotl `excess_length_strategy: truncate` in an SFT run on Axolotl 0.12.2 to 0.14.x: the
+      truncation runs as a dataset filter, so long samples reach the trainer untruncated; and
+      `truncate` (or `raise`, accepted from 0.13.1) with `rl` dpo / ipo / orpo / simpo / kto on
+      0.12.2 to 0.16.x: the RL loader drops the long samples whatever the option says.
 
     ## Why is this bad?
     With unshifted labels every position is trained to predict its own input token: the
@@ -222,6 +237,10 @@ class PinnedReleaseSilentBug(ReleaseBug):
       nn.Embedding, v0.15.0) and tuners/lora/layer.py Embedding; fixed by 9b8cf2a0c (#2825,
       v0.18.0, tuners_utils.py _get_embed_scale); transformers models/gemma3/modeling_gemma3.py
       Gemma3TextScaledWordEmbedding; huggingface/peft#2809
+    - axolotl utils/data/utils.py handle_long_seq_in_dataset (truncate_long_seq through
+      dataset.filter from 0eef385b1, #3068, v0.12.2; mapped from 2b6f4a6c9, #3401, v0.15.0);
+      utils/data/rl.py _load_split / _drop_long_sequences (excess_length_strategy honoured from
+      63a58cfec, #3578, v0.17.0); axolotl-ai-cloud/axolotl#3401, #3547
     """
 
     code = "TRN074"

@@ -17,7 +17,8 @@ from .release_bug_cases import (
     grpo_liger_zero3, lora_embedding_scaled, preference_liger_zero3, sft_file, trainable_tokens_scaled,
     truncated_still_counted, zero3_bf16_lora,
 )
-from .release_table import ARGUMENT_FILES, Range, ReleaseTable, Row
+from .axolotl_release_rows import AXOLOTL_ROWS
+from .release_table import ARGUMENT_FILES, Range, ReleaseTable, Row, fill
 
 
 def _whole(value) -> bool:
@@ -347,6 +348,13 @@ ROWS = (
 
 
 class ReleaseBug(ReleaseTable):
-    """Base of TRN073, TRN074 and PEF011: the rows of ROWS with the rule's code."""
+    """Base of TRN073, TRN074 and PEF011: the rows of ROWS (and of rules/axolotl_release_rows.py) with
+    the rule's code. A row marked `unpinned` (every release from its first fails) fires on an
+    unknown version too."""
 
-    rows = ROWS
+    rows = ROWS + AXOLOTL_ROWS
+
+    def unpinned_message(self, row, facts) -> str:
+        part = row.ranges[0]
+        return (f"{fill(row.what, facts)} (every {part.package} release from {part.first}): {row.failure} "
+                f"({row.reference})")

@@ -38,8 +38,14 @@ CASES = [
     ("not supported with streaming datasets", {"streaming": True, "max_steps": 100, **_EVAL},
      {"streaming": True, "max_steps": 100}),
     ("when using streaming datasets", {"streaming": True}, {"streaming": True, "max_steps": 100}),
-    ("dataset_exact_deduplication", {"dataset_exact_deduplication": True, "streaming": True, "max_steps": 100},
+    ("not available for streaming", {"dataset_exact_deduplication": True, "streaming": True, "max_steps": 100},
      {"dataset_exact_deduplication": True}),
+    ("has no effect when skip_prepare_dataset", {"dataset_exact_deduplication": True, "skip_prepare_dataset": True},
+     {"dataset_exact_deduplication": True}),
+    ("include_tokens_per_second cannot", {"pretraining_dataset": "allenai/c4", "max_steps": 100,
+                                          "include_tokens_per_second": True},
+     {"pretraining_dataset": "allenai/c4", "max_steps": 100, "include_tokens_per_second": False}),
+    ("section is required when `rl: ebft`", {"rl": "ebft"}, {"rl": "ebft", "ebft": {"mode": "structured"}}),
     ("At least two of", {"gradient_accumulation_steps": DEL}, {"gradient_accumulation_steps": DEL, "batch_size": 8}),
     ("only one of gradient_accumulation_steps", {"batch_size": 16},
      {"gradient_accumulation_steps": DEL, "batch_size": 16}),
@@ -136,7 +142,7 @@ DROPPED = [
 ]
 # The release before each row's first release (git tag --sort=creatordate).
 _BEFORE = {"0.2.1": "0.2.0", "0.3.0": "0.2.1", "0.4.0": "0.3.0", "0.5.0": "0.4.0", "0.5.1": "0.5.0",
-           "0.6.0": "0.5.2", "0.8.0": "0.7.1", "0.10.0": "0.9.2", "0.12.0": "0.11.0", "0.13.0": "0.12.2",
+           "0.6.0": "0.5.2", "0.8.0": "0.7.1", "0.10.0": "0.9.2", "0.11.0": "0.10.1", "0.12.0": "0.11.0", "0.13.0": "0.12.2",
            "0.15.0": "0.14.0", "0.16.0": "0.15.0", "0.17.0": "0.16.1", "0.18.0": "0.17.0"}
 _IDS = [piece for piece, _, _ in CASES]
 

@@ -113,6 +113,8 @@ CHECKED_BINDINGS = (
     Binding("attention.xformers_flag", "xformers_attention", convert=bool),
     # utils/schemas/training.py curriculum_sampling -> AxolotlTrainingMixins.curriculum_sampling
     Binding("training.curriculum_sampling", "curriculum_sampling", convert=bool),
+    Binding("training.tokens_per_second", "include_tokens_per_second", convert=bool),
+    Binding("training.ebft", "ebft", convert=bool),  # the `ebft:` section (utils/schemas/config.py)
     # The legacy boolean attention flags as written (the first present): fields typed bool | None
     # (pydantic lax) from v0.5.0 to v0.16.x, popped whatever their value from v0.17.0
     Binding("attention.legacy_flag_written", "xformers_attention", "flash_attention", "sdp_attention",
@@ -128,6 +130,7 @@ _ALSO_READ = ("adapter", "load_in_4bit", "load_in_8bit", "rl", "base_model", "op
 def record_checked(read: Reader) -> None:
     """Record the settings Axolotl's validation checks, and that it checks them."""
     _record_sharegpt(read)
+    _record_preparation(read)
     _record_untrainable(read)
     root = read.document.root
     written = {pair.key.value for pair in root.pairs} if isinstance(root, Mapping) else set()
@@ -153,6 +156,33 @@ def record_checked(read: Reader) -> None:
     if read.config.value("training.trainer") not in (None, "sft"):
         read.config.set("eval.preference_split_ignored",
                         Field(["0.4.0", "0.9.0"], Origin(read.key_span("rl"), _RL_DATA, "rl")))
+
+
+# How the data is prepared: utils/schemas/config.py excess_length_strategy (drop, truncate; raise from
+# 92ee4256f, #3321, v0.13.1; read lower-cased by utils/data/utils.py handle_long_seq_in_dataset and, from
+# 63a58cfec, #3578, v0.17.0, utils/data/rl.py) and skip_prepare_dataset; datasets[].type as the loaders
+# read it (utils/data/rl.py _load_split: a mapping is a user-defined type, loaded as user_defined.default).
+MAPPING_TYPE = "<mapping>"  # a `type:` mapping: a user-defined type (its fields under `type:`)
+_PREPARATION = (
+    Binding("data.excess_length_strategy", "excess_length_strategy", convert=lambda value: str(value).lower()),
+    Binding("data.skip_prepare", "skip_prepare_dataset", convert=bool),
+)
+
+
+def _record_preparation(read: Reader) -> None:
+    read.bind(_PREPARATION)
+    datasets = read.node("datasets")
+    if not isinstance(datasets, Sequence):
+        return
+    types, first = [], None
+    for item in datasets.items:
+        pair = item.get("type") if isinstance(item, Mapping) else None
+        value = pair.value.plain() if pair is not None else None
+        types.append(value if isinstance(value, str) else MAPPING_TYPE if isinstance(value, dict) else "")
+        if first is None and pair is not None:
+            first = pair
+    span = span_of(read.document, first.key.start, first.value.end) if first else read.key_span("datasets")
+    read.config.set("data.dataset_types", Field(types, Origin(span, written_as="datasets[].type")))
 
 
 # No release trains a file that gives neither `datasets` nor `pretraining_dataset`: from v0.5.0
