@@ -113,6 +113,8 @@ IR_KEYS = (
     ("adapter.alpha_pattern_keys", "list", "PEFT LoraConfig alpha_pattern keys (module-name regexes), in written order"),
     ("adapter.alpha_pattern_values", "numbers", "the alphas of adapter.alpha_pattern_keys, in the same order"),
     ("adapter.task_type", "str", "PEFT task_type as written, upper-cased (CAUSAL_LM, SEQ_CLS, ...)"),
+    ("adapter.layer_replication", "list", "LoRA layer_replication as written: [start, end] layer ranges whose "
+                                          "adapter weights are shared"),
     ("adapter.layers_pattern", "str|list", "PEFT layers_pattern: the module list name the layer indices refer to"),
     ("adapter.task_model", "bool", "PEFT wraps a model with a task head (a *ForCausalLM, *ForSequenceClassification "
                                    "class: task_type set), whose input embedding sits under a prefix "
@@ -185,8 +187,8 @@ IR_KEYS = (
     ("training.trainer_candidates", "list", "TRL trainers whose config defines every TRL config key of the file in a "
                                             "release that may read it (linter/data/trl_config_keys.json); [] where "
                                             "none does; one entry: the file's trainer is that one exactly"),
-    ("generation.max_new_tokens", "int", "TRL OnlineDPOConfig (and XPO / Nash-MD) max_new_tokens as written: the "
-                                         "most tokens generated per completion"),
+    ("generation.max_new_tokens", "int", "TRL OnlineDPOConfig (and XPO / Nash-MD), Ludwig generation max_new_tokens "
+                                         "as written: the most tokens generated per completion"),
     ("generation.stop_token", "str", "TRL PPOConfig stop_token as written (\"eos\" or unset)"),
     ("generation.stop_token_id", "int", "TRL PPOConfig stop_token_id as written"),
     ("generation.max_prompt_length", "int", "TRL max_prompt_length as written: the prompt tokens kept "
@@ -360,6 +362,8 @@ IR_KEYS = (
     ("data.input_types", "list", "the type of each input feature, in order (text, category, image, ...)"),
     ("data.output_types", "list", "the type of each output feature, in order"),
     ("data.output_column", "str", "the data column of the first output feature (its column, else its name)"),
+    ("data.output_max_length", "int", "the first output feature's own preprocessing.max_sequence_length, as written: "
+                                      "the longest target, in tokens"),
     ("data.encoder_pretrained", "str", "the pretrained checkpoint the first input feature's encoder loads, as written "
                                        "or its encoder type's default"),
     ("adapter.pretrained_weights", "str", "trained adapter weights loaded instead of a fresh adapter, as written"),

@@ -167,6 +167,11 @@ class PinnedReleaseSilentBug(ReleaseBug):
       PEFT < 0.18.0, for a Gemma 3 base model (model_type gemma3 / gemma3_text in a local
       config.json, else a `gemma-3-<size>` / `medgemma-` name), whose word embedding scales its
       output by sqrt(hidden_size): PEFT's layers leave that scale out.
+    - A Ludwig LLM config whose text output feature's own `max_sequence_length` is above 32 and
+      that writes no `generation.max_new_tokens`, on Ludwig 0.8 to 0.8.5: evaluation and
+      `predict` generate the default 32 new tokens, cutting longer answers off (Ludwig 0.8.6
+      sets the default from the output length). A `global_max_sequence_length` alone is not
+      enough: it bounds the prompt and the answer together.
 
     ## Why is this bad?
     With unshifted labels every position is trained to predict its own input token: the
@@ -222,6 +227,8 @@ class PinnedReleaseSilentBug(ReleaseBug):
       nn.Embedding, v0.15.0) and tuners/lora/layer.py Embedding; fixed by 9b8cf2a0c (#2825,
       v0.18.0, tuners_utils.py _get_embed_scale); transformers models/gemma3/modeling_gemma3.py
       Gemma3TextScaledWordEmbedding; huggingface/peft#2809
+    - ludwig/schema/llms/generation.py LLMGenerationConfig.max_new_tokens (default 32);
+      cb1f7d9d1 (#3713, v0.8.6) schema/model_types/utils.py _set_generation_max_new_tokens
     """
 
     code = "TRN074"

@@ -37,11 +37,30 @@ _QUANTIZATION_BINDINGS = (
     Binding("quantization.double_quant", "quantization.bnb_4bit_use_double_quant", default=True,
             source=_QUANTIZATION, anchor="quantization"),
 )
-# Read for LLM configs (model_type: llm).
+
+
+def _init_weights(value):
+    return True if value == "default" else value  # LoraConfig.to_config: "default" -> init_lora_weights=True
+
+
+def _pattern_keys(value) -> list:
+    if not isinstance(value, dict):
+        raise TypeError("a pattern is a mapping of module names")
+    return list(value)
+
+
+# Read for LLM configs (model_type: llm), as written (ludwig/schema/llms/peft.py LoraConfig, which
+# AdaloraConfig extends: use_rslora / use_dora from a707840b6, v0.10.2; init_lora_weights, alpha_pattern
+# and layer_replication from 5fe1e8701, v0.16.0; init_lora_weights "default" is PEFT's True).
 _ADAPTER_BINDINGS = (
     Binding("adapter.r", "adapter.r"),
     Binding("adapter.alpha", "adapter.alpha"),
     Binding("adapter.target_modules", "adapter.target_modules", convert=list),
+    Binding("adapter.dora", "adapter.use_dora"),
+    Binding("adapter.rslora", "adapter.use_rslora"),
+    Binding("adapter.init_weights", "adapter.init_lora_weights", convert=_init_weights),
+    Binding("adapter.alpha_pattern_keys", "adapter.alpha_pattern", convert=_pattern_keys),
+    Binding("adapter.layer_replication", "adapter.layer_replication", convert=list),
 )
 
 
