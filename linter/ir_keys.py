@@ -104,7 +104,9 @@ IR_KEYS = (
     ("adapter.bias", "str", "which biases the adapter trains: none, all or lora_only (PEFT LoraConfig bias)"),
     ("adapter.init_weights", "bool|str", "PEFT init_lora_weights as written: True, False or a method name "
                                          "(gaussian, loftq, pissa, eva, ...)"),
-    ("adapter.loftq_config", "bool", "a non-empty PEFT loftq_config is given"),
+    ("adapter.loftq_config", "bool", "a non-empty PEFT loftq_config is given (Ludwig: a loftq_config block, whose "
+                                     "fields have defaults)"),
+    ("adapter.eva_config", "bool", "a Ludwig eva_config block is given (EVA initialisation's settings)"),
     ("adapter.lora_bias", "bool", "PEFT lora_bias: the LoRA B matrix has a bias (peft >= 0.14)"),
     ("adapter.megatron_config", "bool", "a PEFT megatron_config is given (LoRA over Megatron-core layers)"),
     ("adapter.layers_to_transform", "int|numbers", "PEFT layers_to_transform: only these layer indices are adapted"),
@@ -287,6 +289,8 @@ IR_KEYS = (
     ("batch.micro", "int|auto", "per-GPU micro batch"),
     ("batch.grad_accum", "int|auto", "gradient accumulation steps"),
     ("batch.global", "int|auto", "global batch (DeepSpeed train_batch_size)"),
+    ("batch.effective", "int|auto", "samples per optimizer step that the trainer derives the accumulation from "
+                                    "(Ludwig trainer.effective_batch_size), as written"),
     ("batch.eval_micro", "int", "per-GPU evaluation batch (per_device_eval_batch_size)"),
     ("batch.world_size", "int", "GPUs in the job, where a launcher config (accelerate num_processes) or the "
                                 "launch command that names the config says"),
@@ -374,4 +378,7 @@ IR_KEYS = (
     ("prompt.template", "str", "the prompt template each sample is formatted with, as written"),
     ("prompt.task", "str", "the task instruction put in the prompt, as written"),
     ("prompt.retrieval", "str", "the retrieval method that adds similar samples to the prompt, as written"),
+    ("prompt.retrieval_k", "int", "how many retrieved samples the prompt adds (Ludwig prompt.retrieval.k), as written"),
+    ("prompt.retrieval_model", "str", "the embedding model retrieval ranks samples with (Ludwig "
+                                      "prompt.retrieval.model_name), as written"),
 ) + CHECKED_KEYS

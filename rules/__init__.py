@@ -7,7 +7,7 @@ MODULES = (  # every module with rules: add a new one here
     "accelerate_parallelism", "adapters", "argument_checks", "attention", "auto_values", "batches",
     "compile_sharding", "data", "deepspeed", "deepspeed_offload", "deepspeed_release_rules",
     "deepspeed_schedule", "embeddings", "generation_servers", "incompatible_versions", "launch_refusals",
-    "launchers", "llm_validation", "ludwig_adapter_keys", "loader_modes", "loss_masks", "memory", "model_features", "model_layers",
+    "launchers", "llm_validation", "ludwig_adapter_keys", "ludwig_refusals", "loader_modes", "loss_masks", "memory", "model_features", "model_layers",
     "model_loading", "models", "numerics", "optimizer_sharding", "optimizers", "parallelism",
     "patched_models", "peft_configs", "peft_layers", "peft_methods", "peft_patterns", "precision",
     "prequantized", "quantization", "quantized_weights", "reference_sync", "release_bug_rules", "rl_losses",

@@ -43,6 +43,12 @@ def _init_weights(value):
     return True if value == "default" else value  # LoraConfig.to_config: "default" -> init_lora_weights=True
 
 
+def _block(value) -> bool:
+    if not isinstance(value, dict):
+        raise TypeError("a sub-config is a mapping")
+    return True  # a block, empty or not: its fields have schema defaults (null is recorded as None)
+
+
 def _pattern_keys(value) -> list:
     if not isinstance(value, dict):
         raise TypeError("a pattern is a mapping of module names")
@@ -61,6 +67,8 @@ _ADAPTER_BINDINGS = (
     Binding("adapter.init_weights", "adapter.init_lora_weights", convert=_init_weights),
     Binding("adapter.alpha_pattern_keys", "adapter.alpha_pattern", convert=_pattern_keys),
     Binding("adapter.layer_replication", "adapter.layer_replication", convert=list),
+    Binding("adapter.loftq_config", "adapter.loftq_config", convert=_block),
+    Binding("adapter.eva_config", "adapter.eva_config", convert=_block),
 )
 
 
@@ -114,6 +122,7 @@ class LudwigAdapter(Adapter):
         Binding("model.name", "base_model"),
         Binding("batch.micro", "trainer.batch_size"),
         Binding("batch.grad_accum", "trainer.gradient_accumulation_steps"),
+        Binding("batch.effective", "trainer.effective_batch_size"),
         Binding("optimizer.lr", "trainer.learning_rate"),
         Binding("optimizer.name", "trainer.optimizer.type"),
         Binding("memory.gradient_checkpointing", "trainer.enable_gradient_checkpointing"),

@@ -28,6 +28,8 @@ LLM_BINDINGS = (
     Binding("prompt.template", "prompt.template"),
     Binding("prompt.task", "prompt.task"),
     Binding("prompt.retrieval", "prompt.retrieval.type"),
+    Binding("prompt.retrieval_k", "prompt.retrieval.k"),
+    Binding("prompt.retrieval_model", "prompt.retrieval.model_name"),
     Binding("quantization.mode", "quantization.mode"),
     Binding("quantization.qat", "quantization.qat"),
     # ludwig/schema/llms/generation.py LLMGenerationConfig.max_new_tokens: schema default 32 in every
