@@ -104,7 +104,9 @@ IR_KEYS = (
     ("adapter.bias", "str", "which biases the adapter trains: none, all or lora_only (PEFT LoraConfig bias)"),
     ("adapter.init_weights", "bool|str", "PEFT init_lora_weights as written: True, False or a method name "
                                          "(gaussian, loftq, pissa, eva, ...)"),
-    ("adapter.loftq_config", "bool", "a non-empty PEFT loftq_config is given"),
+    ("adapter.loftq_config", "bool", "a non-empty PEFT loftq_config is given (Ludwig: a loftq_config block, whose "
+                                     "fields have defaults)"),
+    ("adapter.eva_config", "bool", "a Ludwig eva_config block is given (EVA initialisation's settings)"),
     ("adapter.lora_bias", "bool", "PEFT lora_bias: the LoRA B matrix has a bias (peft >= 0.14)"),
     ("adapter.megatron_config", "bool", "a PEFT megatron_config is given (LoRA over Megatron-core layers)"),
     ("adapter.layers_to_transform", "int|numbers", "PEFT layers_to_transform: only these layer indices are adapted"),
@@ -113,6 +115,8 @@ IR_KEYS = (
     ("adapter.alpha_pattern_keys", "list", "PEFT LoraConfig alpha_pattern keys (module-name regexes), in written order"),
     ("adapter.alpha_pattern_values", "numbers", "the alphas of adapter.alpha_pattern_keys, in the same order"),
     ("adapter.task_type", "str", "PEFT task_type as written, upper-cased (CAUSAL_LM, SEQ_CLS, ...)"),
+    ("adapter.layer_replication", "list", "LoRA layer_replication as written: [start, end] layer ranges whose "
+                                          "adapter weights are shared"),
     ("adapter.layers_pattern", "str|list", "PEFT layers_pattern: the module list name the layer indices refer to"),
     ("adapter.task_model", "bool", "PEFT wraps a model with a task head (a *ForCausalLM, *ForSequenceClassification "
                                    "class: task_type set), whose input embedding sits under a prefix "
@@ -185,8 +189,8 @@ IR_KEYS = (
     ("training.trainer_candidates", "list", "TRL trainers whose config defines every TRL config key of the file in a "
                                             "release that may read it (linter/data/trl_config_keys.json); [] where "
                                             "none does; one entry: the file's trainer is that one exactly"),
-    ("generation.max_new_tokens", "int", "TRL OnlineDPOConfig (and XPO / Nash-MD) max_new_tokens as written: the "
-                                         "most tokens generated per completion"),
+    ("generation.max_new_tokens", "int", "TRL OnlineDPOConfig (and XPO / Nash-MD), Ludwig generation max_new_tokens "
+                                         "as written: the most tokens generated per completion"),
     ("generation.stop_token", "str", "TRL PPOConfig stop_token as written (\"eos\" or unset)"),
     ("generation.stop_token_id", "int", "TRL PPOConfig stop_token_id as written"),
     ("generation.max_prompt_length", "int", "TRL max_prompt_length as written: the prompt tokens kept "
@@ -289,6 +293,8 @@ IR_KEYS = (
     ("batch.micro", "int|auto", "per-GPU micro batch"),
     ("batch.grad_accum", "int|auto", "gradient accumulation steps"),
     ("batch.global", "int|auto", "global batch (DeepSpeed train_batch_size)"),
+    ("batch.effective", "int|auto", "samples per optimizer step that the trainer derives the accumulation from "
+                                    "(Ludwig trainer.effective_batch_size), as written"),
     ("batch.eval_micro", "int", "per-GPU evaluation batch (per_device_eval_batch_size)"),
     ("batch.world_size", "int", "GPUs in the job, where a launcher config (accelerate num_processes) or the "
                                 "launch command that names the config says"),
@@ -364,6 +370,8 @@ IR_KEYS = (
     ("data.input_types", "list", "the type of each input feature, in order (text, category, image, ...)"),
     ("data.output_types", "list", "the type of each output feature, in order"),
     ("data.output_column", "str", "the data column of the first output feature (its column, else its name)"),
+    ("data.output_max_length", "int", "the first output feature's own preprocessing.max_sequence_length, as written: "
+                                      "the longest target, in tokens"),
     ("data.encoder_pretrained", "str", "the pretrained checkpoint the first input feature's encoder loads, as written "
                                        "or its encoder type's default"),
     ("adapter.pretrained_weights", "str", "trained adapter weights loaded instead of a fresh adapter, as written"),
@@ -374,4 +382,7 @@ IR_KEYS = (
     ("prompt.template", "str", "the prompt template each sample is formatted with, as written"),
     ("prompt.task", "str", "the task instruction put in the prompt, as written"),
     ("prompt.retrieval", "str", "the retrieval method that adds similar samples to the prompt, as written"),
+    ("prompt.retrieval_k", "int", "how many retrieved samples the prompt adds (Ludwig prompt.retrieval.k), as written"),
+    ("prompt.retrieval_model", "str", "the embedding model retrieval ranks samples with (Ludwig "
+                                      "prompt.retrieval.model_name), as written"),
 ) + CHECKED_KEYS

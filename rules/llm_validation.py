@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from linter.registry import register
 
+from .ludwig_refusals import INIT_ROWS, RETRIEVAL_ROWS
 from .validation_table import Row, TableRule, first, llm, lowered, quantized, template_refs, trainer_is, trains
 
 _CHECKS = "ludwig/config_validation/checks.py"
@@ -157,7 +158,8 @@ class RefusedAdapterTraining(TableRule):
     Flags LLM configs whose adapter, trainer and quantization the framework's config validation
     refuses: an adapter with no fine-tuning trainer (LLM `trainer.type` defaults to `none`,
     zero-shot), quantized fine-tuning without a `lora` adapter, merging the LoRA weights into a
-    4-bit model at save, and `quantization.mode` / `qat` written for the wrong quantization backend.
+    4-bit model at save, `quantization.mode` / `qat` written for the wrong quantization backend,
+    and a `loftq` / `eva` `init_lora_weights` without its `loftq_config` / `eva_config` block.
 
     ## Why is this bad?
     An adapter only trains under `trainer.type: finetune`; Ludwig refuses an adapter under the
@@ -206,6 +208,7 @@ class RefusedAdapterTraining(TableRule):
       MIN_QUANTIZATION_BITS_FOR_MERGE_AND_UNLOAD = 8 in ludwig/constants.py)
     - ludwig/schema/trainer.py: LLMTrainerDataclassField(default="none")
     - ludwig/schema/llms/quantization.py: QuantizationConfig.validate_backend (96a305bd3, 0.15.0)
+    - ludwig/schema/llms/peft.py: LoraConfig.__post_init__ (5fe1e8701, #4146, 0.16.0)
     """
 
     code = "TRN035"
@@ -243,6 +246,7 @@ class RefusedAdapterTraining(TableRule):
             "`quantization.qat: true` is only supported for `backend: torchao`. "
             "The bitsandbytes backend does not implement quantization-aware training.",
             _QUANTIZATION, _TORCHAO, since="0.15.0", unpinned=_TORCHAO_EVERY),
+        *INIT_ROWS,
     )
 
 
@@ -282,7 +286,9 @@ class RefusedPromptTemplate(TableRule):
     Flags LLM `prompt:` blocks the framework's config validation refuses: retrieval with neither
     a template nor a task; a template that leaves out `{__task__}` while a task is given, or
     `{__context__}` while retrieval is on; a template with no `{...}` reference at all (and no
-    task); and a template that references the output feature's column.
+    task); a template that references the output feature's column; and `prompt.retrieval`
+    settings its schema refuses (`k` or `model_name` with no retrieval `type`, `semantic`
+    retrieval with no `model_name`; every release that reads `prompt:`).
 
     ## Why is this bad?
     The template is what each training sample becomes: a template without the task, the retrieved
@@ -335,7 +341,8 @@ class RefusedPromptTemplate(TableRule):
     - ludwig/data/prompt.py: format_input_with_prompt, _validate_prompt_template (v0.8 to v0.8.6);
       ludwig/data/preprocessing.py: _has_prompt_section; ludwig/utils/llm_utils.py:
       generate_merged_ids (v0.8.6)
-    - ludwig/schema/llms/prompt.py: PromptConfig, RetrievalConfig (type None: no retrieval)
+    - ludwig/schema/llms/prompt.py: PromptConfig, RetrievalConfig (type None: no retrieval;
+      __post_init__ checks from da0efe7a5, #3399, 0.8)
     """
 
     code = "TRN036"
@@ -371,4 +378,5 @@ class RefusedPromptTemplate(TableRule):
                      "target) without an error, and Ludwig 0.9 and later refuse the config",
             before=("0.8", "renders the answer into every training prompt (and appends it again as the target) "
                            "without an error; Ludwig 0.9 and later refuse it")),
+        *RETRIEVAL_ROWS,
     )

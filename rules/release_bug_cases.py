@@ -165,3 +165,17 @@ def bfd_packing(f) -> bool:
 LM_HEAD_SHARD = ("reads lm_head.weight directly instead of through the module's forward, so under ZeRO-3 it "
                   "gets the partitioned empty shard and the first training step dies with a size mismatch in the "
                   "fused matmul")
+
+
+# ludwig/schema/llms/generation.py LLMGenerationConfig.max_new_tokens: default 32 in every release.
+LUDWIG_MAX_NEW_TOKENS = 32
+
+
+def ludwig_default_generation_short(f) -> bool:
+    """A Ludwig LLM config with a text output feature whose own max_sequence_length is above 32 and no
+    generation.max_new_tokens written (the default 32 is what generates before Ludwig 0.8.6)."""
+    length = f("data.output_max_length")
+    types = f("data.output_types")
+    return (f("file.kind") == "ludwig" and f("model.kind") == "llm" and bool(types) and str(types[0]).lower() == "text"
+            and isinstance(length, int) and length > LUDWIG_MAX_NEW_TOKENS
+            and f.config.get("generation.max_new_tokens") is None)

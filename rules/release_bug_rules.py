@@ -182,6 +182,11 @@ class PinnedReleaseSilentBug(ReleaseBug):
       truncation runs as a dataset filter, so long samples reach the trainer untruncated; and
       `truncate` (or `raise`, accepted from 0.13.1) with `rl` dpo / ipo / orpo / simpo / kto on
       0.12.2 to 0.16.x: the RL loader drops the long samples whatever the option says.
+    - A Ludwig LLM config whose text output feature's own `max_sequence_length` is above 32 and
+      that writes no `generation.max_new_tokens`, on Ludwig 0.8 to 0.8.5: evaluation and
+      `predict` generate the default 32 new tokens, cutting longer answers off (Ludwig 0.8.6
+      sets the default from the output length). A `global_max_sequence_length` alone is not
+      enough: it bounds the prompt and the answer together.
 
     ## Why is this bad?
     With unshifted labels every position is trained to predict its own input token: the
@@ -241,6 +246,8 @@ class PinnedReleaseSilentBug(ReleaseBug):
       dataset.filter from 0eef385b1, #3068, v0.12.2; mapped from 2b6f4a6c9, #3401, v0.15.0);
       utils/data/rl.py _load_split / _drop_long_sequences (excess_length_strategy honoured from
       63a58cfec, #3578, v0.17.0); axolotl-ai-cloud/axolotl#3401, #3547
+    - ludwig/schema/llms/generation.py LLMGenerationConfig.max_new_tokens (default 32);
+      cb1f7d9d1 (#3713, v0.8.6) schema/model_types/utils.py _set_generation_max_new_tokens
     """
 
     code = "TRN074"

@@ -14,8 +14,8 @@ from __future__ import annotations
 from .facts import GRPO_LIKE, read_by_repository_script
 from .release_bug_cases import (
     BNB_LION, LM_HEAD_SHARD, VISION_WORDS, bfd_packing, bnb_lion_32bit, chunked_nll_zero3, grpo_curriculum,
-    grpo_liger_zero3, lora_embedding_scaled, preference_liger_zero3, sft_file, trainable_tokens_scaled,
-    truncated_still_counted, zero3_bf16_lora,
+    grpo_liger_zero3, lora_embedding_scaled, ludwig_default_generation_short, preference_liger_zero3, sft_file,
+    trainable_tokens_scaled, truncated_still_counted, zero3_bf16_lora,
 )
 from .axolotl_release_rows import AXOLOTL_ROWS
 from .release_table import ARGUMENT_FILES, Range, ReleaseTable, Row, fill
@@ -344,6 +344,13 @@ ROWS = (
         "own sequence: the tail of a long conversation starts mid-answer with no prompt before it (before 0.27 "
         "and from 0.29 the overflow is truncated)",
         "huggingface/trl#5075; fixed in TRL 0.29.0 (#5076)"),
+    # Ludwig LLM evaluation and predict generate generation.max_new_tokens (default 32) as is up to v0.8.5;
+    # cb1f7d9d1 (#3713, v0.8.6) sets it from the output's max_sequence_length when left at 32.
+    Row("TRN074", (Range("ludwig", "0.8", "0.8.6"),), ludwig_default_generation_short, "data.output_max_length",
+        "a text output feature with max_sequence_length {data.output_max_length} and no generation.max_new_tokens",
+        "evaluation after each epoch and predict generate the default 32 new tokens, so longer answers are cut off "
+        "and the evaluation metrics underreported, silently; set generation.max_new_tokens",
+        "ludwig-ai/ludwig#3713; fixed in Ludwig 0.8.6"),
 )
 
 

@@ -286,3 +286,30 @@ def test_pef004_reads_ludwig_defaults_but_not_the_pre_0_15_failure(tmp_path):
     # PEFT 0.14 would fail in update_and_allocate, which Ludwig's trainer never calls
     assert _adalora(tmp_path, text, "0.11.0", "0.14.0", "PEF004") == []
     assert _adalora(tmp_path, text, None, "0.15.0", "PEF004") == []  # total_step default unknown
+
+
+def test_loftq_init_without_its_block_is_refused_from_0_16(tmp_path):
+    adapter = "adapter:\n  type: lora\n  init_lora_weights: loftq\n"
+    found = lint(tmp_path, llm(extra=adapter))
+    assert [code for code, _ in found] == ["TRN035"] and "refused from Ludwig 0.16.0" in found[0][1]
+    assert lint(tmp_path, llm(extra=adapter + "  loftq_config: {loftq_bits: 4}\n")) == []
+    assert lint(tmp_path, llm(extra=adapter), ludwig="0.15.1") == []  # the key is unknown there
+
+
+def test_eva_init_without_its_block_is_refused_for_adalora_too(tmp_path):
+    adapter = "adapter:\n  type: adalora\n  total_step: 100\n  init_lora_weights: eva\n"
+    assert [code for code, _ in lint(tmp_path, llm(extra=adapter), ludwig="0.17.8")] == ["TRN035"]
+    assert lint(tmp_path, llm(extra=adapter + "  eva_config: {}\n"), ludwig="0.17.8") == []
+
+
+@pytest.mark.parametrize("retrieval, fires", [
+    ("    k: 3\n", True),
+    ("    model_name: all-MiniLM-L6-v2\n", True),
+    ("    type: semantic\n", True),
+    ("    type: semantic\n    model_name: all-MiniLM-L6-v2\n    k: 2\n", False),
+    ("    type: random\n    k: 0\n", False),
+])
+def test_retrieval_settings_its_schema_refuses(tmp_path, retrieval, fires):
+    prompt = "prompt:\n  template: 'Q: {question} {__context__}'\n  retrieval:\n" + retrieval
+    found = [code for code, _ in lint(tmp_path, llm(extra=prompt))]
+    assert found == (["TRN036"] if fires else [])

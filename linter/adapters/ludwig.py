@@ -37,11 +37,38 @@ _QUANTIZATION_BINDINGS = (
     Binding("quantization.double_quant", "quantization.bnb_4bit_use_double_quant", default=True,
             source=_QUANTIZATION, anchor="quantization"),
 )
-# Read for LLM configs (model_type: llm).
+
+
+def _init_weights(value):
+    return True if value == "default" else value  # LoraConfig.to_config: "default" -> init_lora_weights=True
+
+
+def _block(value) -> bool:
+    if not isinstance(value, dict):
+        raise TypeError("a sub-config is a mapping")
+    return True  # a block, empty or not: its fields have schema defaults (null is recorded as None)
+
+
+def _pattern_keys(value) -> list:
+    if not isinstance(value, dict):
+        raise TypeError("a pattern is a mapping of module names")
+    return list(value)
+
+
+# Read for LLM configs (model_type: llm), as written (ludwig/schema/llms/peft.py LoraConfig, which
+# AdaloraConfig extends: use_rslora / use_dora from a707840b6, v0.10.2; init_lora_weights, alpha_pattern
+# and layer_replication from 5fe1e8701, v0.16.0; init_lora_weights "default" is PEFT's True).
 _ADAPTER_BINDINGS = (
     Binding("adapter.r", "adapter.r"),
     Binding("adapter.alpha", "adapter.alpha"),
     Binding("adapter.target_modules", "adapter.target_modules", convert=list),
+    Binding("adapter.dora", "adapter.use_dora"),
+    Binding("adapter.rslora", "adapter.use_rslora"),
+    Binding("adapter.init_weights", "adapter.init_lora_weights", convert=_init_weights),
+    Binding("adapter.alpha_pattern_keys", "adapter.alpha_pattern", convert=_pattern_keys),
+    Binding("adapter.layer_replication", "adapter.layer_replication", convert=list),
+    Binding("adapter.loftq_config", "adapter.loftq_config", convert=_block),
+    Binding("adapter.eva_config", "adapter.eva_config", convert=_block),
 )
 
 
@@ -95,6 +122,7 @@ class LudwigAdapter(Adapter):
         Binding("model.name", "base_model"),
         Binding("batch.micro", "trainer.batch_size"),
         Binding("batch.grad_accum", "trainer.gradient_accumulation_steps"),
+        Binding("batch.effective", "trainer.effective_batch_size"),
         Binding("optimizer.lr", "trainer.learning_rate"),
         Binding("optimizer.name", "trainer.optimizer.type"),
         Binding("memory.gradient_checkpointing", "trainer.enable_gradient_checkpointing"),

@@ -28,8 +28,14 @@ LLM_BINDINGS = (
     Binding("prompt.template", "prompt.template"),
     Binding("prompt.task", "prompt.task"),
     Binding("prompt.retrieval", "prompt.retrieval.type"),
+    Binding("prompt.retrieval_k", "prompt.retrieval.k"),
+    Binding("prompt.retrieval_model", "prompt.retrieval.model_name"),
     Binding("quantization.mode", "quantization.mode"),
     Binding("quantization.qat", "quantization.qat"),
+    # ludwig/schema/llms/generation.py LLMGenerationConfig.max_new_tokens: schema default 32 in every
+    # release; from cb1f7d9d1 (#3713, v0.8.6) schema/model_types/utils.py _set_generation_max_new_tokens
+    # replaces a value equal to 32 by the output length, so only the written value is recorded.
+    Binding("generation.max_new_tokens", "generation.max_new_tokens"),
 )
 _QUANTIZATION_BACKEND = Binding("quantization.backend", "quantization.backend", default="bitsandbytes",
                                 source="ludwig/schema/llms/quantization.py", anchor="quantization")
@@ -72,7 +78,8 @@ def _types(document: Document, features) -> tuple[list[str], Scalar | None] | No
 
 def read_features(read: Reader, document: Document) -> None:
     """data.input_types / data.output_types (located at the first feature's type), the first output
-    feature's column, and the first input feature's encoder checkpoint."""
+    feature's column and its own preprocessing.max_sequence_length, and the first input feature's
+    encoder checkpoint."""
     config = read.config
     for key, name in (("data.input_types", "input_features"), ("data.output_types", "output_features")):
         found = _types(document, read.node(name))
@@ -88,6 +95,12 @@ def read_features(read: Reader, document: Document) -> None:
         if isinstance(node, Scalar) and isinstance(node.value, str):
             config.set("data.output_column", Field(node.value, Origin(span_of(document, node.start, node.end),
                                                                       written_as="output_features[0].column")))
+        length = first.value("preprocessing")
+        length = length.value("max_sequence_length") if isinstance(length, Mapping) else None
+        if isinstance(length, Scalar) and isinstance(length.value, int) and not isinstance(length.value, bool):
+            config.set("data.output_max_length", Field(length.value, Origin(
+                span_of(document, length.start, length.end),
+                written_as="output_features[0].preprocessing.max_sequence_length")))
     if isinstance(inputs, Sequence) and inputs.items and isinstance(inputs.items[0], Mapping):
         _read_encoder_checkpoint(read, document, inputs.items[0])
 
