@@ -29,6 +29,7 @@ From unslothai/unsloth (bare mirror at 015bdef0d9) and unslothai/unsloth-zoo (ce
 from __future__ import annotations
 
 import ast
+import re
 
 from ..ir import ConfigIR, Field, Origin
 from ..python_reader import PythonDocument, call_name, is_open, keyword
@@ -231,6 +232,10 @@ _GRPO_GENERATION_KEYS = (("generation.per_prompt", "num_generations"), ("generat
                          ("generation.steps", "steps_per_generation"))
 
 
+_SET_LATER = re.compile(r"\.(per_device_train_batch_size|gradient_accumulation_steps|num_generations|generation_batch_size|"
+                        r"steps_per_generation)\s*=(?!=)")
+
+
 def record_patched_grpo_config(document: PythonDocument, config: ConfigIR, arguments: ast.Call | None, record) -> None:
     """The GRPO keys of the script's training-argument call (the one whose batch keys unsloth.py
     records), where that call is GRPOConfig imported from trl after the first `from unsloth
@@ -244,6 +249,8 @@ def record_patched_grpo_config(document: PythonDocument, config: ConfigIR, argum
                 and any(alias.name == "GRPOConfig" and alias.asname is None for alias in node.names)]
     if first_unsloth is None or len(imported) != 1 or imported[0].lineno < first_unsloth:
         return
+    if _SET_LATER.search(document.source.text):
+        return  # `args.per_device_train_batch_size = 4` after __init__: the values as written are not final
     config.set("trainer.patched_grpo_config", Field(True, Origin(span_of(document, *document.span(arguments.func)))))
     for key, name in _GRPO_GENERATION_KEYS:
         found = keyword(arguments, name)
