@@ -164,6 +164,9 @@ IR_KEYS = (
     ("trainer.patched_sft", "bool", "the script's SFTTrainer is the framework's patched copy (imported after the "
                                     "framework that replaces trl.SFTTrainer: Unsloth), whose dataset preparation may "
                                     "be the framework's own"),
+    ("trainer.patched_grpo_config", "bool", "the script's GRPOConfig is the framework's generated copy (imported "
+                                            "after the framework that replaces trl.GRPOConfig: Unsloth), whose "
+                                            "__init__ may rewrite the batch keys; written with every keyword shown"),
     ("model.generic_loader", "bool", "the script's loader always takes the framework's generic model path, never its "
                                      "per-architecture patched classes (Unsloth FastModel / FastVisionModel)"),
     ("adapter.generic_call", "bool", "the script's adapter call is the framework's generic get_peft_model in every "

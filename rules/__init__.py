@@ -14,7 +14,7 @@ MODULES = (  # every module with rules: add a new one here
     "prequantized", "quantization", "quantized_weights", "reference_sync", "release_bug_rules", "rl_losses",
     "rl_trainers", "schema", "sft_lengths", "sharding", "syntax", "template_names", "tokenizers",
     "trainer_hazards", "trainer_names", "trainer_schedules", "trainer_refusals", "trainers", "training",
-    "training_length", "trl_configs", "trl_trainer_paths", "unsloth_targets", "unsloth_saves", "unsloth_scripts", "version_bounds", "versions",
+    "training_length", "trl_configs", "trl_trainer_paths", "unsloth_grpo", "unsloth_targets", "unsloth_saves", "unsloth_scripts", "version_bounds", "versions",
     "yaml_misread",
 )
 

@@ -66,7 +66,9 @@ class GrpoBatchNotDivisible(Rule):
     `generation_batch_size` and `steps_per_generation` written (from 0.18.0), `num_generations`
     below 2 (from 0.17.0) and `auto_find_batch_size` (from 1.9.0). The first two fire with the
     TRL version unknown too: both batch keys arrived with their check, and `num_generations: 1`
-    trains silently on every earlier GRPO release (advantage 0, or NaN).
+    trains silently on every earlier GRPO release (advantage 0, or NaN). These config refusals
+    also hold for the GRPOConfig of an Unsloth script (Unsloth's generated subclass passes the
+    keys to TRL's `__init__`); its batch is TRN099's (Unsloth raises it instead of refusing).
 
     ## Why is this bad?
     GRPO scores each completion against the others generated for the same prompt, so a
@@ -111,11 +113,16 @@ class GrpoBatchNotDivisible(Rule):
     code = "TRN012"
     name = "grpo-batch-not-divisible"
     severity = ERROR
-    triggers = kinds(*HF_TRAINER_FILES)
+    triggers = (*kinds(*HF_TRAINER_FILES), "trainer.patched_grpo_config")
 
     def check(self, run, context):
         world = world_size(run, context)
         for config in run.configs:
+            if config.value("trainer.patched_grpo_config") is True:
+                # An Unsloth script's generated GRPOConfig subclasses TRL's and passes these keys to its
+                # __init__ unchanged, so TRL's world-free refusals hold; the batch checks are TRN099's.
+                yield from self._config_refusals(config)
+                continue
             if config.value("file.kind") not in HF_TRAINER_FILES or not grpo_like(config):
                 continue
             yield from self._config_refusals(config)

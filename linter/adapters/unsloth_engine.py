@@ -20,11 +20,16 @@ From unslothai/unsloth (bare mirror at 015bdef0d9) and unslothai/unsloth-zoo (ce
 - unsloth/save.py unsloth_save_pretrained_merged(self, save_directory, tokenizer,
   save_method="merged_16bit", ...) and unsloth_push_to_hub_merged(self, repo_id, tokenizer,
   save_method=...): save_method is the third argument after the bound model.
+- trl GRPOConfig(num_generations=..., generation_batch_size=..., steps_per_generation=...)
+  (grpo_config.py; the last two from TRL 0.18.0): recorded as written, with
+  trainer.patched_grpo_config where the class is Unsloth's generated copy (rl.py PatchFastRL,
+  run on `from unsloth import ...` since 95fb1d699d, sets trl.GRPOConfig = UnslothGRPOConfig).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 
 from ..ir import ConfigIR, Field, Origin
 from ..python_reader import PythonDocument, call_name, is_open, keyword
@@ -221,3 +226,33 @@ def record_patched_sft(document: PythonDocument, config: ConfigIR, trainer: ast.
     if first_unsloth is None or len(sft) != 1 or sft[0].lineno < first_unsloth:
         return
     config.set("trainer.patched_sft", Field(True, Origin(span_of(document, *document.span(trainer.func)))))
+
+
+_GRPO_GENERATION_KEYS = (("generation.per_prompt", "num_generations"), ("generation.batch_size", "generation_batch_size"),
+                         ("generation.steps", "steps_per_generation"))
+
+
+_SET_LATER = re.compile(r"\.(per_device_train_batch_size|gradient_accumulation_steps|num_generations|generation_batch_size|"
+                        r"steps_per_generation)\s*=(?!=)")
+
+
+def record_patched_grpo_config(document: PythonDocument, config: ConfigIR, arguments: ast.Call | None, record) -> None:
+    """The GRPO keys of the script's training-argument call (the one whose batch keys unsloth.py
+    records), where that call is GRPOConfig imported from trl after the first `from unsloth
+    import` line and shows every keyword (no **kwargs): then it is Unsloth's generated
+    UnslothGRPOConfig, whose __init__ may rewrite per_device_train_batch_size (rules read when)."""
+    if arguments is None or call_name(arguments) != "GRPOConfig" or is_open(arguments):
+        return
+    first_unsloth = min((node.lineno for node in document.from_imports if node.module.split(".")[0] == "unsloth"),
+                        default=None)
+    imported = [node for node in document.from_imports if node.module in ("trl", "trl.trainer", "trl.trainer.grpo_config")
+                and any(alias.name == "GRPOConfig" and alias.asname is None for alias in node.names)]
+    if first_unsloth is None or len(imported) != 1 or imported[0].lineno < first_unsloth:
+        return
+    if _SET_LATER.search(document.source.text):
+        return  # `args.per_device_train_batch_size = 4` after __init__: the values as written are not final
+    config.set("trainer.patched_grpo_config", Field(True, Origin(span_of(document, *document.span(arguments.func)))))
+    for key, name in _GRPO_GENERATION_KEYS:
+        found = keyword(arguments, name)
+        if found is not None:
+            record(key, found.value)
