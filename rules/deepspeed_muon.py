@@ -110,12 +110,16 @@ class MuonZeroUpdateBug(_MuonBug):
     per rank (DeepSpeed#7807; refused, then fixed, in 0.19.3). All train with no error.
 
     ## Example
+    Its "auto" value says the HF Trainer hands the file to DeepSpeed, which then builds the
+    optimizer it names.
     `ds_config.json`:
-        {"optimizer": {"type": "Muon", "params": {"lr": 0.02}}, "zero_optimization": {"stage": 2}}
+        {"train_micro_batch_size_per_gpu": "auto", "optimizer": {"type": "Muon", "params": {"lr": 0.02}},
+         "zero_optimization": {"stage": 2}}
     `requirements.txt`:
         deepspeed==0.19.2
     Use instead:
-        {"optimizer": {"type": "Muon", "params": {"lr": 0.02}}, "zero_optimization": {"stage": 2, "reduce_scatter": false}}
+        {"train_micro_batch_size_per_gpu": "auto", "optimizer": {"type": "Muon", "params": {"lr": 0.02}},
+         "zero_optimization": {"stage": 2, "reduce_scatter": false}}
 
     ## Fix safety
     No fix: all-reduce costs bandwidth, and dropping offload costs GPU memory; upgrading
@@ -158,11 +162,15 @@ class MuonZero3GradAccumulation(_MuonBug):
     DeepSpeed#8443, against 3e-4 under ZeRO-2), with no error.
 
     ## Example
+    Its "auto" value says the HF Trainer hands the file to DeepSpeed, which then builds the
+    optimizer it names.
     `ds_config.json`:
-        {"gradient_accumulation_steps": 4, "optimizer": {"type": "Muon", "params": {"lr": 0.02}},
+        {"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": 4,
+         "optimizer": {"type": "Muon", "params": {"lr": 0.02}},
          "zero_optimization": {"stage": 3, "reduce_scatter": false}}
     Use instead:
-        {"gradient_accumulation_steps": 4, "optimizer": {"type": "Muon", "params": {"lr": 0.02}},
+        {"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": 4,
+         "optimizer": {"type": "Muon", "params": {"lr": 0.02}},
          "zero_optimization": {"stage": 2, "reduce_scatter": false}}
 
     ## Fix safety

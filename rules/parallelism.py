@@ -272,12 +272,20 @@ class SequenceParallelSizeDividesHeads(Rule):
     size 8). v0.1.21 (#769) runs such sizes with an inner group.
 
     ## Example
-    `train.py` (xtuner==0.1.20, `xtuner train train.py --deepspeed deepspeed_zero3` on 8 GPUs):
+    `train.py`, on 8 GPUs:
+        from xtuner.model import SupervisedFinetune
         pretrained_model_name_or_path = "Qwen/Qwen2-7B-Instruct"
         sequence_parallel_size = 8
+        model = dict(type=SupervisedFinetune)
+    `train.sh`:
+        NPROC_PER_NODE=8 xtuner train train.py --deepspeed deepspeed_zero3
+    `requirements.txt`:
+        xtuner==0.1.20
     Use instead:
+        from xtuner.model import SupervisedFinetune
         pretrained_model_name_or_path = "Qwen/Qwen2-7B-Instruct"
         sequence_parallel_size = 4
+        model = dict(type=SupervisedFinetune)
 
     ## Fix safety
     No fix: the size trades memory for GPUs; a divisor of the head count or xtuner 0.1.21 are
