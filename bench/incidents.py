@@ -89,6 +89,8 @@ BATCHES = {
                           "before any trainlint run); 4 / 13 after relabelling four whose refusal TRN021 (3) and DS022 (1) "
                           "already reported at the causing key; still 4 / 13 at de61c02 after merging the second wave (b9-trl-hf, "
                           "b9-infra, script-bindings), written without seeing it", "yes"),
+    "blind-2026-11-24k": ("blind batch 11 (`blind-2026-11-24k`, mined 2026-11-24 at 4521782)",
+                          "CAUGHT-WHEN-MINED (placeholder, filled after the first trainlint run)", "yes"),
 }
 
 ROOT = Path(__file__).resolve().parent.parent
