@@ -89,6 +89,10 @@ BATCHES = {
                           "before any trainlint run); 4 / 13 after relabelling four whose refusal TRN021 (3) and DS022 (1) "
                           "already reported at the causing key; still 4 / 13 at de61c02 after merging the second wave (b9-trl-hf, "
                           "b9-infra, script-bindings), written without seeing it", "yes"),
+    "blind-2026-11-24k": ("blind batch 11 (`blind-2026-11-24k`, mined 2026-11-24 at 4521782)",
+                          "0 / 5 as the miner labelled them at 032a257 (rules as at 4521782; fixtures committed at 032a257 "
+                          "before any trainlint run; no relabelling: the only findings, DS001 and PRE002 on "
+                          "lf-dpo-full-zero2-no-optimizer, report the thread's fp16, not the missing optimizer)", "yes"),
 }
 
 ROOT = Path(__file__).resolve().parent.parent
