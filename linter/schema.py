@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .schema_values import NUMERIC, _describe, _equal, _is_type, _options, _pattern, _simple_types
+from .schema_values import NUMERIC, TypeQuestions, _describe, _equal, _is_type, _options, _pattern, _simple_types
 
 _HERE = Path(__file__).parent
 SCHEMA_DIRS = (_HERE / "schemas", _HERE.parent / "schemas")  # in an installed wheel; beside a checkout
@@ -46,7 +46,7 @@ class SchemaError:
         self.allowed = allowed  # for enum/const: the accepted values
 
 
-class Schema:
+class Schema(TypeQuestions):
     boolean_ints: dict = {}  # x-trainlint boolean-ints: integers 0/1 the loader reads as booleans
 
     def __init__(self, name: str, root: dict, coerces_numeric_strings: bool = False,
@@ -103,10 +103,6 @@ class Schema:
                     or isinstance(value, str) and "pattern" in entry and _pattern(entry["pattern"]).search(value):
                 return value, entry
         return None
-
-    def expects_number_at(self, path: tuple) -> bool:
-        """Does some schema branch that applies at `path` accept a number (and not a string)?"""
-        return any("number" in types or "integer" in types for types in self._types_at(self.root, path))
 
     # ---- walking -----------------------------------------------------------------------------
 
@@ -362,45 +358,6 @@ class Schema:
             if "enum" in sub and not any(_equal(item, option) for option in sub["enum"]):
                 return True
         return False
-
-    def _branch_types(self, schema: Any) -> list[tuple[str, ...]]:
-        if not isinstance(schema, dict):
-            return []
-        schema = self._resolve(schema)
-        found = []
-        if "type" in schema:
-            found.append(tuple(schema["type"]) if isinstance(schema["type"], list) else (schema["type"],))
-        for keyword in ("anyOf", "oneOf", "allOf"):
-            for branch in schema.get(keyword, ()):
-                found.extend(self._branch_types(branch))
-        return found
-
-    def _types_at(self, schema: Any, path: tuple) -> list[tuple[str, ...]]:
-        if not isinstance(schema, dict):
-            return []
-        schema = self._resolve(schema)
-        if not path:
-            return self._branch_types(schema)
-        key, rest = path[0], path[1:]
-        found = []
-        if isinstance(key, str):
-            if key in schema.get("properties", {}):
-                found.extend(self._types_at(schema["properties"][key], rest))
-            for pattern, sub in schema.get("patternProperties", {}).items():
-                if re.search(pattern, key):
-                    found.extend(self._types_at(sub, rest))
-            if isinstance(schema.get("additionalProperties"), dict) and key not in schema.get("properties", {}):
-                found.extend(self._types_at(schema["additionalProperties"], rest))
-        elif isinstance(key, int):
-            prefix = schema.get("prefixItems", [])
-            found.extend(self._types_at(prefix[key] if key < len(prefix) else schema.get("items"), rest))
-        for keyword in ("anyOf", "oneOf", "allOf"):
-            for branch in schema.get(keyword, ()):
-                found.extend(self._types_at(branch, path))
-        for keyword in ("then", "else"):
-            if keyword in schema:
-                found.extend(self._types_at(schema[keyword], path))
-        return found
 
 
 @lru_cache(maxsize=None)

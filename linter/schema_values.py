@@ -1,5 +1,6 @@
 """The value-level pieces of the schema validator (linter/schema.py): type and equality tests as
-JSON Schema means them, and how an error message describes a value or a list of options."""
+JSON Schema means them, how an error message describes a value or a list of options, and what
+types a schema accepts at a path."""
 
 from __future__ import annotations
 
@@ -57,3 +58,51 @@ def _describe(value: Any) -> str:
 def _options(options: list) -> str:
     shown = ", ".join(json.dumps(option) for option in options[:12])
     return f"[{shown}{', ...' if len(options) > 12 else ''}]"
+
+
+class TypeQuestions:
+    """What types a schema accepts at a path (the Schema's own walk, for SCH003's "a number is
+    meant here"): a mixin of linter.schema.Schema, which gives `root` and `_resolve`."""
+
+    def expects_number_at(self, path: tuple) -> bool:
+        """Does some schema branch that applies at `path` accept a number (and not a string)?"""
+        return any("number" in types or "integer" in types for types in self._types_at(self.root, path))
+
+    def _branch_types(self, schema: Any) -> list[tuple[str, ...]]:
+        if not isinstance(schema, dict):
+            return []
+        schema = self._resolve(schema)
+        found = []
+        if "type" in schema:
+            found.append(tuple(schema["type"]) if isinstance(schema["type"], list) else (schema["type"],))
+        for keyword in ("anyOf", "oneOf", "allOf"):
+            for branch in schema.get(keyword, ()):
+                found.extend(self._branch_types(branch))
+        return found
+
+    def _types_at(self, schema: Any, path: tuple) -> list[tuple[str, ...]]:
+        if not isinstance(schema, dict):
+            return []
+        schema = self._resolve(schema)
+        if not path:
+            return self._branch_types(schema)
+        key, rest = path[0], path[1:]
+        found = []
+        if isinstance(key, str):
+            if key in schema.get("properties", {}):
+                found.extend(self._types_at(schema["properties"][key], rest))
+            for pattern, sub in schema.get("patternProperties", {}).items():
+                if re.search(pattern, key):
+                    found.extend(self._types_at(sub, rest))
+            if isinstance(schema.get("additionalProperties"), dict) and key not in schema.get("properties", {}):
+                found.extend(self._types_at(schema["additionalProperties"], rest))
+        elif isinstance(key, int):
+            prefix = schema.get("prefixItems", [])
+            found.extend(self._types_at(prefix[key] if key < len(prefix) else schema.get("items"), rest))
+        for keyword in ("anyOf", "oneOf", "allOf"):
+            for branch in schema.get(keyword, ()):
+                found.extend(self._types_at(branch, path))
+        for keyword in ("then", "else"):
+            if keyword in schema:
+                found.extend(self._types_at(schema[keyword], path))
+        return found
