@@ -153,9 +153,10 @@ class Document:
         for key in keys:
             if not isinstance(node, Mapping):
                 return None
-            node = node.value(key)
-            if node is None:
+            pair = node.get(key)
+            if pair is None:
                 return None
+            node = pair.value
         return node
 
     def find_pair(self, *keys: str) -> Pair | None:

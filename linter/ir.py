@@ -174,13 +174,18 @@ class ConfigIR:
         return found
 
     def get(self, key: str) -> Field | None:
-        if key not in KEYS:
+        found = self.fields.get(key)  # a recorded key is a known one (set checks it)
+        if found is None and key not in KEYS:
             raise UnknownKey(key)
-        return self.fields.get(key)
+        return found
 
     def value(self, key: str, default: Any = None) -> Any:
-        found = self.get(key)
-        return default if found is None else found.value
+        found = self.fields.get(key)  # get(), inline: asked ~130,000 times in a corpus check
+        if found is None:
+            if key not in KEYS:
+                raise UnknownKey(key)
+            return default
+        return found.value
 
     def written_as(self, key: str) -> str:
         """The key as this file spells it (or would, for a default): for messages."""

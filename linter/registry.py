@@ -220,12 +220,15 @@ def available() -> list[Rule | Declared]:
 
 
 def resolve(rule: Rule | Declared) -> Rule:
-    """The rule itself: a declared one's module is imported."""
-    if isinstance(rule, Declared):
-        import importlib
+    """The rule itself: a declared one's module is imported (once: asked per run and rule)."""
+    if type(rule) is Declared:
+        found = _RULES.get(rule.code)
+        if found is None:
+            import importlib
 
-        importlib.import_module(rule.module)
-        return _RULES[rule.code]
+            importlib.import_module(rule.module)
+            found = _RULES[rule.code]
+        return found
     return rule
 
 

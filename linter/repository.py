@@ -70,13 +70,29 @@ def bounded_text(path: Path) -> str | None:
 def sharding_launchers(root: Path) -> list[Path]:
     """accelerate configs with DeepSpeed/FSDP and DeepSpeed JSON files in the checkout (a JSON
     Schema that describes `zero_optimization` names the key without launching anything)."""
-    return [path for path, text in _texts(root)
-            if not path.name.endswith(".py") and _SHARDING.search(text) and '"$schema"' not in text]
+    return list(_searched(root, None, lambda path, text: not path.name.endswith(".py") and _SHARDING.search(text)
+                          and '"$schema"' not in text))
 
 
 def mentioning(root: Path, name: str) -> list[Path]:
     """Files of the checkout whose text names `name` (a file name a config may link)."""
-    return [path for path, text in _texts(root) if name in text]
+    return list(_searched(root, name, lambda path, text: name in text))
+
+
+_SEARCHED: list = [None, None, {}]  # the last checkout's: [root, its _texts, {question: paths}]
+
+
+def _searched(root: Path, question: str | None, holds) -> tuple[Path, ...]:
+    """The files of the checkout's texts that `holds`, worked out once per question (None: the
+    sharding launchers; a name: the files mentioning it) while the checkout's texts stay cached:
+    every config of a checkout asks the same, over up to MAX_FILES texts."""
+    texts = _texts(root)
+    if _SEARCHED[0] != root or _SEARCHED[1] is not texts:
+        _SEARCHED[:] = [root, texts, {}]
+    answers = _SEARCHED[2]
+    if question not in answers:
+        answers[question] = tuple(path for path, text in texts if holds(path, text))
+    return answers[question]
 
 
 _SCRIPT_SUFFIXES = (".sh", ".slurm", ".bash", ".sbatch")

@@ -19,10 +19,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .schema_values import NUMERIC, TypeQuestions, _describe, _equal, _is_type, _options, _pattern, _simple_types
+
 _HERE = Path(__file__).parent
 SCHEMA_DIRS = (_HERE / "schemas", _HERE.parent / "schemas")  # in an installed wheel; beside a checkout
 _IF_ONLY = frozenset(("if", "then", "else"))
-NUMERIC = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+_VALUE_KEYWORDS = frozenset(("enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+                             "pattern", "minLength"))
+_OBJECT_KEYWORDS = frozenset(("properties", "patternProperties", "additionalProperties", "required"))
+_ARRAY_KEYWORDS = frozenset(("prefixItems", "items", "minItems", "maxItems"))
+_ANY, _TAG, _LACKS, _TYPE = range(4)  # the forms of an `if` condition (Schema._condition_form)
 
 
 class SchemaError:
@@ -40,7 +46,7 @@ class SchemaError:
         self.allowed = allowed  # for enum/const: the accepted values
 
 
-class Schema:
+class Schema(TypeQuestions):
     boolean_ints: dict = {}  # x-trainlint boolean-ints: integers 0/1 the loader reads as booleans
 
     def __init__(self, name: str, root: dict, coerces_numeric_strings: bool = False,
@@ -69,6 +75,10 @@ class Schema:
         # (id of a patternProperties object, key) -> the subschemas whose pattern the key matches:
         # the same keys recur in every file (Axolotl's plugin-key patterns test each top-level key).
         self._pattern_hits: dict = {}
+        self._plans: dict = {}  # id(subschema) -> Schema._plan(subschema)
+        self._conditions: dict = {}  # id(`if` condition) -> (condition, *Schema._condition_form(condition))
+        # id(object subschema) -> (subschema, the keys it accepts and checks nothing of)
+        self._quiet: dict = {}
 
     def validate(self, value: Any) -> list[SchemaError]:
         errors: list[SchemaError] = []
@@ -94,10 +104,6 @@ class Schema:
                 return value, entry
         return None
 
-    def expects_number_at(self, path: tuple) -> bool:
-        """Does some schema branch that applies at `path` accept a number (and not a string)?"""
-        return any("number" in types or "integer" in types for types in self._types_at(self.root, path))
-
     # ---- walking -----------------------------------------------------------------------------
 
     def _resolve(self, schema: dict) -> dict:
@@ -121,15 +127,56 @@ class Schema:
         if schema is False:
             errors.append(SchemaError(path, "type", "no value is allowed here"))
             return
-        schema = self._resolve(schema)
+        plan = self._plans.get(id(schema))
+        if plan is None or plan[0] is not schema:
+            plan = self._plan(schema)
+        _, schema, expected, simple, values, objects, arrays, all_of, any_of, negated, condition = plan
         if self.coerces_numeric_strings and isinstance(value, str) and NUMERIC.match(value.strip()):
             if self.expects_number_here(schema):
                 value = float(value) if not re.fullmatch(r"[-+]?\d+", value.strip()) else int(value)
-        if "type" in schema and not _is_type(value, schema["type"]):
-            types = tuple(schema["type"]) if isinstance(schema["type"], list) else (schema["type"],)
+        if expected is not None and not (isinstance(value, simple) if simple else _is_type(value, expected)):
+            types = tuple(expected) if isinstance(expected, list) else (expected,)
             errors.append(SchemaError(path, "type", f"expected {' or '.join(types)}, got {_describe(value)}",
                                       expected_types=types))
             return
+        if values:
+            self._check_value(schema, value, path, errors)
+        if objects and isinstance(value, dict):
+            self._check_object(schema, value, path, errors)
+        if arrays and isinstance(value, list):
+            self._check_array(schema, value, path, errors)
+        for wrapper, sub in all_of:
+            if wrapper and isinstance(value, dict):
+                # an if/then/else wrapper (tag dispatch, dozens per object): for an object, just that
+                branch = sub.get("then") if self._holds(sub["if"], value) else sub.get("else")
+                if branch is not None:
+                    self._check(branch, value, path, errors)
+                continue
+            self._check(sub, value, path, errors)
+        for branches in any_of:
+            self._check_any(branches, value, path, errors)
+        if negated and not self.validate_at(schema["not"], value):
+            errors.append(SchemaError(path, "type", f"{_describe(value)} is not allowed here"))
+        if condition:
+            branch = schema.get("then") if self._holds(schema["if"], value) else schema.get("else")
+            if branch is not None:
+                self._check(branch, value, path, errors)
+
+    def _plan(self, schema: dict) -> tuple:
+        """What a (sub)schema asks, worked out once: its $ref resolved, its type, whether it has
+        value, object or array keywords, its allOf (each entry marked when an if/then/else
+        wrapper), anyOf/oneOf, not, if. A corpus run checks ~75,000 values against ~2,000 schemas."""
+        resolved = self._resolve(schema)
+        keys, expected = resolved.keys(), resolved.get("type")
+        plan = self._plans[id(schema)] = (
+            schema, resolved, expected, _simple_types(expected), not keys.isdisjoint(_VALUE_KEYWORDS),
+            not keys.isdisjoint(_OBJECT_KEYWORDS), not keys.isdisjoint(_ARRAY_KEYWORDS),
+            tuple((type(sub) is dict and "if" in sub and sub.keys() <= _IF_ONLY, sub) for sub in resolved.get("allOf", ())),
+            tuple(resolved[keyword] for keyword in ("anyOf", "oneOf") if keyword in resolved),
+            "not" in resolved, "if" in resolved)
+        return plan
+
+    def _check_value(self, schema: dict, value: Any, path: tuple, errors: list[SchemaError]) -> None:
         if "enum" in schema and not any(_equal(value, option) for option in schema["enum"]):
             errors.append(SchemaError(path, "enum", f"{_describe(value)} is not one of {_options(schema['enum'])}",
                                       allowed=tuple(schema["enum"])))
@@ -141,48 +188,47 @@ class Schema:
                 errors.append(SchemaError(path, "pattern", f"{_describe(value)} does not match {schema['pattern']}"))
             if "minLength" in schema and len(value) < schema["minLength"]:
                 errors.append(SchemaError(path, "length", f"{_describe(value)} is shorter than {schema['minLength']}"))
-        if isinstance(value, dict):
-            self._check_object(schema, value, path, errors)
-        if isinstance(value, list):
-            self._check_array(schema, value, path, errors)
-        for sub in schema.get("allOf", ()):
-            if type(sub) is dict and "if" in sub and sub.keys() <= _IF_ONLY and isinstance(value, dict):
-                self._check(sub.get("then") if self._holds(sub["if"], value) else sub.get("else"), value, path, errors)
-                continue  # an if/then/else wrapper (tag dispatch, dozens per object): for an object, just that
-            self._check(sub, value, path, errors)
-        for keyword in ("anyOf", "oneOf"):
-            if keyword in schema:
-                self._check_any(schema[keyword], value, path, errors)
-        if "not" in schema and not self.validate_at(schema["not"], value):
-            errors.append(SchemaError(path, "type", f"{_describe(value)} is not allowed here"))
-        if "if" in schema:
-            branch = schema.get("then") if self._holds(schema["if"], value) else schema.get("else")
-            if branch is not None:
-                self._check(branch, value, path, errors)
 
     def _holds(self, condition: Any, value: Any) -> bool:
         """Does `value` satisfy an `if` condition? The generated schemas dispatch on a tag
         (`{"properties": {"type": {"const": "lora"}}, "required": ["type"]}`) dozens of times per
         file; that form is answered directly, without building the error messages a full check
         writes for every branch that does not match (a third of a corpus run's validation)."""
+        form = self._conditions.get(id(condition))
+        if form is None or form[0] is not condition:
+            form = self._conditions[id(condition)] = (condition, *self._condition_form(condition))
+        _, kind, first, second = form
+        if kind == _TAG:
+            return not isinstance(value, dict) or first in value and _equal(value[first], second)
+        if kind == _LACKS:
+            return isinstance(value, dict) and any(key not in value for key in first)
+        if kind == _TYPE:
+            return _is_type(value, first)
+        # `required` (like `properties`) says nothing of a value that is not an object; on an
+        # object that lacks a required key the whole condition fails, whatever else it says.
+        if first is not None and isinstance(value, dict) and any(key not in value for key in first):
+            return False
+        return not self.validate_at(condition, value)
+
+    def _condition_form(self, condition: Any) -> tuple:
+        """(kind, first, second) of an `if` condition, worked out once: _TAG (key, const): the key
+        is there with that value; _LACKS (keys,): an object without one of the keys; _TYPE (type,);
+        else _ANY (its `required` list or None,): a full check."""
         if isinstance(condition, dict):
             keys = condition.keys()
             required = condition.get("required")
-            # `required` (like `properties`) says nothing of a value that is not an object; on an
-            # object that lacks a required key the whole condition fails, whatever else it says.
-            if isinstance(value, dict) and isinstance(required, list) and any(key not in value for key in required):
-                return False
             if keys == {"properties", "required"}:
                 properties = condition["properties"]
                 if len(properties) == 1 and required == list(properties):
                     (key, spec), = properties.items()
                     if isinstance(spec, dict) and spec.keys() == {"const"}:
-                        return not isinstance(value, dict) or key in value and _equal(value[key], spec["const"])
+                        return _TAG, key, spec["const"]
             elif keys == {"not"} and isinstance(condition["not"], dict) and condition["not"].keys() == {"required"}:
-                return isinstance(value, dict) and any(key not in value for key in condition["not"]["required"])
+                return _LACKS, condition["not"]["required"], None
             elif keys == {"type"} and not self.coerces_numeric_strings:
-                return _is_type(value, condition["type"])
-        return not self.validate_at(condition, value)
+                return _TYPE, condition["type"], None
+            return _ANY, required if isinstance(required, list) else None, None
+        return _ANY, None, None
 
     def validate_at(self, schema: Any, value: Any) -> list[SchemaError]:
         errors: list[SchemaError] = []
@@ -207,10 +253,23 @@ class Schema:
         patterns = schema.get("patternProperties", {})
         additional = schema.get("additionalProperties", True)
         keyed = properties or patterns or additional is False or isinstance(additional, dict)  # else: no key checks
-        for key, item in value.items() if keyed else ():
+        if keyed:
+            # Keys this schema accepts and checks nothing of (a `true` property, a key matched only by
+            # `true` patterns: Axolotl's plugin wrappers accept every key but the plugin's own) are
+            # skipped at C speed: each file's ~50 top-level keys meet ~16 such wrappers.
+            quiet = self._quiet.get(id(schema))
+            if quiet is None or quiet[0] is not schema:
+                quiet = self._quiet[id(schema)] = (schema, set())
+            quiet = quiet[1]
+            rest = value.keys() - quiet if quiet else value.keys()
+        for key, item in value.items() if keyed and rest else ():
+            if key not in rest:
+                continue
             if key in properties:
                 if (sub := properties[key]) is not True and sub is not None:  # `"key": true` checks nothing
                     self._check(sub, item, path + (key,), errors)
+                else:
+                    quiet.add(key)
                 continue
             if patterns:
                 hit = (id(patterns), key)
@@ -220,10 +279,14 @@ class Schema:
                         sub for pattern, sub in patterns.items() if isinstance(key, str) and _pattern(pattern).search(key))
             else:
                 matched = ()
+            checked = False
             for sub in matched:
                 if sub is not True and sub is not None:  # `"^.*$": true`
                     self._check(sub, item, path + (key,), errors)
+                    checked = True
             if matched:
+                if not checked:
+                    quiet.add(key)
                 continue
             if additional is False:
                 errors.append(SchemaError(path + (key,), "unknown-key", f"unknown key {key!r}",
@@ -295,84 +358,6 @@ class Schema:
             if "enum" in sub and not any(_equal(item, option) for option in sub["enum"]):
                 return True
         return False
-
-    def _branch_types(self, schema: Any) -> list[tuple[str, ...]]:
-        if not isinstance(schema, dict):
-            return []
-        schema = self._resolve(schema)
-        found = []
-        if "type" in schema:
-            found.append(tuple(schema["type"]) if isinstance(schema["type"], list) else (schema["type"],))
-        for keyword in ("anyOf", "oneOf", "allOf"):
-            for branch in schema.get(keyword, ()):
-                found.extend(self._branch_types(branch))
-        return found
-
-    def _types_at(self, schema: Any, path: tuple) -> list[tuple[str, ...]]:
-        if not isinstance(schema, dict):
-            return []
-        schema = self._resolve(schema)
-        if not path:
-            return self._branch_types(schema)
-        key, rest = path[0], path[1:]
-        found = []
-        if isinstance(key, str):
-            if key in schema.get("properties", {}):
-                found.extend(self._types_at(schema["properties"][key], rest))
-            for pattern, sub in schema.get("patternProperties", {}).items():
-                if re.search(pattern, key):
-                    found.extend(self._types_at(sub, rest))
-            if isinstance(schema.get("additionalProperties"), dict) and key not in schema.get("properties", {}):
-                found.extend(self._types_at(schema["additionalProperties"], rest))
-        elif isinstance(key, int):
-            prefix = schema.get("prefixItems", [])
-            found.extend(self._types_at(prefix[key] if key < len(prefix) else schema.get("items"), rest))
-        for keyword in ("anyOf", "oneOf", "allOf"):
-            for branch in schema.get(keyword, ()):
-                found.extend(self._types_at(branch, path))
-        for keyword in ("then", "else"):
-            if keyword in schema:
-                found.extend(self._types_at(schema[keyword], path))
-        return found
-
-
-@lru_cache(maxsize=None)
-def _pattern(pattern: str) -> "re.Pattern":
-    return re.compile(pattern)
-
-
-def _is_type(value: Any, expected: Any) -> bool:
-    if isinstance(expected, list):
-        return any(_is_type(value, one) for one in expected)
-    if expected == "integer":
-        return (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, float) and value.is_integer())
-    if expected == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    return isinstance(value, {"string": str, "boolean": bool, "object": dict, "array": list,
-                              "null": type(None)}.get(expected, object))
-
-
-def _equal(value: Any, option: Any) -> bool:
-    if isinstance(value, bool) or isinstance(option, bool):
-        return value is option if isinstance(value, bool) and isinstance(option, bool) else False
-    return value == option
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, str):
-        return f"string {json.dumps(value)}"
-    if isinstance(value, bool):
-        return f"boolean {json.dumps(value)}"
-    if value is None:
-        return "null"
-    if isinstance(value, (int, float)):
-        return f"number {value!r}"
-    return "an object" if isinstance(value, dict) else "a list"
-
-
-def _options(options: list) -> str:
-    shown = ", ".join(json.dumps(option) for option in options[:12])
-    return f"[{shown}{', ...' if len(options) > 12 else ''}]"
 
 
 @lru_cache(maxsize=None)

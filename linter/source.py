@@ -177,8 +177,9 @@ class Source:
         return self._line_starts
 
     def position(self, offset: int) -> Position:
-        line_index = bisect.bisect_right(self.line_starts, offset) - 1
-        return Position(line_index + 1, offset - self.line_starts[line_index] + 1)
+        starts = self._line_starts or self.line_starts
+        line_index = bisect.bisect_right(starts, offset) - 1
+        return Position(line_index + 1, offset - starts[line_index] + 1)
 
     def offset(self, line: int, column: int) -> int:
         return self.line_starts[line - 1] + column - 1

@@ -126,16 +126,17 @@ def forget() -> None:
 def pin_files(folder: Path) -> list[Path]:
     """The files of `folder` that may pin versions, in the order they are consulted."""
     try:
-        names = {entry.name for entry in folder.iterdir() if entry.is_file()}
+        with os.scandir(folder) as entries:  # names only: a folder above a checkout may hold thousands
+            names = {entry.name for entry in entries}
+        ordered = [name for name in _LOCK_FILES if name in names]
+        ordered += sorted(name for name in names if name.startswith("requirements") and name.endswith(".txt"))
+        ordered += [name for name in ("pyproject.toml", "setup.py", "setup.cfg") if name in names]
+        ordered += sorted(name for name in names
+                          if name.startswith("environment") and name.endswith((".yml", ".yaml")))
+        ordered += sorted(name for name in names if is_install_script(name))
+        return [folder / name for name in ordered if (folder / name).is_file()]  # a stat for these only
     except OSError:
         return []
-    ordered = [name for name in _LOCK_FILES if name in names]
-    ordered += sorted(name for name in names if name.startswith("requirements") and name.endswith(".txt"))
-    ordered += [name for name in ("pyproject.toml", "setup.py", "setup.cfg") if name in names]
-    ordered += sorted(name for name in names
-                      if name.startswith("environment") and name.endswith((".yml", ".yaml")))
-    ordered += sorted(name for name in names if is_install_script(name))
-    return [folder / name for name in ordered]
 
 
 @lru_cache(maxsize=4096)

@@ -91,5 +91,23 @@ def corpus() -> Path:
     return CORPUS
 
 
+_CORPUS_RUNS: dict[tuple[str, ...], tuple[Result, dict, dict]] = {}
+
+
+def corpus_run(*args: str) -> tuple[Result, dict, dict]:
+    """`trainlint check <corpus> *args`, run once per session for every test that reads that same
+    run (a corpus check takes seconds): its result, and each corpus file's modification time (ns)
+    just before and just after it. Call it from a test body (after `fresh_state`), never from a
+    fixture of wider scope."""
+    if args not in _CORPUS_RUNS:
+        def stamps() -> dict:
+            return {path: path.stat().st_mtime_ns for path in CORPUS.rglob("*") if path.is_file()}
+
+        before = stamps()
+        result = trainlint("check", CORPUS, *args)
+        _CORPUS_RUNS[args] = (result, before, stamps())
+    return _CORPUS_RUNS[args]
+
+
 def copy_tree(source: Path, target: Path) -> None:
     shutil.copytree(source, target)

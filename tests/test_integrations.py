@@ -140,6 +140,21 @@ def _git(cwd: Path, *args: str) -> None:
                         "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"})
 
 
+def _checkout_as_committed(clone: Path) -> tuple[Path, str]:
+    """(repository, commit) holding this checkout's files as they are now, its uncommitted changes
+    to tracked files included (a clone with them committed, as try-repo's shadow repository)."""
+    changes = subprocess.run(["git", "diff", "HEAD", "--binary"], cwd=ROOT, check=True, capture_output=True).stdout
+    if not changes:
+        return ROOT, subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, check=True, capture_output=True,
+                                    text=True).stdout.strip()
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, capture_output=True)
+    subprocess.run(["git", "apply", "--index", "--binary", "-"], cwd=clone, input=changes, check=True,
+                   capture_output=True)
+    _git(clone, "commit", "-q", "-m", "uncommitted changes")
+    return clone, subprocess.run(["git", "rev-parse", "HEAD"], cwd=clone, check=True, capture_output=True,
+                                 text=True).stdout.strip()
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
 def test_pre_commit_hooks_with_the_real_client(tmp_path):
     pre_commit = shutil.which("pre-commit", path=str(Path(sys.executable).parent)) or shutil.which("pre-commit")
@@ -164,9 +179,15 @@ def test_pre_commit_hooks_with_the_real_client(tmp_path):
     _git(repo, "add", ".")
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "SKIP": ""}
     env.pop("GITHUB_ACTIONS", None)
+    # As `pre-commit try-repo ROOT <hook>` does (this checkout with its uncommitted changes), but
+    # through a config naming that commit, as a user's does: try-repo installs the hooks'
+    # environment afresh on every call, this installs it once for the four runs.
+    hooks, rev = _checkout_as_committed(tmp_path / "hooks-repo")
+    config = tmp_path / "pre-commit-config.yaml"
+    config.write_text(f"repos:\n- repo: {hooks}\n  rev: {rev}\n  hooks:\n  - id: trainlint\n  - id: trainlint-fix\n")
 
     def hook(hook_id: str) -> subprocess.CompletedProcess:
-        return subprocess.run([pre_commit, "try-repo", str(ROOT), hook_id, "--all-files"], cwd=repo,
+        return subprocess.run([pre_commit, "run", hook_id, "--all-files", "--config", str(config)], cwd=repo,
                               capture_output=True, text=True, env=env, timeout=600)
 
     failing = hook("trainlint")

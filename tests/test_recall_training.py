@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from conftest import FIXTURES, trainlint
+from conftest import FIXTURES, corpus_run, trainlint
 
 
 def findings(path, *args: str) -> list[dict]:
@@ -386,7 +386,7 @@ def test_trn001_reviewed_corpus_findings(corpus):
     """Both axolotl examples pack samples with no attention backend; axolotl's own validator
     (check_sample_packing_without_attention) warns that this cross-contaminates samples."""
     found = {f["file"].split("corpus/", 1)[1] for f in json.loads(
-        trainlint("check", corpus, "--gpu", "A100", "--format", "json").out) if f["code"] == "TRN001"}
+        corpus_run("--gpu", "A100", "--format", "json")[0].out) if f["code"] == "TRN001"}
     assert found == {"axolotl-ai-cloud__axolotl/examples/archived/tiny-llama/lora-mps.yml",
                      "axolotl-ai-cloud__axolotl/examples/gemma3n/gemma-3n-e2b-qlora.yml"}
 

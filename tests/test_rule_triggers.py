@@ -50,11 +50,14 @@ def test_declared_entries_match_the_rules():
                 (name, severity, default_enabled, needs_targets, tuple(triggers))
 
 
+_LINT = linting.Linter.lint
+
+
 def _check_unskipped(paths: list[str], options: dict, monkeypatch) -> list[str]:
     """Lint `paths` (in the current folder) with every rule and none skipped; the findings of a
     rule that skipping would have skipped in their run."""
     lost: list[str] = []
-    original = linting.Linter.lint
+    original = _LINT  # not linting.Linter.lint: within a test that is the previous fixture's wrapper
 
     def lint(self, run, settings, hardware, keep_changes=False):
         monkeypatch.setattr(registry, "SKIPPING", False)

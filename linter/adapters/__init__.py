@@ -220,10 +220,11 @@ class Reader:
 
     def bind(self, bindings: Iterable[Binding]) -> None:
         """Read every binding: the value at its key path, or its default."""
-        for binding in bindings:
-            path = binding.path_in(self.document)
-            self.take(binding.key, *path, convert=binding.convert, default=binding.default,
-                      default_source=binding.source, anchor=binding.anchor)
+        find = self.document.find
+        for binding in bindings:  # binding.path_in, keeping the node it finds (~40,000 in a corpus check)
+            path, node = next(((path, found) for path in binding.paths if (found := find(*path)) is not None),
+                              (binding.paths[0], None))
+            self._record(binding.key, path, node, binding.convert, binding.default, binding.source, binding.anchor)
 
     def node(self, *path: str) -> Node | None:
         return self.document.find(*path)
@@ -232,18 +233,14 @@ class Reader:
         pair = self.document.find_pair(*path) if path else None
         return span_of(self.document, pair.key.start, pair.key.end) if pair else None
 
-    def take(
-        self,
-        key: str,
-        *path: str,
-        convert: Callable[[Any], Any] | None = None,
-        default: Any = _MISSING,
-        default_source: str | None = None,
-        anchor: Iterable[str] = (),
-    ) -> Field | None:
+    def take(self, key: str, *path: str, convert: Callable[[Any], Any] | None = None, default: Any = _MISSING,
+             default_source: str | None = None, anchor: Iterable[str] = ()) -> Field | None:
         """Record the scalar at `path` under IR `key`; where absent, `default` (if given) with its
         upstream source, located at the `anchor` key path (the parent a person would look at)."""
-        node = self.node(*path)
+        return self._record(key, path, self.node(*path), convert, default, default_source, anchor)
+
+    def _record(self, key: str, path: tuple[str, ...], node: Node | None, convert: Callable[[Any], Any] | None,
+                default: Any, default_source: str | None, anchor: Iterable[str]) -> Field | None:
         if self.templates_unknown and templated(node):
             return None
         spelling = ".".join(path)
