@@ -197,6 +197,10 @@ def test_unnamed_every_possible_reader_reading_the_field_keeps_it(tmp_path):
     other = _checkout(tmp_path / "other", {"config/sft.yaml": _OWN_FILE, "train_hf.py": _own(_TRL_SFT),
                                            "train.py": _own(_UNSLOTH, "data_path")})
     assert _codes(other / "config" / "sft.yaml") == ["MOD004", "NUM004", "PRE001", "PRE007"]
+    # nor is one parsing TRL's own ScriptArguments, though another script names its class so
+    trl_args = _checkout(tmp_path / "trl_args", {"config/sft.yaml": _OWN_FILE, "train_hf.py": _own(_TRL_SFT),
+                                                 "train.py": _UNSLOTH})
+    assert _codes(trl_args / "config" / "sft.yaml") == ["MOD004", "NUM004", "PRE001", "PRE007"]
     # a script parsing a TRL config of another trainer (GRPOConfig) does not read an SFT file
     grpo = _own(_UNSLOTH).replace("SFTConfig, SFTTrainer", "GRPOConfig, GRPOTrainer").replace(
         "SFTTrainer(", "GRPOTrainer(").replace("(ModelConfig, ScriptArguments, SFTConfig)",

@@ -85,8 +85,12 @@ def possible_readers(path: Path, keys: list[str], trainers) -> list[Path]:
     for script, names in project.call_sites:
         fields, extends = set(), set()
         for name in names:
-            named = [cls for cls in project.classes if cls.name == name]
-            for cls in [cls for cls in named if cls.path == script] or named:
+            named = [cls for cls in project.classes if cls.name == name and cls.path == script]
+            # else the repository's classes of that name, unless the script imports TRL's /
+            # transformers' own class (ScriptArguments) that another script of it redefines
+            if not named and not (name in UPSTREAM_ARGUMENT_CLASSES and _imports_upstream(script, name)):
+                named = [cls for cls in project.classes if cls.name == name]
+            for cls in named:
                 fields |= cls.fields
                 extends |= cls.upstream_bases
             if not named and name not in UPSTREAM_ARGUMENT_CLASSES:
@@ -100,6 +104,13 @@ def possible_readers(path: Path, keys: list[str], trainers) -> list[Path]:
             if set(keys) <= fields | (upstream if extends else set()):
                 readers.append(script)
     return readers
+
+
+def _imports_upstream(script: Path, name: str) -> bool:
+    from ..script_reads import imported_from, parsed_tree
+
+    tree = parsed_tree(script)
+    return tree is not None and any(imported_from(tree, name, package) for package in ("trl", "transformers"))
 
 
 def unread_model_config_keys(script: Path, keys: list[str]) -> list[str]:
