@@ -82,6 +82,7 @@ class ProjectArguments:
     imported: tuple[ImportedClass, ...] = ()  # parser classes from other installed packages
     lenient: frozenset[str] = frozenset()  # classes of parser calls in a file passing allow_extra_keys=True
     calls: tuple[frozenset[str], ...] = ()  # the class names each parser call of the repository names
+    call_sites: tuple[tuple[Path, frozenset[str]], ...] = ()  # (script, class names) of each parser call
 
     @property
     def fields(self) -> frozenset[str]:
@@ -202,7 +203,7 @@ def _class_names_in(node, assigned: dict[str, list[str]]) -> list[str]:
 def _read_file(path: Path, classes: list[_Class], parsed: set[str], budget: list[int],
                origins: dict[str, set[tuple[str, Path]]], lenient: set[str],
                parsers: tuple[frozenset[str], "re.Pattern[bytes]"] | None = None,
-               calls_named: list[frozenset[str]] | None = None) -> None:
+               calls_named: list[tuple[Path, frozenset[str]]] | None = None) -> None:
     import ast
 
     try:
@@ -263,7 +264,7 @@ def _read_file(path: Path, classes: list[_Class], parsed: set[str], budget: list
             names = _class_names_in(first, assigned)
             parsed.update(names)
             if calls_named is not None and names:
-                calls_named.append(frozenset(names))
+                calls_named.append((path, frozenset(names)))
             if _EXTRA_KEYS.search(data):  # parse_dict(..., allow_extra_keys=True): other keys are for others
                 lenient.update(names)
             if imports is None:
@@ -323,7 +324,7 @@ def _scan(root: Path) -> ProjectArguments:
     budget = [MAX_PARSED_BYTES]
     origins: dict[str, set[tuple[str, Path]]] = {}
     lenient: set[str] = set()
-    calls: list[frozenset[str]] = []
+    calls: list[tuple[Path, frozenset[str]]] = []
     files = list(_python_files(root))
     parsers = _repository_parsers(files)
     for path in files:
@@ -364,4 +365,5 @@ def _scan(root: Path) -> ProjectArguments:
     imported = sorted({ImportedClass(name, module, script) for name, places in origins.items()
                        if name not in by_name for module, script in places if third_party(module, script, root)},
                       key=lambda cls: (str(cls.script), cls.name))
-    return ProjectArguments(root, tuple(chosen), tuple(imported), frozenset(lenient), tuple(dict.fromkeys(calls)))
+    return ProjectArguments(root, tuple(chosen), tuple(imported), frozenset(lenient),
+                            tuple(dict.fromkeys(names for _, names in calls)), tuple(dict.fromkeys(calls)))

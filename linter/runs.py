@@ -138,6 +138,7 @@ class RunBuilder:
         release = config.version("llamafactory") if readers else None
         facts = facts_of(config.path, root, release and release[0]) if root is not None else None
         if facts is None:
+            self._unread_by_entry(config, None, "")
             return [], None
         for note in facts.notes:
             if f"{config.path}: {note}" not in self.loader.notes:
@@ -188,18 +189,18 @@ class RunBuilder:
                                   builtin_source=named.builtin_source))
         return found, (None if written is UNKNOWN else written is not None)
 
-    def _unread_by_entry(self, config: ConfigIR, script: Path, where: str) -> None:
+    def _unread_by_entry(self, config: ConfigIR, script: Path | None, where: str) -> None:
         """The file's keys that the script every launch command runs never reads
-        (adapters/script_fields.py) give no value to the run: their IR keys are left unknown."""
+        (adapters/script_fields.py) give no value to the run: their IR keys are left unknown. With
+        no launch command naming the file (`script` None), so are those one of the repository's
+        scripts that may read it never reads: which of them runs is not known."""
         from .adapters.script_fields import unread_keys
 
         loaded = self.loader.document_of(config)
-        unread = unread_keys(config, loaded[0], script) if loaded is not None else []
+        unread, why = unread_keys(config, loaded[0], script, where) if loaded is not None else ([], "")
         dropped = [key for name in unread for key in _left_unknown(config, loaded[0], loaded[1], (name,))]
         if dropped:
-            self.loader.notes.append(f"{config.path}: {', '.join(sorted(set(dropped)))} left unknown: "
-                                     f"{script.name}, which the launch commands ({where}) run, never reads "
-                                     f"{', '.join(unread)}")
+            self.loader.notes.append(f"{config.path}: {', '.join(sorted(set(dropped)))} left unknown: {why}")
 
     def _launch_overrides(self, config: ConfigIR, commands: list, root: Path, where: str, origin: Origin) -> None:
         """Values the launch commands give on their command line for keys of `config`

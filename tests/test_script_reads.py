@@ -156,3 +156,56 @@ def test_the_dtype_alias_and_post_init_fields_stay_bound(tmp_path):
 
     keys = ["torch_dtype", "attn_implementation", "load_in_4bit", "load_in_8bit", "lora_r", "dataset_name"]
     assert unread_model_config_keys(root / "train.py", keys) == ["attn_implementation"]
+
+
+# The project's own ScriptArguments, in place of TRL's: a file setting its key is written for the
+# project's scripts (no TRL or transformers class takes `dataset_id_or_path`).
+_OWN_ARGUMENTS = """\
+from dataclasses import dataclass
+
+
+@dataclass
+class ScriptArguments:
+    dataset_id_or_path: str
+"""
+_OWN_FILE = _FILE.replace("dataset_name: d", "dataset_id_or_path: d")
+
+
+def _own(script: str, field: str = "dataset_id_or_path") -> str:
+    head, _, body = script.partition("\n\n")
+    return (head.replace("ModelConfig, ScriptArguments,", "ModelConfig,") + "\n"
+            + _OWN_ARGUMENTS.replace("dataset_id_or_path", field) + "\n\n" + body)
+
+
+def test_unnamed_a_field_one_possible_reader_never_reads_is_not_bound(tmp_path):
+    # no launch names the file; it sets a key only the project's ScriptArguments declares, so one of
+    # the project's scripts reads it: both parse every key, only train_hf.py hands attention, dtype
+    # and modules_to_save on. Which one runs decides PRE007 / PRE001 / MOD004 / NUM004: unknown
+    root = _checkout(tmp_path / "two", {"config/sft.yaml": _OWN_FILE, "train.py": _own(_UNSLOTH),
+                                        "train_hf.py": _own(_TRL_SFT)})
+    assert _codes(root / "config" / "sft.yaml") == []
+    # the only script that can parse it is the Unsloth one: as if a launch named it
+    alone = _checkout(tmp_path / "alone", {"config/sft.yaml": _OWN_FILE, "train.py": _own(_UNSLOTH)})
+    assert _codes(alone / "config" / "sft.yaml") == []
+
+
+def test_unnamed_every_possible_reader_reading_the_field_keeps_it(tmp_path):
+    # the only possible reader hands every field on (TRL's own pattern)
+    root = _checkout(tmp_path / "trl", {"config/sft.yaml": _OWN_FILE, "train_hf.py": _own(_TRL_SFT)})
+    assert _codes(root / "config" / "sft.yaml") == ["MOD004", "NUM004", "PRE001", "PRE007"]
+    # the Unsloth script's own class lacks the file's key: its parser refuses the file, it is no reader
+    other = _checkout(tmp_path / "other", {"config/sft.yaml": _OWN_FILE, "train_hf.py": _own(_TRL_SFT),
+                                           "train.py": _own(_UNSLOTH, "data_path")})
+    assert _codes(other / "config" / "sft.yaml") == ["MOD004", "NUM004", "PRE001", "PRE007"]
+    # nor is one parsing TRL's own ScriptArguments, though another script names its class so
+    trl_args = _checkout(tmp_path / "trl_args", {"config/sft.yaml": _OWN_FILE, "train_hf.py": _own(_TRL_SFT),
+                                                 "train.py": _UNSLOTH})
+    assert _codes(trl_args / "config" / "sft.yaml") == ["MOD004", "NUM004", "PRE001", "PRE007"]
+    # a script parsing a TRL config of another trainer (GRPOConfig) does not read an SFT file
+    grpo = _own(_UNSLOTH).replace("SFTConfig, SFTTrainer", "GRPOConfig, GRPOTrainer").replace(
+        "SFTTrainer(", "GRPOTrainer(").replace("(ModelConfig, ScriptArguments, SFTConfig)",
+                                                "(ModelConfig, ScriptArguments, GRPOConfig)")
+    sft_file = _OWN_FILE + "packing: true\n"  # SFTConfig's alone
+    mixed = _checkout(tmp_path / "grpo", {"config/sft.yaml": sft_file, "train_hf.py": _own(_TRL_SFT),
+                                          "train_grpo.py": grpo})
+    assert _codes(mixed / "config" / "sft.yaml") == ["MOD004", "NUM004", "PRE001", "PRE007"]

@@ -9,7 +9,19 @@ build its model another way (Unsloth's FastLanguageModel.from_pretrained / get_p
 none of attn_implementation or lora_modules_to_save). A field such a script demonstrably never
 reads (linter/script_reads.py: the object is only read attribute by attribute, never handed
 whole to a library helper) is not bound for the run that script makes. Only where the launch
-commands that name the file agree on that script (linter/runs.py); otherwise nothing changes.
+commands that name the file agree on that script (linter/runs.py).
+
+With no launch command naming the file, the script that reads it is not known, and the file is read
+as TRL's own scripts read it, with one exception. A file that sets a key only the repository's own
+argument classes declare (`dataset_id_or_path` of a project ScriptArguments) is written for one of
+the repository's scripts: no TRL or transformers class takes that key (HfArgumentParser.parse_dict /
+parse_yaml_file refuse it, allow_extra_keys=False; TrlParser's --config refuses it since TRL 0.19,
+#3543, b773a4c19, and before that drops it, so a stock script would run without the file's own
+dataset). The scripts that may read it are then those whose parser call names classes defining
+every one of its keys (`possible_readers`); where one of them never reads a ModelConfig field the
+file sets, whether the field reaches the run depends on which script runs, which nothing in the
+checkout says: the field is not bound (silent, noted under --verbose). Which script a file's name
+resembles is no evidence and is not used.
 """
 
 from __future__ import annotations
@@ -31,14 +43,74 @@ _POST_INIT = frozenset({"load_in_8bit", "load_in_4bit"})
 _SAME = (frozenset({"torch_dtype", "dtype"}),)
 
 
-def unread_keys(config, document, script: Path) -> list[str]:
+def unread_keys(config, document, script: Path | None, where: str) -> tuple[list[str], str]:
     """The top-level keys of a TRL / TrainingArguments file (`document`) that `script`, the
-    entry its launch commands agree on, never reads."""
+    entry its launch commands (`where`) agree on, never reads; with `script` None (no launch
+    command names the file), those that one of its possible readers never reads. With why."""
     root = getattr(document, "root", None)
-    if config.value("file.kind") not in ("trl", "trainer") or not hasattr(root, "pairs") \
-            or script.suffix != ".py" or not script.is_file():
+    if config.value("file.kind") not in ("trl", "trainer") or not hasattr(root, "pairs"):
+        return [], ""
+    keys = [pair.key.value for pair in root.pairs if isinstance(pair.key.value, str)]
+    if script is not None:
+        unread = unread_model_config_keys(script, keys) if script.suffix == ".py" and script.is_file() else []
+        return unread, f"{script.name}, which the launch commands ({where}) run, never reads {', '.join(unread)}"
+    unread, scripts = [], []
+    for reader in possible_readers(config.path, keys, config.value("training.trainer_candidates")):
+        missing = unread_model_config_keys(reader, keys)
+        if missing:
+            scripts.append(reader.name)
+            unread += [key for key in missing if key not in unread]
+    return unread, (f"no launch command of the checkout names this file, and {', '.join(scripts)}, whose parser "
+                    f"takes every key of it, never reads {', '.join(unread)}")
+
+
+def possible_readers(path: Path, keys: list[str], trainers) -> list[Path]:
+    """The repository's scripts that may read a file with `keys` no launch command names: none
+    unless the file sets a key only the repository's own argument classes declare (a stock
+    script refuses it); then those with a parser call whose classes define every key. A class
+    the script defines is that one, else the repository's classes of its name; an upstream
+    argument class (or a project class extending one) takes every upstream field, unless it is
+    the config of a TRL trainer other than those the file's TRL keys leave (`trainers`,
+    training.trainer_candidates): HfArgumentParser refuses a key no class defines. A call naming
+    a class from elsewhere (its fields unknown here) is no reader that can be told."""
+    from ..project_args import UPSTREAM_ARGUMENT_CLASSES, project_arguments
+    from .hf_kinds import upstream_argument_fields
+    from .trl_trainers import config_keys, trainer_of_class
+
+    project = project_arguments(path)
+    upstream = upstream_argument_fields() | MODEL_CONFIG_FIELDS | config_keys()  # in any release
+    if not any(key not in upstream and project.defines(key) is not None for key in keys):
         return []
-    return unread_model_config_keys(script, [pair.key.value for pair in root.pairs if isinstance(pair.key.value, str)])
+    readers = []
+    for script, names in project.call_sites:
+        fields, extends = set(), set()
+        for name in names:
+            named = [cls for cls in project.classes if cls.name == name and cls.path == script]
+            # else the repository's classes of that name, unless the script imports TRL's /
+            # transformers' own class (ScriptArguments) that another script of it redefines
+            if not named and not (name in UPSTREAM_ARGUMENT_CLASSES and _imports_upstream(script, name)):
+                named = [cls for cls in project.classes if cls.name == name]
+            for cls in named:
+                fields |= cls.fields
+                extends |= cls.upstream_bases
+            if not named and name not in UPSTREAM_ARGUMENT_CLASSES:
+                break
+            if not named:
+                extends.add(name)
+        else:
+            configs = {trainer_of_class(name) for name in extends} - {None}
+            if configs and trainers and not configs & set(trainers):
+                continue
+            if set(keys) <= fields | (upstream if extends else set()):
+                readers.append(script)
+    return readers
+
+
+def _imports_upstream(script: Path, name: str) -> bool:
+    from ..script_reads import imported_from, parsed_tree
+
+    tree = parsed_tree(script)
+    return tree is not None and any(imported_from(tree, name, package) for package in ("trl", "transformers"))
 
 
 def unread_model_config_keys(script: Path, keys: list[str]) -> list[str]:

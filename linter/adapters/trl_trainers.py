@@ -84,6 +84,16 @@ def _base_of(found: set[str] | None) -> str | None:
     return None
 
 
+def config_keys() -> frozenset[str]:
+    """Every key some TRL trainer config has defined, in any release."""
+    return frozenset(_table()["keys"])
+
+
+def trainer_of_class(name: str) -> str | None:
+    """The trainer whose config class is `name` (SFTConfig -> sft); None for any other class."""
+    return next((trainer for trainer, entry in _table()["trainers"].items() if name in entry["classes"]), None)
+
+
 def record_trainer(read) -> None:
     """training.trainer, where the file's keys leave one TRL trainer (see the module doc)."""
     root = read.document.root
