@@ -268,4 +268,16 @@ CHECKED_KEYS = (
      "cut_cross_entropy, chunked_cross_entropy, liger_cross_entropy, liger_fused_linear_cross_entropy)"),
     ("training.relora", "bool", "ReLoRA restarts (merge and reinitialise the adapter) are on (Axolotl relora)"),
     ("scheduler.jagged_restart_steps", "bool", "steps between the jagged learning-rate restarts are written"),
+    ("adapter.target_modules_written", "list|str", "lora_target_modules as written (a list of names or regular "
+     "expressions, or one string)"),
+    ("quantization.model_config_name", "str", "the quantization config class named for loading (Axolotl "
+     "model_quantization_config, e.g. Mxfp4Config)"),
+    ("parallel.cpu_ram_efficient_loading", "bool|str", "FSDP loads the weights on rank 0 only and broadcasts them "
+     "(fsdp_config cpu_ram_efficient_loading), as written"),
+    ("parallel.cpu_offload_pin_memory", "bool|str", "FSDP2's CPU offload pins its host memory (fsdp_config "
+     "cpu_offload_pin_memory), as written"),
+    ("precision.fp8_all_gather", "bool", "FSDP2 all-gathers the weights in float8 (Axolotl "
+     "fp8_enable_fsdp_float8_all_gather)"),
+    ("eval.causal_lm", "bool", "generation metrics (sacrebleu, comet, ...) are computed at evaluation (Axolotl "
+     "do_causal_lm_eval)"),
 )

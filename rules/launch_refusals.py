@@ -51,11 +51,15 @@ class ConfigRefused(Rule):
     without `chat_template_jinja`, `tokenizer_use_mistral_common` with `added_tokens_overrides`,
     `special_tokens`, `tokens`, `chat_template` or `processor_kwargs`, `batch_flattening: true`
     without an attention backend or with `sample_packing`, `quantize_moe_experts` with
-    `lora_target_linear`, without a LoRA adapter or without `load_in_*bit`, and `fp32_norms`
-    without FSDP2; the others stay silent. Pinned only: `attn_implementation` beside a legacy
+    `lora_target_linear`, without a LoRA adapter or without `load_in_*bit`, `fp32_norms`
+    without FSDP2, `cpu_offload_pin_memory: false` off FSDP2 or without `offload_params`,
+    `fp8_enable_fsdp_float8_all_gather` off FSDP2, `model_quantization_config: Mxfp4Config` with
+    `cpu_ram_efficient_loading`, and `do_causal_lm_eval` with `eval_sample_packing`; the others
+    stay silent. Pinned only: `attn_implementation` beside a legacy
     attention flag or as a short alias (flash, flex, sdp; v0.17.0), FSDP2 (`fsdp_version: 2`)
     with load_in_*bit for DPO/KTO/ORPO/IPO (v0.12.0), two cross-entropy replacements
-    (cut/chunked/liger; v0.13.1), `relora` without `jagged_restart_steps` (v0.12.0).
+    (cut/chunked/liger; v0.13.1), `relora` without `jagged_restart_steps` (v0.12.0), a
+    `lora_target_modules` entry that is no regular expression, such as `*_proj` (v0.16.0).
 
     ## Why is this bad?
     `axolotl train` / `axolotl preprocess` validate the YAML before anything else
@@ -118,7 +122,10 @@ class ConfigRefused(Rule):
       (#2167, v0.7.0), check_quantize_moe_experts 945c8aeb1 (#3439) / 6c8c73e5a (#3461, v0.15.0),
       check_fp32_norms b05ab9a07 (#3670, v0.17.0), check_fsdp2_base_model_quant_rl d6e4a611e
       (#2760, v0.12.0), check_cross_entropy_conflicts 372f664c6 (#3330, v0.13.1), check_relora
-      7b68dfafd (#1680, v0.12.0); peft src/peft/tuners/lora/layer.py ParamWrapper.__init__ ("does not work with
+      7b68dfafd (#1680, v0.12.0), check_fsdp2_cpu_offload_pin_memory 850c1a5f8 (#3167, v0.13.0),
+      check_fp8_config 208fb7b8e (#2926, v0.12.0), check_gpt_oss_fsdp_loading 9d5c95db6 (#3019,
+      v0.12.0), check_lora_target_modules_regex 55a7950e3 (#3538, v0.16.0), check_causal_lm_evals
+      5a5d47458 (#1274, v0.5.0); peft src/peft/tuners/lora/layer.py ParamWrapper.__init__ ("does not work with
       lora_dropout != 0.", f3b97c370, #2638, v0.17.0)
     - axolotl-ai-cloud/axolotl#833 (early stopping with eval_steps 1.0), #1286 (test_datasets
       with early stopping), #28, #73, #1513

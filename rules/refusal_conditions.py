@@ -133,6 +133,27 @@ class NotLaxBool(Condition):
         return isinstance(found, (int, float)) and not isinstance(found, bool) and found not in (0, 1)
 
 
+class InvalidRegex(Condition):
+    """A list with a string Python's `re` cannot compile (a string value, not a list, is not checked)."""
+
+    def __init__(self, key: str):
+        self.keys = (key,)
+
+    def holds(self, config) -> bool:
+        import re
+
+        found = config.value(self.keys[0])
+        if not isinstance(found, list):
+            return False
+        for pattern in found:
+            if isinstance(pattern, str):
+                try:
+                    re.compile(pattern)
+                except re.error:
+                    return True
+        return False
+
+
 class SavedQuantized(Condition):
     """The checkpoint `model.name` names was saved quantized (config.json `quantization_config`, or
     a -GPTQ / -AWQ / -bnb-4bit upload name: linter/models.py prequantized); unknown does not hold."""

@@ -16,7 +16,7 @@ decides; Magistral names that switch tokenizer_use_mistral_common on): those sta
 
 from __future__ import annotations
 
-from .refusal_conditions import AnyOf, Eq, In, NotIn, Refusal, Set, Unset
+from .refusal_conditions import Eq, In, InvalidRegex, NotIn, Refusal, Set, Unset
 
 _V = "utils/schemas/validation.py"
 _C = "utils/schemas/config.py"
@@ -117,7 +117,39 @@ LATER_ROWS = (
             "FSDP2 does not support load_in_8bit or load_in_4bit with <rl>. Please use DeepSpeed or set "
             "`fsdp_version` to 1.", f"{_V} check_fsdp2_base_model_quant_rl", "0.12.0", "d6e4a611e (#2760)",
             note="rl is dpo, kto, orpo or ipo"),
+    # check_fsdp2_cpu_offload_pin_memory (850c1a5f8, #3167, v0.13.0, with fsdp_config.cpu_offload_pin_memory):
+    # a before-validator reading the top-level fsdp_version; rows fire only where every spelling agrees.
+    Refusal((Eq("parallel.cpu_offload_pin_memory", False), NotIn("parallel.fsdp_version", 2, "2")),
+            "FSDP1 does not support disabling cpu_offload_pin_memory, please set `fsdp_version` to 2",
+            f"{_V} check_fsdp2_cpu_offload_pin_memory", "0.13.0", "850c1a5f8 (#3167)",
+            unpinned="fsdp_config.cpu_offload_pin_memory (143dea475, #3170, v0.13.0)"),
+    Refusal((Eq("parallel.cpu_offload_pin_memory", False), In("parallel.fsdp_version_written", 2, "2"),
+             Unset("parallel.offload_param")),
+            "disabling cpu_offload_pin_memory requires enabling offload_params",
+            f"{_V} check_fsdp2_cpu_offload_pin_memory", "0.13.0", "850c1a5f8 (#3167)",
+            unpinned="fsdp_config.cpu_offload_pin_memory (143dea475, #3170, v0.13.0)"),
+    # check_fp8_config (208fb7b8e, #2926, v0.12.0, with the key): `data.get("fsdp_version") == 2`
+    Refusal((Set("precision.fp8_all_gather"), NotIn("parallel.fsdp_version", 2)),
+            "fp8_enable_fsdp_float8_all_gather requires FSDP2 (fsdp_version: 2) to be used.",
+            f"{_V} check_fp8_config", "0.12.0", "208fb7b8e (#2926)",
+            unpinned="fp8_enable_fsdp_float8_all_gather (208fb7b8e, #2926, v0.12.0)"),
+    # check_gpt_oss_fsdp_loading (9d5c95db6, #3019, v0.12.0, the release that added model_quantization_config)
+    Refusal((Eq("quantization.model_config_name", "Mxfp4Config"), Eq("parallel.cpu_ram_efficient_loading", True)),
+            "FSDP cpu_ram_efficient_loading is not supported for Mxfp4Config model quantization.",
+            f"{_V} check_gpt_oss_fsdp_loading", "0.12.0", "9d5c95db6 (#3019)",
+            unpinned="model_quantization_config (ba3dba3e4, #3020, v0.12.0)"),
     # -- training ----------------------------------------------------------------------------------------
+    # check_lora_target_modules_regex (55a7950e3, #3538, v0.16.0): each listed string must compile as a
+    # regular expression (a glob such as "*_proj" does not); older releases hand the list to PEFT.
+    Refusal((InvalidRegex("adapter.target_modules_written"),),
+            "lora_target_modules contains invalid regex pattern(s): <patterns>. Please provide valid Python regex "
+            "patterns or plain module name strings.", f"{_C} check_lora_target_modules_regex", "0.16.0",
+            "55a7950e3 (#3538)"),
+    # check_causal_lm_evals (5a5d47458, #1274, v0.5.0, with the key); eval_sample_packing as written
+    Refusal((Set("eval.causal_lm"), Set("eval.sample_packing")),
+            "do_causal_lm_eval is enabled, eval_sample_packing must be set to False",
+            f"{_V} check_causal_lm_evals", "0.5.0", "5a5d47458 (#1274)",
+            unpinned="do_causal_lm_eval (5a5d47458, #1274, v0.5.0)"),
     # check_cross_entropy_conflicts (372f664c6, #3330, v0.13.1): two or more of cut_cross_entropy,
     # chunked_cross_entropy, liger_cross_entropy, liger_fused_linear_cross_entropy written truthy.
     Refusal((NotIn("training.cross_entropy_patches", None, 0, 1),),

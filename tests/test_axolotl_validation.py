@@ -146,6 +146,18 @@ CASES = [
     ("FSDP2 does not support load_in_8bit", {"rl": "dpo", "adapter": "qlora", "load_in_4bit": True, **_FSDP2},
      {"rl": "dpo", "adapter": "qlora", "load_in_4bit": True, **_FSDP2, "fsdp_version": 1}),
     ("Only one cross entropy", {"liger_cross_entropy": True, "cut_cross_entropy": True}, {"cut_cross_entropy": True}),
+    ("FSDP1 does not support disabling", {"fsdp_config": {"offload_params": True, "cpu_offload_pin_memory": False}},
+     {**_FSDP2, "fsdp_config": {"offload_params": True, "cpu_offload_pin_memory": False}}),
+    ("requires enabling offload_params", {**_FSDP2, "fsdp_config": {"cpu_offload_pin_memory": False}},
+     {**_FSDP2, "fsdp_config": {"offload_params": True, "cpu_offload_pin_memory": False}}),
+    ("float8_all_gather requires FSDP2", {"fp8_enable_fsdp_float8_all_gather": True, "fsdp_version": 1},
+     {"fp8_enable_fsdp_float8_all_gather": True, **_FSDP2}),
+    ("not supported for Mxfp4Config", {"model_quantization_config": "Mxfp4Config", **_LORA,
+                                       "fsdp_config": {"cpu_ram_efficient_loading": True}},
+     {"model_quantization_config": "Mxfp4Config", **_LORA, "fsdp_config": {"cpu_ram_efficient_loading": False}}),
+    ("invalid regex", {**_LORA, "lora_target_modules": ["*_proj"]}, {**_LORA, "lora_target_modules": [".*_proj"]}),
+    ("do_causal_lm_eval is enabled", {**_EVAL, "do_causal_lm_eval": True, "eval_sample_packing": True},
+     {**_EVAL, "do_causal_lm_eval": True, "eval_sample_packing": False}),
     ("jagged_restart_steps must be set", {**_LORA, "relora": True}, {**_LORA, "relora": True, "jagged_restart_steps": 100}),
 ]
 # Checks Axolotl dropped later: (piece, fires, neighbour, a release that has the check)

@@ -136,6 +136,12 @@ CHECKED_BINDINGS = (
     Binding("parallel.fsdp_config_written", "fsdp_config", convert=lambda value: value is not None),
     Binding("parallel.fsdp_version_written", "fsdp_version", convert=_scalar),
     Binding("training.relora", "relora", convert=bool),
+    Binding("adapter.target_modules_written", "lora_target_modules", convert=_as_written),
+    Binding("quantization.model_config_name", "model_quantization_config", convert=_scalar),
+    Binding("parallel.cpu_ram_efficient_loading", "fsdp_config.cpu_ram_efficient_loading", convert=_scalar),
+    Binding("parallel.cpu_offload_pin_memory", "fsdp_config.cpu_offload_pin_memory", convert=_scalar),
+    Binding("precision.fp8_all_gather", "fp8_enable_fsdp_float8_all_gather", convert=bool),
+    Binding("eval.causal_lm", "do_causal_lm_eval", convert=bool),
     Binding("scheduler.jagged_restart_steps", "jagged_restart_steps", convert=bool),
 )
 _LEGACY_FLAGS = ("xformers_attention", "sage_attention", "flex_attention", "flash_attention", "sdp_attention",
