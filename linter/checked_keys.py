@@ -245,4 +245,39 @@ CHECKED_KEYS = (
     ("training.curriculum_sampling", "bool", "the training data is drawn in its order (a sequential sampler)"),
     ("attention.legacy_flag_written", "bool|str|num", "the first legacy boolean attention flag "
      "(xformers, flash, sdp, eager) as written"),
+    ("tokenizer.chat_template_written", "str", "the chat template named at the top level, as written (Axolotl "
+     "chat_template: a template name, tokenizer_default, jinja)"),
+    ("tokenizer.chat_template_jinja", "bool", "a Jinja chat template string is written (Axolotl chat_template_jinja)"),
+    ("tokenizer.mistral_common", "bool", "the mistral-common tokenizer replaces the Hugging Face one"),
+    ("tokenizer.added_tokens_overrides", "bool", "existing tokens of the vocabulary are renamed"),
+    ("tokenizer.special_tokens", "bool", "special tokens (bos, eos, pad, ...) are overridden"),
+    ("model.processor_kwargs", "bool", "keyword arguments for the processor's from_pretrained are written"),
+    ("attention.implementation_written", "str", "attn_implementation as written (not the legacy flags)"),
+    ("attention.flash_flag", "bool", "the legacy boolean flash_attention flag is on"),
+    ("attention.gemma4_hybrid", "bool", "Gemma 4's hybrid attention (FlashAttention 2 on the sliding-window layers, "
+     "sdpa on the global ones) is asked for (Axolotl gemma4_hybrid_attn_impl)"),
+    ("attention.legacy_flags_on", "bool", "a legacy boolean attention flag (xformers, sage, flex, flash, sdp, "
+     "eager) is written true"),
+    ("training.batch_flattening", "bool|str", "padding-free batches without packing (Axolotl batch_flattening: "
+     "true, or auto)"),
+    ("quantization.moe_experts", "bool", "the MoE expert weights are quantized too (Axolotl quantize_moe_experts)"),
+    ("training.fp32_norms", "bool", "normalization layers are kept in fp32 under FSDP2 (Axolotl fp32_norms)"),
+    ("parallel.fsdp_config_written", "bool", "an fsdp_config block is written (any value but null)"),
+    ("parallel.fsdp_version_written", "int|str", "the top-level fsdp_version as written"),
+    ("training.cross_entropy_patches", "int", "how many cross-entropy replacements are on (Axolotl "
+     "cut_cross_entropy, chunked_cross_entropy, liger_cross_entropy, liger_fused_linear_cross_entropy)"),
+    ("training.relora", "bool", "ReLoRA restarts (merge and reinitialise the adapter) are on (Axolotl relora)"),
+    ("scheduler.jagged_restart_steps", "bool", "steps between the jagged learning-rate restarts are written"),
+    ("adapter.target_modules_written", "list|str", "lora_target_modules as written (a list of names or regular "
+     "expressions, or one string)"),
+    ("quantization.model_config_name", "str", "the quantization config class named for loading (Axolotl "
+     "model_quantization_config, e.g. Mxfp4Config)"),
+    ("parallel.cpu_ram_efficient_loading", "bool|str", "FSDP loads the weights on rank 0 only and broadcasts them "
+     "(fsdp_config cpu_ram_efficient_loading), as written"),
+    ("parallel.cpu_offload_pin_memory", "bool|str", "FSDP2's CPU offload pins its host memory (fsdp_config "
+     "cpu_offload_pin_memory), as written"),
+    ("precision.fp8_all_gather", "bool", "FSDP2 all-gathers the weights in float8 (Axolotl "
+     "fp8_enable_fsdp_float8_all_gather)"),
+    ("eval.causal_lm", "bool", "generation metrics (sacrebleu, comet, ...) are computed at evaluation (Axolotl "
+     "do_causal_lm_eval)"),
 )

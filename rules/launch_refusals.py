@@ -46,9 +46,20 @@ class ConfigRefused(Rule):
     `model_quantization_config` with `load_in_*bit`, `dpo_loss_type`/`dpo_loss_weights` off DPO,
     `optimizer: muon` with `deepspeed`, `streaming` with `val_set_size` or without `max_steps`,
     `rl: ebft` without an `ebft:` section,
-    and `lora_target_parameters` with `lora_dropout` (checked from v0.15.0; v0.12.0 to v0.14.x
-    pass it to PEFT, whose ParamWrapper raises when the adapter is built); the others stay
-    silent.
+    `lora_target_parameters` with `lora_dropout` (checked from v0.15.0; v0.12.0 to v0.14.x
+    pass it to PEFT, whose ParamWrapper raises when the adapter is built), `chat_template: jinja`
+    without `chat_template_jinja`, `tokenizer_use_mistral_common` with `added_tokens_overrides`,
+    `special_tokens`, `tokens`, `chat_template` or `processor_kwargs`, `batch_flattening: true`
+    without an attention backend or with `sample_packing`, `quantize_moe_experts` with
+    `lora_target_linear`, without a LoRA adapter or without `load_in_*bit`, `fp32_norms`
+    without FSDP2, `cpu_offload_pin_memory: false` off FSDP2 or without `offload_params`,
+    `fp8_enable_fsdp_float8_all_gather` off FSDP2, `model_quantization_config: Mxfp4Config` with
+    `cpu_ram_efficient_loading`, and `do_causal_lm_eval` with `eval_sample_packing`; the others
+    stay silent. Pinned only: `attn_implementation` beside a legacy
+    attention flag or as a short alias (flash, flex, sdp; v0.17.0), FSDP2 (`fsdp_version: 2`)
+    with load_in_*bit for DPO/KTO/ORPO/IPO (v0.12.0), two cross-entropy replacements
+    (cut/chunked/liger; v0.13.1), `relora` without `jagged_restart_steps` (v0.12.0), a
+    `lora_target_modules` entry that is no regular expression, such as `*_proj` (v0.16.0).
 
     ## Why is this bad?
     `axolotl train` / `axolotl preprocess` validate the YAML before anything else
@@ -104,7 +115,17 @@ class ConfigRefused(Rule):
       f51fa20a9 and torch_compile_options f3e434f74 (v0.18.0), top-level streaming 231a67e70
       (v0.13.0), rl: ebft with check_ebft_config_required c50c4acbf (#3527, v0.16.0); also
       check_deduplication_with_skip_prepare 474208b79 (#3427, v0.15.0) and pretrain_with_tps
-      a24957fa0 (#2831, v0.11.0); peft src/peft/tuners/lora/layer.py ParamWrapper.__init__ ("does not work with
+      a24957fa0 (#2831, v0.11.0); the second audit's rows in rules/refusal_rows.py, each with its
+      commit: check_chat_template_config bfc77b0f3 (#1970, v0.5.0; message 5e920c741, #3802,
+      v0.18.0), check_mistral_common_incompatible_options eac4a61f5 (#2780, v0.10.0),
+      normalize_attn_implementation e4032fc90 (#3602, v0.17.0), check_batch_flattening_fa bd2a594b8
+      (#2167, v0.7.0), check_quantize_moe_experts 945c8aeb1 (#3439) / 6c8c73e5a (#3461, v0.15.0),
+      check_fp32_norms b05ab9a07 (#3670, v0.17.0), check_fsdp2_base_model_quant_rl d6e4a611e
+      (#2760, v0.12.0), check_cross_entropy_conflicts 372f664c6 (#3330, v0.13.1), check_relora
+      7b68dfafd (#1680, v0.12.0), check_fsdp2_cpu_offload_pin_memory 850c1a5f8 (#3167, v0.13.0),
+      check_fp8_config 208fb7b8e (#2926, v0.12.0), check_gpt_oss_fsdp_loading 9d5c95db6 (#3019,
+      v0.12.0), check_lora_target_modules_regex 55a7950e3 (#3538, v0.16.0), check_causal_lm_evals
+      5a5d47458 (#1274, v0.5.0); peft src/peft/tuners/lora/layer.py ParamWrapper.__init__ ("does not work with
       lora_dropout != 0.", f3b97c370, #2638, v0.17.0)
     - axolotl-ai-cloud/axolotl#833 (early stopping with eval_steps 1.0), #1286 (test_datasets
       with early stopping), #28, #73, #1513

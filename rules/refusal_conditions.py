@@ -133,6 +133,27 @@ class NotLaxBool(Condition):
         return isinstance(found, (int, float)) and not isinstance(found, bool) and found not in (0, 1)
 
 
+class InvalidRegex(Condition):
+    """A list with a string Python's `re` cannot compile (a string value, not a list, is not checked)."""
+
+    def __init__(self, key: str):
+        self.keys = (key,)
+
+    def holds(self, config) -> bool:
+        import re
+
+        found = config.value(self.keys[0])
+        if not isinstance(found, list):
+            return False
+        for pattern in found:
+            if isinstance(pattern, str):
+                try:
+                    re.compile(pattern)
+                except re.error:
+                    return True
+        return False
+
+
 class SavedQuantized(Condition):
     """The checkpoint `model.name` names was saved quantized (config.json `quantization_config`, or
     a -GPTQ / -AWQ / -bnb-4bit upload name: linter/models.py prequantized); unknown does not hold."""
@@ -146,3 +167,32 @@ class SavedQuantized(Condition):
         from linter.models import prequantized
 
         return prequantized(name, config.path.parent) is not None
+
+
+class Refusal:
+    """A row: when every condition holds, `package` from release `since` (commit, PR), and before
+    release `until` where the check was later dropped, refuses the file at launch with `message`,
+    raised in `where`."""
+
+    __slots__ = ("conditions", "message", "where", "since", "commit", "until", "package", "note",
+                 "outside_validation", "unpinned", "before")
+
+    def __init__(self, conditions: tuple[Condition, ...], message: str, where: str, since: str, commit: str,
+                 until: str | None = None, package: str = "axolotl", note: str = "", outside_validation: bool = False,
+                 unpinned: str = "", before: tuple[str, str] | None = None):
+        self.conditions, self.message, self.where = conditions, message, where
+        self.since, self.commit, self.until, self.package = since, commit, until, package
+        self.note = note  # what the message leaves out (shown after it)
+        # A check raised at launch outside the config validation (its `where` holds in every release)
+        self.outside_validation = outside_validation
+        # The key (and commit) no release before `since` reads, for a check no release dropped: every
+        # release that reads the key fails, so the row fires unpinned (older ones drop the key).
+        # before: (release, how it fails from there up to `since`), as in validation_table.Row
+        self.unpinned, self.before = unpinned, before
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(key for condition in self.conditions for key in condition.keys)
+
+    def holds(self, config) -> bool:
+        return all(condition.holds(config) for condition in self.conditions)

@@ -18,45 +18,18 @@ backend); v0.4.0-v0.5.0's ZeRO-3 + flash_attention check on the DeepSpeed JSON's
 `enabled` (not confirmed against a thread: Axolotl's own zero3.json then held "auto"); warnings
 (LOG.warning); checks covered elsewhere (load_in_4bit/8bit without an adapter: QNT005; FSDP2 /
 FSDP offload with 8-bit optimizers: TRN020); and checks whose tested keys changed between
-releases (ReLoRA's relora_steps -> relora, fsdp_version's resolution order, bf16's "auto"
-default for BetterTransformer).
+releases (ReLoRA's relora_steps -> relora before v0.12.0: the relora row needs a pinned release;
+fsdp_version's resolution order, bf16's "auto" default for BetterTransformer). The second audit's
+rows are in rules/refusal_rows.py.
 """
 
 from __future__ import annotations
 
 from .refusal_conditions import (  # noqa: F401 (re-exported)
-    AnyOf, Contains, Eq, FewerThan, FromRelease, In, IsNot, NotIn, NotLaxBool, NotMultiple, SavedQuantized, Set, Unset,
-    Condition,
+    AnyOf, Contains, Eq, FewerThan, FromRelease, In, IsNot, NotIn, NotLaxBool, NotMultiple, Refusal, SavedQuantized, Set,
+    Unset, Condition,
 )
-
-
-class Refusal:
-    """A row: when every condition holds, `package` from release `since` (commit, PR), and before
-    release `until` where the check was later dropped, refuses the file at launch with `message`,
-    raised in `where`."""
-
-    __slots__ = ("conditions", "message", "where", "since", "commit", "until", "package", "note",
-                 "outside_validation", "unpinned", "before")
-
-    def __init__(self, conditions: tuple[Condition, ...], message: str, where: str, since: str, commit: str,
-                 until: str | None = None, package: str = "axolotl", note: str = "", outside_validation: bool = False,
-                 unpinned: str = "", before: tuple[str, str] | None = None):
-        self.conditions, self.message, self.where = conditions, message, where
-        self.since, self.commit, self.until, self.package = since, commit, until, package
-        self.note = note  # what the message leaves out (shown after it)
-        # A check raised at launch outside the config validation (its `where` holds in every release)
-        self.outside_validation = outside_validation
-        # The key (and commit) no release before `since` reads, for a check no release dropped: every
-        # release that reads the key fails, so the row fires unpinned (older ones drop the key).
-        # before: (release, how it fails from there up to `since`), as in validation_table.Row
-        self.unpinned, self.before = unpinned, before
-
-    @property
-    def keys(self) -> tuple[str, ...]:
-        return tuple(key for condition in self.conditions for key in condition.keys)
-
-    def holds(self, config) -> bool:
-        return all(condition.holds(config) for condition in self.conditions)
+from .refusal_rows import LATER_ROWS
 
 
 # Before its pydantic schema (v0.5.0, #1239) Axolotl checked the config in one function; from
@@ -292,4 +265,4 @@ REFUSALS = (
              Unset("memory.checkpointing_reentrant")),
             "Set `gradient_checkpointing_kwargs: {use_reentrant: true}` for when kto is enabled",
             f"{_V} check_kto_config (v0.7.1)", "0.6.0", "c78de6f21 (#2158)", until="0.8.0"),
-)
+) + LATER_ROWS  # rules/refusal_rows.py: the rows of the second audit

@@ -22,6 +22,9 @@ _TEST_SETS = [{"path": "tatsu-lab/alpaca", "type": "alpaca", "split": "test"}]
 _EVAL = {"val_set_size": 0.05}
 _LORA = {"adapter": "lora"}
 _QAT = {"qat": {"weight_dtype": "int8"}}
+_MISTRAL = {"tokenizer_use_mistral_common": True}
+_MOE = {"adapter": "lora", "load_in_8bit": True, "quantize_moe_experts": True}
+_FSDP2 = {"fsdp_version": 2, "fsdp_config": {"reshard_after_forward": True}}
 
 # (a piece of the row's message, settings that fire it, a neighbour that does not)
 CASES = [
@@ -120,6 +123,42 @@ CASES = [
     ("noisy_embedding_alpha", {"neftune_noise_alpha": 5, "noisy_embedding_alpha": 5}, {"neftune_noise_alpha": 5}),
     ("torch_compile_options", {"torch_compile_options": {"mode": "max-autotune"}},
      {"torch_compile_options": {"mode": "max-autotune"}, "torch_compile": True}),
+    # second audit (rules/refusal_rows.py)
+    ("set to 'jinja'", {"chat_template": "jinja"}, {"chat_template": "jinja", "chat_template_jinja": "{{ messages }}"}),
+    ("added_tokens_overrides is not supported", {**_MISTRAL, "added_tokens_overrides": {"10": "<tool>"}},
+     {"added_tokens_overrides": {"10": "<tool>"}}),
+    ("special_tokens override", {**_MISTRAL, "special_tokens": {"pad_token": "<pad>"}}, _MISTRAL),
+    ("tokens override", {**_MISTRAL, "tokens": ["<tool>"]}, {"tokens": ["<tool>"]}),
+    ("Setting chat_template is not supported", {**_MISTRAL, "chat_template": "chatml"}, {"chat_template": "chatml"}),
+    ("processor_kwargs is not supported", {**_MISTRAL, "processor_kwargs": {"use_fast": True}},
+     {"processor_kwargs": {"use_fast": True}}),
+    ("cannot be combined with legacy", {"attn_implementation": "flash_attention_2", "flash_attention": True},
+     {"attn_implementation": "flash_attention_2", "flash_attention": False}),
+    ("is not accepted", {"attn_implementation": "flash"}, {"attn_implementation": "flash_attention_2"}),
+    ("requires a varlen-capable", {"batch_flattening": True}, {"batch_flattening": "auto"}),
+    ("not compatible with sample_packing", {"batch_flattening": True, "sample_packing": True, "flash_attention": True},
+     {"batch_flattening": "auto", "sample_packing": True, "flash_attention": True}),
+    ("lora_target_linear is not compatible", {**_MOE, "lora_target_linear": True}, _MOE),
+    ("requires adapter: lora or qlora", {"quantize_moe_experts": True}, {"quantize_moe_experts": False}),
+    ("requires load_in_4bit or load_in_8bit", {**_LORA, "quantize_moe_experts": True}, _MOE),
+    ("requires FSDP to be enabled", {"fp32_norms": True}, {"fp32_norms": True, **_FSDP2}),
+    ("requires fsdp_version: 2", {"fp32_norms": True, "fsdp_config": _FSDP2["fsdp_config"]}, {"fp32_norms": True, **_FSDP2}),
+    ("FSDP2 does not support load_in_8bit", {"rl": "dpo", "adapter": "qlora", "load_in_4bit": True, **_FSDP2},
+     {"rl": "dpo", "adapter": "qlora", "load_in_4bit": True, **_FSDP2, "fsdp_version": 1}),
+    ("Only one cross entropy", {"liger_cross_entropy": True, "cut_cross_entropy": True}, {"cut_cross_entropy": True}),
+    ("FSDP1 does not support disabling", {"fsdp_config": {"offload_params": True, "cpu_offload_pin_memory": False}},
+     {**_FSDP2, "fsdp_config": {"offload_params": True, "cpu_offload_pin_memory": False}}),
+    ("requires enabling offload_params", {**_FSDP2, "fsdp_config": {"cpu_offload_pin_memory": False}},
+     {**_FSDP2, "fsdp_config": {"offload_params": True, "cpu_offload_pin_memory": False}}),
+    ("float8_all_gather requires FSDP2", {"fp8_enable_fsdp_float8_all_gather": True, "fsdp_version": 1},
+     {"fp8_enable_fsdp_float8_all_gather": True, **_FSDP2}),
+    ("not supported for Mxfp4Config", {"model_quantization_config": "Mxfp4Config", **_LORA,
+                                       "fsdp_config": {"cpu_ram_efficient_loading": True}},
+     {"model_quantization_config": "Mxfp4Config", **_LORA, "fsdp_config": {"cpu_ram_efficient_loading": False}}),
+    ("invalid regex", {**_LORA, "lora_target_modules": ["*_proj"]}, {**_LORA, "lora_target_modules": [".*_proj"]}),
+    ("do_causal_lm_eval is enabled", {**_EVAL, "do_causal_lm_eval": True, "eval_sample_packing": True},
+     {**_EVAL, "do_causal_lm_eval": True, "eval_sample_packing": False}),
+    ("jagged_restart_steps must be set", {**_LORA, "relora": True}, {**_LORA, "relora": True, "jagged_restart_steps": 100}),
 ]
 # Checks Axolotl dropped later: (piece, fires, neighbour, a release that has the check)
 DROPPED = [
@@ -142,7 +181,7 @@ DROPPED = [
 ]
 # The release before each row's first release (git tag --sort=creatordate).
 _BEFORE = {"0.2.1": "0.2.0", "0.3.0": "0.2.1", "0.4.0": "0.3.0", "0.5.0": "0.4.0", "0.5.1": "0.5.0",
-           "0.6.0": "0.5.2", "0.8.0": "0.7.1", "0.10.0": "0.9.2", "0.11.0": "0.10.1", "0.12.0": "0.11.0", "0.13.0": "0.12.2",
+           "0.6.0": "0.5.2", "0.7.0": "0.6.0", "0.8.0": "0.7.1", "0.10.0": "0.9.2", "0.11.0": "0.10.1", "0.12.0": "0.11.0", "0.13.0": "0.12.2", "0.13.1": "0.13.0",
            "0.15.0": "0.14.0", "0.16.0": "0.15.0", "0.17.0": "0.16.1", "0.18.0": "0.17.0"}
 _IDS = [piece for piece, _, _ in CASES]
 
@@ -163,6 +202,8 @@ def _refusals():
 
 def _row(piece: str):
     rows = [row for row in _refusals() if piece in row.message]
+    if len(rows) > 1:  # "tokens override" is also inside "special_tokens override": the row it begins
+        rows = [row for row in rows if row.message.startswith(piece)]
     assert len(rows) == 1, (piece, len(rows))
     return rows[0]
 

@@ -119,12 +119,40 @@ CHECKED_BINDINGS = (
     # (pydantic lax) from v0.5.0 to v0.16.x, popped whatever their value from v0.17.0
     Binding("attention.legacy_flag_written", "xformers_attention", "flash_attention", "sdp_attention",
             "eager_attention", convert=_scalar),
+    # Second audit (rules/refusal_rows.py): the written values the before-validators test
+    Binding("tokenizer.chat_template_written", "chat_template", convert=_scalar),
+    Binding("tokenizer.chat_template_jinja", "chat_template_jinja", convert=bool),
+    Binding("tokenizer.mistral_common", "tokenizer_use_mistral_common", convert=bool),
+    Binding("tokenizer.added_tokens_overrides", "added_tokens_overrides", convert=bool),
+    Binding("tokenizer.special_tokens", "special_tokens", convert=bool),
+    Binding("model.processor_kwargs", "processor_kwargs", convert=bool),
+    Binding("attention.implementation_written", "attn_implementation", convert=_scalar),
+    Binding("attention.flash_flag", "flash_attention", convert=bool),
+    Binding("attention.gemma4_hybrid", "gemma4_hybrid_attn_impl", convert=bool),  # defaults flash_attention_2 in
+    # batch_flattening: "auto" | bool (a truthy value other than "auto" counts as on)
+    Binding("training.batch_flattening", "batch_flattening", convert=lambda value: value if value == "auto" else bool(value)),
+    Binding("quantization.moe_experts", "quantize_moe_experts", convert=bool),
+    Binding("training.fp32_norms", "fp32_norms", convert=bool),
+    Binding("parallel.fsdp_config_written", "fsdp_config", convert=lambda value: value is not None),
+    Binding("parallel.fsdp_version_written", "fsdp_version", convert=_scalar),
+    Binding("training.relora", "relora", convert=bool),
+    Binding("adapter.target_modules_written", "lora_target_modules", convert=_as_written),
+    Binding("quantization.model_config_name", "model_quantization_config", convert=_scalar),
+    Binding("parallel.cpu_ram_efficient_loading", "fsdp_config.cpu_ram_efficient_loading", convert=_scalar),
+    Binding("parallel.cpu_offload_pin_memory", "fsdp_config.cpu_offload_pin_memory", convert=_scalar),
+    Binding("precision.fp8_all_gather", "fp8_enable_fsdp_float8_all_gather", convert=bool),
+    Binding("eval.causal_lm", "do_causal_lm_eval", convert=bool),
+    Binding("scheduler.jagged_restart_steps", "jagged_restart_steps", convert=bool),
 )
+_LEGACY_FLAGS = ("xformers_attention", "sage_attention", "flex_attention", "flash_attention", "sdp_attention",
+                 "eager_attention")  # utils/schemas/enums.py LEGACY_ATTN_FLAG_TO_IMPL (v0.17.0+)
+_CROSS_ENTROPY = ("cut_cross_entropy", "chunked_cross_entropy", "liger_cross_entropy",
+                  "liger_fused_linear_cross_entropy")  # validation.py check_cross_entropy_conflicts
 # Keys read through other bindings that the refusals also test.
 _ALSO_READ = ("adapter", "load_in_4bit", "load_in_8bit", "rl", "base_model", "optimizer", "micro_batch_size",
               "gradient_accumulation_steps", "max_steps", "gradient_checkpointing", "activation_offloading",
               "save_strategy", "lora_mlp_kernel", "lora_qkv_kernel", "lora_o_kernel", "dpo_loss_type",
-              "dpo_loss_weights", "peft_use_dora")
+              "dpo_loss_weights", "peft_use_dora", "lora_target_linear", "tokens") + _LEGACY_FLAGS + _CROSS_ENTROPY
 
 
 def record_checked(read: Reader) -> None:
@@ -148,6 +176,12 @@ def record_checked(read: Reader) -> None:
     losses = [key for key in ("dpo_loss_type", "dpo_loss_weights", "peft_use_dora") if _given(read, key)]
     if losses:
         read.set("training.dpo_loss_mix", True, losses[0])
+    flags = [key for key in _LEGACY_FLAGS if _truthy(read, key)]
+    if flags:
+        read.set("attention.legacy_flags_on", True, flags[0])
+    patches = [key for key in _CROSS_ENTROPY if _truthy(read, key)]
+    if patches:  # located at the second one (the one that conflicts)
+        read.set("training.cross_entropy_patches", len(patches), patches[min(1, len(patches) - 1)])
     read.config.set("launch.validated_by", _fact(read, "axolotl"))
     # utils/data/rl.py load_prepare_dpo_datasets (load_prepare_preference_datasets from v0.7.0): every
     # `rl` kind takes this loader (cli/train.py `if cfg.rl:`), and it built the eval set from
