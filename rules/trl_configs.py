@@ -22,6 +22,7 @@ from __future__ import annotations
 from linter.registry import WARNING, Rule, kinds, register
 from linter.versions import older_than
 
+from .trl_config_rows import MORE_ROWS, exact as _exact, losses as _losses, sft_base as _sft_base
 from .validation_table import Row, TableRule
 
 _PPO = "trl/trainer/ppo_trainer.py PPOTrainer.__init__ (trl/experimental/ppo from 0.26)"
@@ -36,12 +37,6 @@ def _int(config, key: str, default: int | None = None) -> int | None:
     if value is None:
         return default
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _exact(config, trainer: str) -> bool:
-    """The file is read by `trainer` itself, not by a subclass config's trainer."""
-    return (config.value("file.kind") == "trl" and config.value("training.trainer") == trainer
-            and config.value("training.trainer_candidates") in (None, [trainer]))
 
 
 def _completion_fills_length(written_length: bool):
@@ -60,18 +55,6 @@ _SFT_MAX_LENGTH = 1024  # SFTConfig max_length, v0.16.0 to v1.9.0
 _HEAD = ("`loss_type='chunked_nll'` is not supported when `lm_head` is wrapped by a PEFT adapter (e.g. "
          "`target_modules='all-linear'` or explicitly including `'lm_head'`). Either remove `lm_head` from "
          "`target_modules`, or switch to `loss_type='nll'`.")
-
-
-def _sft_base(config) -> bool:
-    """SFTTrainer.__init__ runs for the file: SFT's config, or GKD's (GKDConfig extends SFTConfig and
-    GKDTrainer calls SFTTrainer.__init__ with it; with padding_free its own collator is refused first,
-    "Passing a custom data collator is not supported when using padding-free")."""
-    return config.value("file.kind") == "trl" and config.value("training.trainer") == "sft"
-
-
-def _losses(config) -> list:
-    losses = config.value("training.loss_type")
-    return losses if isinstance(losses, list) else [losses]
 
 
 def _chunked_head(config, written: bool) -> bool:
@@ -240,7 +223,7 @@ class TrlTrainerConfigRefused(TableRule):
     code = "TRN076"
     name = "trl-trainer-config-refused"
     triggers = kinds("trl")  # every row asks _exact: a TRL trainer config
-    rows = ROWS
+    rows = ROWS + MORE_ROWS
 
 
 # examples/scripts/reward_modeling.py: "You are using a `task_type` that is different than `SEQ_CLS` for
