@@ -41,6 +41,8 @@ CHECKED_KEYS = (
     ("precision.bf16_full_eval", "bool", "evaluation runs the model cast to bf16 (bf16_full_eval)"),
     ("precision.amp_backend", "str", "the trainer's mixed-precision backend as written (half_precision_backend: "
                                      "auto, apex, cpu_amp)"),
+    ("parallel.trainer_fsdp_reshard", "str", "TrainingArguments fsdp_config reshard_after_forward as transformers "
+                                             "reads it (str(value).lower()), as written"),
     ("parallel.accelerate_distributed_type", "str", "accelerate config distributed_type, upper-cased as written"),
     ("parallel.pc_dp_replicate_size", "int", "accelerate parallelism_config_dp_replicate_size as written"),
     ("parallel.pc_dp_shard_size", "int", "accelerate parallelism_config_dp_shard_size as written"),
