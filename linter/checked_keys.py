@@ -23,10 +23,26 @@ CHECKED_KEYS = (
     ("logging.completions_hub_repo", "str", "the Hub repository the completions are uploaded to (TRL GRPOConfig "
                                             "log_completions_hub_repo), as written"),
     ("training.preference_label_smoothing", "num", "TRL DPOConfig label_smoothing (cDPO / robust / EXO), as written"),
+    ("training.loss_weights", "numbers", "TRL DPOConfig loss_weights: one weight per loss_type entry, as written"),
+    ("training.preference_weighting", "bool", "TRL DPOConfig use_weighting (WPO weights per pair), as written"),
+    ("data.sampling_strategy", "str", "the sampler of the training dataloader (train_sampling_strategy: random, "
+                                      "sequential, group_by_length), as written"),
+    ("training.off_policy_mask_threshold", "num", "TRL GRPOConfig off_policy_mask_threshold (off-policy sequence "
+                                                  "masking), as written"),
+    ("training.top_entropy_quantile", "num", "TRL GRPOConfig top_entropy_quantile (below 1: only the highest-entropy "
+                                             "tokens train), as written"),
+    ("training.entropy_coef", "num", "TRL GRPOConfig entropy_coef (the entropy bonus), as written"),
+    ("training.two_sided_delta", "num", "TRL GRPOConfig delta (the upper clipping bound of two-sided GRPO), as "
+                                        "written"),
+    ("training.adaptive_entropy", "bool", "TRL GRPOConfig use_adaptive_entropy, as written"),
+    ("quantization.flag_widths", "numbers", "the bit widths a file's own load_in_4bit / load_in_8bit flags both "
+                                            "switch on, recorded where more than one is (TRL ModelConfig)"),
     ("precision.fp16_full_eval", "bool", "evaluation runs the model cast to fp16 (fp16_full_eval)"),
     ("precision.bf16_full_eval", "bool", "evaluation runs the model cast to bf16 (bf16_full_eval)"),
     ("precision.amp_backend", "str", "the trainer's mixed-precision backend as written (half_precision_backend: "
                                      "auto, apex, cpu_amp)"),
+    ("parallel.trainer_fsdp_reshard", "str", "TrainingArguments fsdp_config reshard_after_forward as transformers "
+                                             "reads it (str(value).lower()), as written"),
     ("parallel.accelerate_distributed_type", "str", "accelerate config distributed_type, upper-cased as written"),
     ("parallel.pc_dp_replicate_size", "int", "accelerate parallelism_config_dp_replicate_size as written"),
     ("parallel.pc_dp_shard_size", "int", "accelerate parallelism_config_dp_shard_size as written"),

@@ -344,7 +344,8 @@ IR_KEYS = (
     ("training.rl_beta", "num", "TRL beta as written (GRPO/RLOO: the KL coefficient; DPO/KTO: the loss temperature)"),
     ("training.precompute_ref", "bool", "reference log-probs computed once before training (TRL precompute_ref_log_probs)"),
     ("training.rpo_alpha", "num", "TRL DPOConfig rpo_alpha as written: the weight of the NLL term of RPO"),
-    ("training.loss_type", "str", "the trainer's loss variant as written (TRL loss_type)"),
+    ("training.loss_type", "str|list", "the trainer's loss variant as written (TRL loss_type; DPOConfig takes a "
+                                       "list of them from 0.20)"),
     ("checkpoint.load_best", "bool", "the best checkpoint is loaded at the end (load_best_model_at_end)"),
     ("checkpoint.save_strategy", "str", "when checkpoints are saved (no, steps, epoch, best), as written"),
     ("checkpoint.save_only_model", "bool", "checkpoints hold the model only, no optimizer state (save_only_model)"),

@@ -209,7 +209,7 @@ class GrpoBatchNotDivisible(Rule):
 # trl/trainer/kto_trainer.py: KTOTrainer refuses a per-device batch of 1 when the loss estimates
 # the KL term (every loss_type but "apo_zero_unpaired"), from TRL 0.12.0 (PR #2153).
 _KTO_BATCH_CHECK = "0.12.0"
-_KTO_NO_KL = {"apo_zero_unpaired"}
+_KTO_NO_KL = ("apo_zero_unpaired",)  # a tuple: loss_type may be a written list
 
 
 @register

@@ -79,6 +79,7 @@ def _sharded_words(facts) -> list[str] | None:
     return value.split() or None if isinstance(value, str) else None
 
 
+_TRUTHS = ("y", "yes", "t", "true", "on", "1", "n", "no", "f", "false", "off", "0")  # training_args.py str_to_bool
 _SHARDED = ("simple", "zero_dp_2", "zero_dp_3", "offload", "auto_wrap")  # trainer_utils.py ShardedDDPOption
 _FAIRSCALE = f"{_POST_INIT} (sharded_ddp checks, 4.20 to 4.34; 4.35.0 removed the option)"
 
@@ -162,6 +163,17 @@ MORE_REFUSALS = (
             "`fsdp=...` is only available with FSDP1. Set `fsdp_config['version'] = 1` to use it",
             "FSDP2 has only full_shard and shard_grad_op (reshard_after_forward)",
             "training_args.py TrainingArguments._apply_legacy_fsdp_to_config (5.10.0 on)", since="5.10.0"),
+    # _process_fsdp_args under FSDP2 (fsdp_config version 2; the default from 5.10.0): reshard_after_forward
+    # goes through str_to_bool, which refuses anything but y/yes/t/true/on/1 and n/no/f/false/off/0 (5.0.0,
+    # 5.9.0, 5.10.0 and 5.24.0 wheels); an FSDP1 sharding strategy name there is the usual case.
+    Refusal("TRN042", lambda a: a.fsdp and a("parallel.fsdp_version") in (2, "2")
+            and isinstance(a("parallel.trainer_fsdp_reshard"), str) and a("parallel.trainer_fsdp_reshard") not in _TRUTHS,
+            "parallel.trainer_fsdp_reshard",
+            "fsdp_config reshard_after_forward {parallel.trainer_fsdp_reshard} under FSDP2 (fsdp_config version "
+            "{parallel.fsdp_version})", "invalid truth value {parallel.trainer_fsdp_reshard}",
+            "FSDP2 takes true (full_shard) or false (shard_grad_op); a sharding strategy name is FSDP1's (fsdp_config "
+            "version 1)", "training_args.py TrainingArguments._process_fsdp_args, str_to_bool (5.0.0 on)",
+            since="5.0.0"),
     # Trainer.create_accelerator_and_postprocess: accelerator_config's num_steps with
     # gradient_accumulation_steps > 1 (4.40.0 on; the kwargs are read only with accelerate >= 0.28.0
     # until 5.0.0).

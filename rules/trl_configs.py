@@ -22,6 +22,7 @@ from __future__ import annotations
 from linter.registry import WARNING, Rule, kinds, register
 from linter.versions import older_than
 
+from .trl_config_rows import MORE_ROWS, exact as _exact, losses as _losses, sft_base as _sft_base
 from .validation_table import Row, TableRule
 
 _PPO = "trl/trainer/ppo_trainer.py PPOTrainer.__init__ (trl/experimental/ppo from 0.26)"
@@ -36,12 +37,6 @@ def _int(config, key: str, default: int | None = None) -> int | None:
     if value is None:
         return default
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _exact(config, trainer: str) -> bool:
-    """The file is read by `trainer` itself, not by a subclass config's trainer."""
-    return (config.value("file.kind") == "trl" and config.value("training.trainer") == trainer
-            and config.value("training.trainer_candidates") in (None, [trainer]))
 
 
 def _completion_fills_length(written_length: bool):
@@ -60,18 +55,6 @@ _SFT_MAX_LENGTH = 1024  # SFTConfig max_length, v0.16.0 to v1.9.0
 _HEAD = ("`loss_type='chunked_nll'` is not supported when `lm_head` is wrapped by a PEFT adapter (e.g. "
          "`target_modules='all-linear'` or explicitly including `'lm_head'`). Either remove `lm_head` from "
          "`target_modules`, or switch to `loss_type='nll'`.")
-
-
-def _sft_base(config) -> bool:
-    """SFTTrainer.__init__ runs for the file: SFT's config, or GKD's (GKDConfig extends SFTConfig and
-    GKDTrainer calls SFTTrainer.__init__ with it; with padding_free its own collator is refused first,
-    "Passing a custom data collator is not supported when using padding-free")."""
-    return config.value("file.kind") == "trl" and config.value("training.trainer") == "sft"
-
-
-def _losses(config) -> list:
-    losses = config.value("training.loss_type")
-    return losses if isinstance(losses, list) else [losses]
 
 
 def _chunked_head(config, written: bool) -> bool:
@@ -179,8 +162,8 @@ class TrlTrainerConfigRefused(TableRule):
 
     ## What it does
     Flags a TRL trainer config that the config class's `__post_init__` or its trainer's
-    `__init__` refuses or mishandles from the config alone (the rows of rules/trl_configs.py:
-    Online DPO, PPO, SFT, DPO, GRPO). The trainer is the one whose
+    `__init__` refuses or mishandles from the config alone (the rows of rules/trl_configs.py and
+    rules/trl_config_rows.py: Online DPO, PPO, SFT, DPO, KTO, GRPO, ModelConfig). The trainer is the one whose
     config alone defines the file's keys in the TRL release that reads it (or a `trl <command>`
     launch command, or TRL's example script `examples/scripts/<trainer>.py`); a file an XPO or
     Nash-MD config may read as well (they extend OnlineDPOConfig, and their trainers do not
@@ -200,6 +183,15 @@ class TrlTrainerConfigRefused(TableRule):
     - DPO (0.29.0 on): `loss_type: exo_pair` with `label_smoothing` 0 (the default; before, 1e-3
       was used silently); `use_liger_kernel` with `precompute_ref_log_probs`.
     - GRPO (0.28.0 on): `log_completions_hub_repo` without `log_completions`.
+    - rules/trl_config_rows.py: SFT `packing` with `max_length: null` (0.16.0 on; 0.15.x
+      `max_seq_length: null`); DPO `loss_weights` not one per `loss_type` (0.20.0 on, fires
+      unpinned), `use_weighting` with `aot` / `aot_unpaired` (0.29.0 on), `use_liger_kernel` with
+      a LoRA on `lm_head` (1.8.0 on; 0.29 to 1.7 refuse any PEFT model with it); KTO
+      `train_sampling_strategy` other than sequential with a KL-estimating loss (1.6.0 on); GRPO
+      with the Liger loss (the switch of the release: `use_liger_loss` to 0.24, either 0.25 to
+      0.27, `use_liger_kernel` from 0.28) and `top_entropy_quantile` below 1 (0.20.0 on),
+      `off_policy_mask_threshold` (0.27.0 on), an entropy bonus (1.8.0 on) or `delta` (0.18.0 to
+      1.3.x); ModelConfig `load_in_4bit` and `load_in_8bit` both true (every release).
 
     Where the TRL version is unknown a row fires only where every release that reads its keys
     fails (an Online DPO file that writes max_length: TRL 0.10 to 0.13 have no max_length).
@@ -234,13 +226,18 @@ class TrlTrainerConfigRefused(TableRule):
       9bcf72943 (#5575, v1.4.0), b8e6fc0aa (#5676, v1.4.0); sft_config.py loss_type default
       b58947c7e (#5846, v1.7.0); dpo_trainer.py DPOTrainer.__init__ e3b7897c8 (#3906, v0.29.0);
       grpo_config.py GRPOConfig.__post_init__ 035c3ff15 (#4818, v0.28.0)
+    - rules/trl_config_rows.py: sft_trainer.py 5b9236d1e (#2405), be1e34003 (#2895); dpo_config.py
+      d87023021 (#2544); dpo_trainer.py e3b7897c8 (#3906), 9c0776ef6 (#6159); kto_trainer.py
+      1877853ae (#5864), 51c6d3ca3 (#5872); grpo_config.py 05bc43e96 (#3434), 5c521b789 (#5690);
+      grpo_trainer.py 7e8ef867a (#3563), 05a40176c (#4689), 34c7f0d85 (#6140); model_config.py
+      9a71e67be (#1176)
     - trainer kinds: linter/data/trl_config_keys.json (bench/trl_config_keys.py, every TRL tag)
     """
 
     code = "TRN076"
     name = "trl-trainer-config-refused"
     triggers = kinds("trl")  # every row asks _exact: a TRL trainer config
-    rows = ROWS
+    rows = ROWS + MORE_ROWS
 
 
 # examples/scripts/reward_modeling.py: "You are using a `task_type` that is different than `SEQ_CLS` for

@@ -26,11 +26,12 @@ class Row:
     """One check of the table. A plain class, not a NamedTuple: defining one costs ~0.5 ms, which
     every run would pay at import."""
 
-    __slots__ = ("when", "at", "what", "message", "source", "added", "since", "package", "unpinned", "before")
+    __slots__ = ("when", "at", "what", "message", "source", "added", "since", "package", "unpinned", "before",
+                 "until")
 
     def __init__(self, when: Callable, at: str, what: str, message: str, source: str, added: str,
                  since: str | None = None, package: str = "ludwig", unpinned: str | None = None,
-                 before: tuple[str, str] | None = None):
+                 before: tuple[str, str] | None = None, until: str | None = None):
         self.when = when  # config -> bool: the framework refuses the config
         self.at = at  # the IR key whose place the finding points at
         self.what = what  # what is wrong, in our words
@@ -45,6 +46,8 @@ class Row:
         # with `since`: (first release that reads the keys, what goes wrong on a pinned release from it
         # up to `since`); None: silent before `since`
         self.before = before
+        # with `since`: the first release without the check (a pinned release from it is silent)
+        self.until = until
 
 
 class TableRule(Rule):
@@ -67,6 +70,8 @@ class TableRule(Rule):
                                                  f"{row.since})")
                             continue
                         bound = row.unpinned
+                    elif row.until is not None and older_than(found[0], row.until) is not True:
+                        continue
                     elif older_than(found[0], row.since) is not False:
                         if row.before is None or older_than(found[0], row.before[0]) is not False:
                             continue

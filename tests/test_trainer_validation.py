@@ -323,3 +323,21 @@ def test_greedy_schedule_needs_evaluation(tmp_path, extra, fires):
 ])
 def test_options_that_need_a_newer_accelerate(tmp_path, extra, pins, fires):
     assert _codes(tmp_path, _TRAINER + extra, pins, select="TRN040") == (["TRN040"] if fires else [])
+
+
+# TRN042: fsdp_config reshard_after_forward through str_to_bool under FSDP2 (5.0.0 on; FSDP2 is the
+# default from 5.10.0): a sharding strategy name is refused ("invalid truth value full_shard").
+@pytest.mark.parametrize("config, pins, fires", [
+    ("fsdp_config:\n  fsdp_reshard_after_forward: FULL_SHARD\n", ["transformers==5.24.0"], True),
+    ("fsdp_config:\n  fsdp_reshard_after_forward: FULL_SHARD\n", ["transformers==5.10.0"], True),
+    ("fsdp_config:\n  fsdp_reshard_after_forward: FULL_SHARD\n", ["transformers==5.9.0"], False),  # FSDP1 default
+    ("fsdp_config:\n  version: 2\n  reshard_after_forward: hybrid_shard\n", ["transformers==5.0.0"], True),
+    ("fsdp_config:\n  version: 2\n  reshard_after_forward: hybrid_shard\n", ["transformers==4.57.6"], False),
+    ("fsdp_config:\n  fsdp_reshard_after_forward: FULL_SHARD\n", None, False),
+    ("fsdp_config:\n  version: 1\n  reshard_after_forward: full_shard\n", ["transformers==5.24.0"], False),
+    ("fsdp_config:\n  reshard_after_forward: true\n", ["transformers==5.24.0"], False),
+    ("fsdp_config:\n  reshard_after_forward: 'False'\n", ["transformers==5.24.0"], False),
+])
+def test_fsdp2_reshard_after_forward_truth_value(tmp_path, config, pins, fires):
+    text = _TRAINER + "fsdp: true\n" + config
+    assert _codes(tmp_path, text, pins, select="TRN042") == (["TRN042"] if fires else [])

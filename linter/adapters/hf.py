@@ -81,9 +81,10 @@ from .fsdp_facts import accelerate_wrap_classes, trainer_fsdp_version, trainer_w
 from .peft_facts import PEFT_BINDINGS as _PEFT_BINDINGS, null_or_absent, record_peft_facts
 from .shipped import ACCELERATE_DEEPSPEED_FILE
 from .trainer_arguments import REPORT_TO_BINDINGS, TRAINER_ARGUMENT_BINDINGS
-from .hf_kinds import (ACCELERATE_FSDP_BINDINGS, TRL_TRAINER_BINDINGS, classify, distributed_type_of, fsdp_sharding,
-                       project_loader, record_passed_on, record_project_arguments, record_repository_launchers,
-                       record_target_shorthand, record_trainer, trl_quant_storage, ACCELERATE_PARALLELISM_BINDINGS)
+from .trl_bindings import TRL_TRAINER_BINDINGS, true_flag, trl_bits
+from .hf_kinds import (ACCELERATE_FSDP_BINDINGS, ACCELERATE_PARALLELISM_BINDINGS, classify, distributed_type_of,
+                       fsdp_sharding, project_loader, record_passed_on, record_project_arguments,
+                       record_repository_launchers, record_target_shorthand, record_trainer, trl_quant_storage)
 
 _TRAINING_ARGS = "transformers/training_args.py (TrainingArguments)"
 _TRL_CONFIG = "trl/trainer/base_config.py (bf16 = not fp16 when unset, TRL >= 0.19; gradient_checkpointing True)"
@@ -276,7 +277,7 @@ class HFAdapter(Adapter):
 
     def _trl_model(self, read: Reader, load_dtype: Field | None) -> None:
         config = read.config
-        bits = 4 if _true(read.node("load_in_4bit")) else 8 if _true(read.node("load_in_8bit")) else None
+        bits = trl_bits(read)
         if bits is not None:
             flag = "load_in_4bit" if bits == 4 else "load_in_8bit"
             config.set("quantization.bits", Field(bits, Origin(read.key_span(flag), written_as=flag)))
@@ -312,7 +313,7 @@ class HFAdapter(Adapter):
         # accelerate's DeepSpeedPlugin.deepspeed_config_process fills "auto" and refuses mismatches.
         config.set("trainer.fills_deepspeed_auto", Field(True, Origin(config.file_span)))
         distributed_type = distributed_type_of(document) or ""
-        device = "cpu" if _true(read.node("use_cpu")) else _DEVICES.get(distributed_type, "cuda")
+        device = "cpu" if true_flag(read.node("use_cpu")) else _DEVICES.get(distributed_type, "cuda")
         config.set("device.kind", Field(device, Origin(read.key_span("use_cpu" if device == "cpu" else
                                                                      "distributed_type") or config.file_span)))
         mixed = read.node("mixed_precision")
@@ -394,7 +395,3 @@ def _merge_insertions(edits: list[Edit]) -> list[Edit]:
         else:
             merged.append(edit)
     return merged
-
-
-def _true(node) -> bool:
-    return isinstance(node, Scalar) and node.value is True

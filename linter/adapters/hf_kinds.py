@@ -258,64 +258,6 @@ def record_repository_launchers(config) -> None:
         config.set("launch.repository_sharding", Field(names, Origin(config.file_span, str(root))))
 
 
-# TRL trainer configs, written values only: loss_type and precompute_ref_log_probs (DPO, KTO,
-# BCO configs), and GRPOConfig's num_generations, generation_batch_size and
-# steps_per_generation (TRL >= 0.18), ds3_gather_for_generation (TRL >= 0.15, PR #2667; also
-# RLOOConfig) and use_vllm.
-TRL_TRAINER_BINDINGS = (
-    Binding("training.loss_type", "loss_type"),
-    Binding("training.precompute_ref", "precompute_ref_log_probs"),
-    Binding("training.rpo_alpha", "rpo_alpha"),  # DPOConfig (TRL >= 0.9.3, f18253bf2, #1686)
-    Binding("generation.per_prompt", "num_generations"),
-    Binding("generation.per_prompt_eval", "num_generations_eval"),  # GRPOConfig, TRL >= 0.26
-    Binding("generation.batch_size", "generation_batch_size"),
-    Binding("generation.steps", "steps_per_generation"),
-    Binding("generation.ds3_gather", "ds3_gather_for_generation"),
-    Binding("generation.use_vllm", "use_vllm"),
-    # GRPOConfig vllm_mode (TRL >= 0.18, #3394), vllm_server_host (>= 0.16, #3094) and
-    # vllm_server_base_url (>= 0.18): written values only.
-    Binding("generation.vllm_mode", "vllm_mode", convert=lambda value: str(value).lower()),
-    Binding("generation.vllm_server", "vllm_server_base_url", "vllm_server_host"),
-    # DPOConfig (TRL >= 0.9.3), GRPOConfig (0.15.0), RLOOConfig (0.22.0), KTOConfig (1.7.0)
-    # sync_ref_model (TR-DPO reference updates, default False) and the configs' beta; written only.
-    Binding("training.sync_ref_model", "sync_ref_model"),
-    # GKDConfig teacher_model_name_or_path (trl/trainer/gkd_config.py, TRL >= 0.11; since 0.26
-    # trl/experimental/gkd/gkd_config.py): the teacher the trainer loads by name. Written only.
-    Binding("model.teacher", "teacher_model_name_or_path"),
-    Binding("training.gkd_lmbda", "lmbda"),  # GKDConfig lmbda (TRL >= 0.11), written only
-    Binding("training.rl_beta", "beta"),
-    # GRPOConfig.use_liger_loss (TRL 0.17.0, PR #3184; a deprecated alias of use_liger_kernel from
-    # 0.25.0, removed in 0.28.0): the fused liger GRPO loss.
-    Binding("training.liger_loss", "use_liger_loss"),
-    # GRPOConfig (TRL >= 0.14) max_prompt_length / max_completion_length, DPOConfig and KTOConfig
-    # max_prompt_length: written values only (their defaults depend on the TRL release; TRN056).
-    Binding("generation.max_prompt_length", "max_prompt_length"),
-    Binding("generation.max_completion_length", "max_completion_length"),
-    Binding("generation.mask_truncated", "mask_truncated_completions"),  # GRPOConfig, TRL >= 0.17 (1d7b8c4f7)
-    # SFTConfig (trl/trainer/sft_config.py): assistant_only_loss (TRL >= 0.19, PR #3586) and
-    # chat_template_path (sft_trainer.py: a .jinja file read as the template, else
-    # clone_chat_template from that tokenizer). Written values only. Recipe scripts' `chat_template`
-    # (the template text) and `tokenizer_name_or_path` replace the model's template too
-    # (alignment-handbook get_tokenizer: tokenizer.chat_template = model_args.chat_template).
-    Binding("data.assistant_only_loss", "assistant_only_loss"),
-    Binding("data.completion_only_loss", "completion_only_loss"),  # SFTConfig, TRL >= 0.17 (9ee6c3aa5)
-    Binding("data.chat_template_file", "chat_template_path", "chat_template", "tokenizer_name_or_path"),
-    # DPOConfig / KTOConfig / ORPOConfig / CPOConfig / BCOConfig truncation_mode (default "keep_end"):
-    # written value only.
-    Binding("sequence.truncation_mode", "truncation_mode", convert=lambda mode: str(mode).lower()),
-    # OnlineDPOConfig max_new_tokens (TRL >= 0.10; XPO / Nash-MD configs extend it), PPOConfig stop_token /
-    # stop_token_id (TRL >= 0.9.3, PPOv2Config until 0.12), ModelConfig lora_task_type (trl/trainer/model_config.py,
-    # default "CAUSAL_LM", #1393): written values only.
-    Binding("generation.max_new_tokens", "max_new_tokens"),
-    Binding("generation.stop_token", "stop_token"),
-    Binding("generation.stop_token_id", "stop_token_id"),
-    Binding("adapter.task_type", "lora_task_type", convert=lambda task: str(task).upper()),
-    # DPOConfig label_smoothing (default 0.0); GRPOConfig log_completions (default False) and
-    # log_completions_hub_repo (TRL >= 0.28): written values only (TRN076).
-    Binding("training.preference_label_smoothing", "label_smoothing"),
-    Binding("logging.completions", "log_completions"),
-    Binding("logging.completions_hub_repo", "log_completions_hub_repo"),
-)
 def record_target_shorthand(read, key: str) -> None:
     """A target_modules string "all-linear" that PEFT's LoraConfig receives as written: PEFT
     expands it itself (tuners/tuners_utils.py _maybe_include_all_linear_layers, PEFT >= 0.8.0)."""

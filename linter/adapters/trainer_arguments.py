@@ -57,6 +57,9 @@ _FSDP_CONFIG_BINDINGS = (
     Binding("parallel.trainer_fsdp_wrap_policy", "fsdp_config.auto_wrap_policy", "fsdp_config.fsdp_auto_wrap_policy"),
     Binding("parallel.trainer_fsdp_layer_classes", "fsdp_config.transformer_layer_cls_to_wrap",
             "fsdp_config.fsdp_transformer_layer_cls_to_wrap", "fsdp_transformer_layer_cls_to_wrap", convert=_written),
+    # as _process_fsdp_args hands it to str_to_bool under FSDP2 (5.0.0 on): `str(value).lower()`
+    Binding("parallel.trainer_fsdp_reshard", "fsdp_config.reshard_after_forward",
+            "fsdp_config.fsdp_reshard_after_forward", convert=lambda value: str(value).lower()),
 )
 
 
