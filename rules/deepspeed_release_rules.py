@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from linter.registry import ERROR, WARNING, kinds, register
 
-from .deepspeed_releases import DeepSpeedReleaseBug
+from .deepspeed_engine_rows import ENGINE_ROWS
+from .deepspeed_releases import BUGS, DeepSpeedReleaseBug
 
 
 @register
@@ -237,6 +238,7 @@ class DeepSpeedConfigRefused(DeepSpeedReleaseBug):
     name = "deepspeed-config-refused"
     severity = ERROR
     triggers = kinds("deepspeed")
+    rows = BUGS + ENGINE_ROWS
 
 
 @register
