@@ -264,6 +264,9 @@ IR_KEYS = (
     ("precision.grad_accum_dtype", "str", "DeepSpeed data_types.grad_accum_dtype as written (unset: the model's dtype)"),
     ("parallel.communication_data_type", "str", "DeepSpeed communication_data_type as written: the dtype gradients "
                                                 "are reduced in across GPUs (unset: DeepSpeed decides)"),
+    ("parallel.prescale_gradients", "bool", "DeepSpeed prescale_gradients as written (unset: false): gradients are "
+                                            "divided before the reduction instead of after it"),
+    ("parallel.gradient_predivide_factor", "num", "DeepSpeed gradient_predivide_factor as written (unset: 1.0)"),
     ("precision.bf16_immediate_grad_update", "bool", "DeepSpeed bf16.immediate_grad_update as written: the bf16 "
                                                      "optimizer adds each gradient to its fp32 buffer in a hook"),
     ("parallel.ddp_find_unused", "bool", "DDP find_unused_parameters (written value only; the trainer decides when unset)"),

@@ -9,6 +9,7 @@ from .release_table import Facts
 
 _FP32 = {"fp32", "float32", "float", "torch.float32"}  # runtime/config_utils / inference/config.py DtypeEnum
 _BF16 = {"bf16", "bfloat16", "bfloat", "torch.bfloat16"}
+_FP16 = {"fp16", "float16", "half", "torch.float16"}
 # runtime/lr_schedules.py VALID_LR_SCHEDULES (WarmupCosineLR from v0.12.3, 4388a605f #4563).
 _DS_SCHEDULES = frozenset(("LRRangeTest", "OneCycle", "WarmupLR", "WarmupDecayLR", "WarmupCosineLR"))
 # The scheduler classes of torch/optim/lr_scheduler.py (any torch release): engine.py
@@ -179,3 +180,54 @@ class DeepSpeedFacts(Facts):
     def hpz(self) -> bool:
         size = self("parallel.hpz_partition_size")
         return self.stage() == 3 and isinstance(size, int) and not isinstance(size, bool) and size > 1
+
+    def model_dtype(self) -> str:
+        """The dtype engine.py get_data_types gives the model: "fp16", "bf16" or "fp32" (neither
+        enabled); "" where an "auto" value no trainer fills leaves it open."""
+        if self.fp16():
+            return "fp16"
+        if self.bf16():
+            return "bf16"
+        known = all(self(key) in (False, None) or (self(key) == "auto" and self.trainer is not None)
+                    for key in ("precision.fp16", "precision.bf16"))
+        return "fp32" if known else ""
+
+    def accum_dtype(self) -> str:
+        """data_types.grad_accum_dtype as DtypeEnum reads it ("fp16", "bf16", "fp32"); "" unwritten."""
+        value = str(self("precision.grad_accum_dtype") or "").lower()
+        return next((name for name, spellings in (("fp32", _FP32), ("bf16", _BF16), ("fp16", _FP16))
+                     if value in spellings), "")
+
+    def zero_optimizer(self) -> bool:
+        """The engine builds ZeRO's optimizer (zero/stage_1_and_2.py or stage3.py): ZeRO on and an
+        optimizer to wrap, except bf16 with fp32 accumulation at ZeRO-1 without optimizer offload,
+        which goes to the BF16 optimizer (engine.py _do_optimizer_sanity_check, 0.8.1 on)."""
+        bf16_optimizer = (self.stage() == 1 and self.bf16() and self.fp32_accumulation()
+                          and not self.offloads_optimizer())
+        return self.stage() >= 1 and self.has_optimizer() and not bf16_optimizer
+
+    def rescaled_reduction(self) -> str:
+        """The reduction settings ZeRO's reduce-scatter refuses: "prescale_gradients" (written true) or
+        "gradient_predivide_factor" (written, not 1.0); else ""."""
+        if self("parallel.prescale_gradients") is True:
+            return "prescale_gradients"
+        factor = self("parallel.gradient_predivide_factor")
+        if isinstance(factor, (int, float)) and not isinstance(factor, bool) and factor != 1:
+            return "gradient_predivide_factor"
+        return ""
+
+    def master_weights(self) -> str:
+        """The 16-bit master weights the ZeRO optimizer keeps (fp16.fp16_master_weights_and_grads with
+        fp16, bf16.bf16_master_weights_and_grads without bf16_optimizer_states), which it refuses
+        without optimizer offload to DeepSpeedCPUAdam; "" when none."""
+        if self.fp16() and self("precision.fp16_master_weights") is True:
+            return "fp16_master_weights_and_grads"
+        if self("precision.bf16_master_weights") is True and self("precision.bf16_optimizer_states") is not True:
+            return "bf16_master_weights_and_grads"
+        return ""
+
+    def no_cpu_adam(self) -> bool:
+        """The ZeRO optimizer's inner optimizer is no DeepSpeedCPUAdam: no optimizer offload, or a
+        DeepSpeed optimizer other than Adam/AdamW built from the block (engine.py
+        _configure_basic_optimizer builds DeepSpeedCPUAdam for those two under offload)."""
+        return not self.offloads_optimizer() or self.optimizer() not in ("", "adam", "adamw")

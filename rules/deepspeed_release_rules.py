@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from linter.registry import ERROR, WARNING, kinds, register
 
-from .deepspeed_releases import DeepSpeedReleaseBug
+from .deepspeed_engine_rows import ENGINE_ROWS
+from .deepspeed_releases import BUGS, DeepSpeedReleaseBug
 
 
 @register
@@ -176,7 +177,14 @@ class DeepSpeedConfigRefused(DeepSpeedReleaseBug):
     or any other spelling than fp32/fp16/bf16/bfp16 (0.5.8 on); DeepSpeed's Muon under ZeRO-3
     with `reduce_scatter` (the default; every release with Muon) or at all before 0.18.9, under
     ZeRO without `zero_allow_untested_optimizer` (0.17.6-0.18.4), and under ZeRO-1/2 with
-    `reduce_scatter` and `offload_optimizer` (0.19.3 on). Rows bounded by a fix, or by a release before
+    `reduce_scatter` and `offload_optimizer` (0.19.3 on). Where deepspeed.initialize gets an
+    optimizer to wrap: `prescale_gradients` true or `gradient_predivide_factor` other than 1.0 with
+    `reduce_scatter` (the default) under ZeRO-2/3 (every release) or ZeRO-1 (0.4.0-0.12.x);
+    `communication_data_type` fp32 under ZeRO (0.5.8-0.8.1; ZeRO-1/2 with reduce_scatter to 0.8.x);
+    `fp16_master_weights_and_grads` (0.5.0 on) or `bf16_master_weights_and_grads` without
+    `bf16_optimizer_states` (0.18.3 on) without optimizer offload to CPU Adam; without ZeRO, bf16 with
+    `grad_accum_dtype` fp32 (0.18.5 on) or bf16 (0.7.6-0.17.5, where a trainer builds the engine) and
+    any other dtype mismatch (0.7.6 on); and `amp.enabled` with fp16 or bf16 (0.3.0 on). Rows bounded by a fix, or by a release before
     which the file ran, need the DeepSpeed version (an exact pin near the config, or the
     installed package); with it unknown only the checks that every release makes fire.
 
@@ -229,14 +237,21 @@ class DeepSpeedConfigRefused(DeepSpeedReleaseBug):
     - Muon: engine.py _configure_basic_optimizer (ZeRO-3 assert until 956ec6fb1 #7919, v0.18.9),
       zero/stage3.py ("Muon and reduce scatter cannot be used together"), zero/utils.py
       (3bc882faa #7802, v0.18.5), zero/stage_1_and_2.py (de1846cf6 #8141, v0.19.3)
-    - deepspeedai/DeepSpeed#1784, #7389, #5046, #1197, #6992, #3492; the rows: trainlint
-      rules/deepspeed_releases.py (BUGS, DS025)
+    - zero/stage2.py / stage_1_and_2.py and stage3.py __init__ (reduce-scatter asserts from bc36b91dd
+      #235, v0.2.0, and 599258f97 #834, v0.3.12; ZeRO-2 only from 69a459887 #4964, v0.13.0; fp32
+      communication from 81b4d5db0 #2807, v0.8.2, ZeRO-3, and 261d63708 #2970, v0.9.0); master weights:
+      f28432441 (#1310, v0.5.0), base_optimizer.py _configure_master_weights (39a682d79 #7700, v0.18.3)
+    - engine.py _do_optimizer_sanity_check without ZeRO: 21c280296 (#2512, v0.7.6), 889f0ead2 (#7515,
+      v0.17.6), 09885efef (#7790, v0.18.5); Apex AMP with fp16 from f54531241 (#286, v0.3.0)
+    - deepspeedai/DeepSpeed#1784, #7389, #5046, #1197, #6992, #3492, #4964, #2807; the rows: trainlint
+      rules/deepspeed_releases.py (BUGS) and rules/deepspeed_engine_rows.py (ENGINE_ROWS)
     """
 
     code = "DS025"
     name = "deepspeed-config-refused"
     severity = ERROR
     triggers = kinds("deepspeed")
+    rows = BUGS + ENGINE_ROWS
 
 
 @register

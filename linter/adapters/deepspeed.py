@@ -153,6 +153,10 @@ class DeepSpeedAdapter(Adapter):
         # runtime/compiler.py get_compile_config (v0.14.0: `compile.enabled`, the engine compiles itself).
         Binding("training.deepspeed_compile", "compile.enabled"),
         Binding("parallel.communication_data_type", "communication_data_type"),  # written only (engine.py)
+        # runtime/constants.py PRESCALE_GRADIENTS (default False, v0.1.0) and GRADIENT_PREDIVIDE_FACTOR
+        # (default 1.0, v0.2.0): written values only.
+        Binding("parallel.prescale_gradients", "prescale_gradients"),
+        Binding("parallel.gradient_predivide_factor", "gradient_predivide_factor"),
         Binding("precision.bf16_immediate_grad_update", "bf16.immediate_grad_update", "bfloat16.immediate_grad_update"),
         # Written value only (DeepSpeedZeroConfig.prefetch_bucket_size: int, default 5e7, alias
         # stage3_prefetch_bucket_size); "auto" is left for the trainer to fill.
