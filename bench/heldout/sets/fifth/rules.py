@@ -88,6 +88,16 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
                         "reads eval_table_size (v0.4.0 utils/config.py validate_config, 'eval_table_size and "
                         "eval_sample_packing are not supported together with sample_packing'; v0.18.0 "
                         "utils/schemas/validation.py check_eval_packing, same condition)")
+    if (finding.get("code") == "TRN099" and finding.get("repo", "") == "zichenzhang04/r1-dynamic-penalty"
+            and "num_generations 8" in finding.get("message", "")):
+        return "true", ("judged at the b10-unsloth merge (eighth session): environment.yml pins unsloth==2025.2.15, "
+                        "unsloth-zoo 2025.2.7 and trl==0.15.2 (requirements.txt: trl==0.15.2 too; its unsloth line is a "
+                        "git URL, not an exact pin); train.py calls PatchFastRL(\"GRPO\", FastLanguageModel) before "
+                        "GRPOConfig(per_device_train_batch_size = 1, num_generations = 8). unsloth rl_replacements.py "
+                        "grpo_trainer_fix_batch_size (c66350a48a, #1716, first in 2025.2.10) rewrites TRL 0.15's "
+                        "'divisible by the number of generations' check into 'We will change the batch size of 1 to the "
+                        "`num_generations` of 8' and sets per_device_train_batch_size = num_generations: the run "
+                        "trains 8 completions per GPU per step where the file asks for 1")
     seen = Finding.of(finding, manifest, tree)
     repo, path, code, message, key = seen.repo, seen.path, seen.code, seen.message, seen.key
 
