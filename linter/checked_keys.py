@@ -160,6 +160,10 @@ CHECKED_KEYS = (
     ("media.image_min_pixels", "int", "the fewest pixels an input image is resized to"),
     ("media.video_max_pixels", "int", "the most pixels a video frame is resized to"),
     ("media.video_min_pixels", "int", "the fewest pixels a video frame is resized to"),
+    ("model.rope_scaling_keys", "list", "the keys a Ludwig model_parameters.rope_scaling block holds, as written "
+                                        "(type, rope_type, factor)"),
+    ("adapter.named_adapters", "list", "the names of a Ludwig `adapters:` block's adapters (its `adapters` map), "
+                                       "as written; [] for an empty or absent map"),
     ("model.rope_scaling", "str", "the RoPE scaling method the model is loaded with (linear, dynamic, yarn, llama3)"),
     ("tokenizer.split_special_tokens", "bool", "special tokens in the text are split like plain text"),
     ("tokenizer.use_fast", "bool", "the fast (Rust) tokenizer is loaded"),

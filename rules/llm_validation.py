@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from linter.registry import register
 
-from .ludwig_refusals import INIT_ROWS, RETRIEVAL_ROWS
+from .ludwig_refusals import INIT_ROWS, NAMED_ROWS, RETRIEVAL_ROWS
 from .validation_table import Row, TableRule, first, llm, lowered, quantized, template_refs, trainer_is, trains
 
 _CHECKS = "ludwig/config_validation/checks.py"
@@ -159,7 +159,8 @@ class RefusedAdapterTraining(TableRule):
     refuses: an adapter with no fine-tuning trainer (LLM `trainer.type` defaults to `none`,
     zero-shot), quantized fine-tuning without a `lora` adapter, merging the LoRA weights into a
     4-bit model at save, `quantization.mode` / `qat` written for the wrong quantization backend,
-    and a `loftq` / `eva` `init_lora_weights` without its `loftq_config` / `eva_config` block.
+    a `loftq` / `eva` `init_lora_weights` without its `loftq_config` / `eva_config` block, and
+    `adapter:` beside `adapters:` or an `adapters:` map with no adapters (0.15.0 on).
 
     ## Why is this bad?
     An adapter only trains under `trainer.type: finetune`; Ludwig refuses an adapter under the
@@ -208,7 +209,8 @@ class RefusedAdapterTraining(TableRule):
       MIN_QUANTIZATION_BITS_FOR_MERGE_AND_UNLOAD = 8 in ludwig/constants.py)
     - ludwig/schema/trainer.py: LLMTrainerDataclassField(default="none")
     - ludwig/schema/llms/quantization.py: QuantizationConfig.validate_backend (96a305bd3, 0.15.0)
-    - ludwig/schema/llms/peft.py: LoraConfig.__post_init__ (5fe1e8701, #4146, 0.16.0)
+    - ludwig/schema/llms/peft.py: LoraConfig.__post_init__ (5fe1e8701, #4146, 0.16.0);
+      ludwig/schema/model_types/llm.py: LLMModelConfig.__post_init__ (79c226a6a, 0.15.0)
     """
 
     code = "TRN035"
@@ -247,6 +249,7 @@ class RefusedAdapterTraining(TableRule):
             "The bitsandbytes backend does not implement quantization-aware training.",
             _QUANTIZATION, _TORCHAO, since="0.15.0", unpinned=_TORCHAO_EVERY),
         *INIT_ROWS,
+        *NAMED_ROWS,
     )
 
 

@@ -173,28 +173,48 @@ _READINGS = {
                    ("0.9.1.dev0 from 5003820a6",) + _PIXELS_091[1:]),
     "0.9.2.dev0": (("0.9.2.dev0 before f5cd17881",) + _PIXELS_091[1:], ("0.9.2.dev0 from f5cd17881",) + _PIXELS_092[1:]),
 }
-# Qwen2-VL and Qwen2.5-VL (template qwen2_vl, Qwen2VLPlugin): 14-px patches merged 2 x 2, so 28 x 28 pixels
-# per image token (image_seqlen = image_grid_thw.prod() // merge_size ** 2), sides rounded to multiples of 28
-# and at least 56 x 56 pixels (the image processor's smart_resize and min_pixels; LLaMA-Factory's own test
-# tests/data/test_mm_plugin.py test_qwen2_vl_plugin: a 32 x 32 image of Qwen2-VL-7B-Instruct is 4 tokens).
-_PATCH = {"qwen2_vl": 28}
-_MIN_PIXELS = {"qwen2_vl": 56 * 56}
+# Pixels per image token, by template: (the side in pixels of the square one merged token covers, the smallest
+# side the model's processor makes of an image, the first release that registers the template). Every plugin
+# below counts image_seqlen = image_grid_thw.prod() // merge_size ** 2 (data/mm_plugin.py Qwen2VLPlugin,
+# Qwen3VLPlugin, Qwen2OmniPlugin.process_messages), and the processor's smart_resize rounds each side to a
+# multiple of patch_size * merge_size (transformers image_processing_qwen2_vl.py smart_resize).
+# - qwen2_vl (Qwen2-VL, Qwen2.5-VL): 14-px patches merged 2 x 2 = 28 px, sides at least 56 (min_pixels 56 * 56);
+#   LLaMA-Factory's tests/data/test_mm_plugin.py test_qwen2_vl_plugin: a 32 x 32 image of Qwen2-VL-7B-Instruct
+#   is 4 tokens. Registered from v0.9.0.
+# - qwen2_omni (Qwen2.5-Omni): the same 4 tokens for the same 32 x 32 image in test_qwen2_omni_plugin
+#   (Qwen2.5-Omni-7B), so 28 px and sides at least 56. Registered from v0.9.3. (qwen3_omni shares the plugin
+#   but not, as far as LLaMA-Factory's source shows, the patch size: left out.)
+# - qwen3_vl, qwen3_vl_nothink (Qwen3-VL): transformers models/qwen3_vl/configuration_qwen3_vl.py
+#   Qwen3VLVisionConfig patch_size=16, spatial_merge_size=2, so 32 px; test_qwen3_vl_plugin: a 32 x 32 frame of
+#   Qwen3-VL-30B-A3B-Instruct is 1 token. The smallest side is taken as one merged token (32), the least
+#   smart_resize makes; the hub's min_pixels may be larger, which only adds tokens. Registered from v0.9.4
+#   (0761a4448, #9196). (qwen3_5 / qwen3_6 share the plugin; their models' patch size is not confirmed here.)
+_MODELS = {"qwen2_vl": (28, 56, "0.9.0"), "qwen2_omni": (28, 56, "0.9.3"),
+           "qwen3_vl": (32, 32, "0.9.4"), "qwen3_vl_nothink": (32, 32, "0.9.4")}
 
 
-def _readings(version: str | None) -> tuple:
-    """Every reading of the image size keys the build may have; all of them where it is unknown."""
+def _readings(version: str | None, template: str = "qwen2_vl") -> tuple:
+    """Every reading of the image size keys the build may have; all of them (of the releases that
+    register `template`) where it is unknown; none where the build predates the template."""
+    since = _MODELS[template][2]
     if version is None:
-        return (_SIDE_090, _PIXELS_091, _PIXELS_092)
+        # the releases each reading covers: 0.9.0, 0.9.1, and 0.9.2 onwards (which has every template here)
+        older = tuple(reading for reading, last in ((_SIDE_090, "0.9.0"), (_PIXELS_091, "0.9.1"))
+                      if older_than(last, since) is not True)
+        return older + (_PIXELS_092,)
+    if older_than(version, since) is True:
+        return ()  # the build has no such template (TRN067)
     if version in _READINGS:
         return _READINGS[version]
     return (_PIXELS_092,) if older_than(version, "0.9.2") is False else ()
 
 
-def _tokens(reading, value: int, patch: int) -> int:
+def _tokens(reading, value: int, template: str) -> int:
     """Image tokens of a square image at the cap: its side (or the square root of the pixel count)
-    rounded to a multiple of the patch, squared over the patch."""
+    rounded to a multiple of the token's side, at least the model's smallest side, squared over the token."""
+    patch, smallest, _ = _MODELS[template]
     side = value if reading[2] == "side" else int(value ** 0.5)
-    return max(round(side / patch), 2) ** 2
+    return max(round(side / patch), smallest // patch) ** 2
 
 
 @register
@@ -206,12 +226,14 @@ class MultimodalCutoffBelowImageTokens(Rule):
     tokens of one image at the size cap the release reads: `image_resolution` (0.9.0: the longest
     side, default 512; 0.9.1: a pixel count, default 512 * 512) or `image_max_pixels` (from 0.9.2,
     default 768 * 768), over the pixels per image token of the template's model (qwen2_vl, for
-    Qwen2-VL and Qwen2.5-VL: 28 x 28). It fires only where a named dataset has images (its
+    Qwen2-VL and Qwen2.5-VL, and qwen2_omni, for Qwen2.5-Omni: 28 x 28; qwen3_vl and
+    qwen3_vl_nothink, for Qwen3-VL: 32 x 32). It fires only where a named dataset has images (its
     registry, or LLaMA-Factory's own for mllm_demo) and every reading the LLaMA-Factory build may
     have fails: a development build that spans a change (0.9.1.dev0: image_resolution became a
     pixel count in 5003820a6) counts each reading, and a pixel count below the model's smallest
     image (56 x 56 for Qwen2-VL) shrinks every image to a few tokens, a failure too. Unpinned,
-    every release must fail (a release that does not know the written key refuses it).
+    every release that registers the template must fail (a release that does not know the
+    written key refuses it).
 
     ## Why is this bad?
     The plugin expands each image placeholder to all its tokens before the supervised processor
@@ -252,7 +274,10 @@ class MultimodalCutoffBelowImageTokens(Rule):
       image_grid_thw.prod() // merge_size ** 2), hparams/model_args.py (image_resolution, image_max_pixels
       f5cd17881 #6976), hparams/data_args.py cutoff_len (1024 in v0.9.0, 2048 from 1e6f96508),
       data/processor(s)/supervised.py (truncation after the expansion), tests/data/test_mm_plugin.py
-      test_qwen2_vl_plugin
+      test_qwen2_vl_plugin, test_qwen2_omni_plugin, test_qwen3_vl_plugin (read at ff6d4d12e); Qwen3VLPlugin
+      from 0761a4448 (#9196, v0.9.4)
+    - huggingface/transformers src/transformers/models/qwen3_vl/configuration_qwen3_vl.py
+      Qwen3VLVisionConfig (patch_size=16, spatial_merge_size=2)
     - hiyouga/LLaMA-Factory#5964, #5968, #6559, #6844, #9313, #8226, #7363
     """
 
@@ -264,11 +289,11 @@ class MultimodalCutoffBelowImageTokens(Rule):
     def check(self, run, context):
         for config in run.configs:
             template = config.value("data.chat_template")
-            if (template not in _PATCH or not _preprocessed(config)
+            if (template not in _MODELS or not _preprocessed(config)
                     or not any("image" in modalities for modalities in _media(config).values())):
                 continue
             found = config.version("llamafactory")
-            readings = _readings(found[0] if found else None)
+            readings = _readings(found[0] if found else None, template)
             verdicts = [_verdict(config, reading, template) for reading in readings]
             if not verdicts or None in verdicts or not any(kind == "cut" for kind, _, _ in verdicts):
                 continue
@@ -306,13 +331,14 @@ def _verdict(config, reading, template: str):
     cutoff = config.value("sequence.max_length") if _written(config, "sequence.max_length") else cutoff_default
     if not isinstance(value, int) or isinstance(value, bool) or not isinstance(cutoff, int) or value <= 0:
         return None
-    if semantics == "pixels" and value < _MIN_PIXELS[template]:
+    patch, smallest, _ = _MODELS[template]
+    if semantics == "pixels" and value < smallest * smallest:
         side = int(value ** 0.5)
         return "other", label, (f"{key} {value} is a pixel count, so every image is shrunk to about {side} x "
                          f"{side} pixels, below the model's smallest image")
-    tokens = _tokens(reading, value, _PATCH[template])
+    tokens = _tokens(reading, value, template)
     if tokens <= cutoff:
         return None
     cap = f"{value} px a side" if semantics == "side" else f"{value} pixels"
     return "cut", label, (f"images are capped at {key} {cap}, and one image at the cap is {tokens} image tokens "
-                   f"({_PATCH[template]} x {_PATCH[template]} pixels each), more than cutoff_len {cutoff}")
+                   f"({patch} x {patch} pixels each), more than cutoff_len {cutoff}")

@@ -1,5 +1,5 @@
-"""TRN097 (a dataset with media columns against the template's multimodal plugin) and TRN098 (one
-image's tokens against cutoff_len), LLaMA-Factory."""
+"""TRN097 (a dataset with media columns against the template's multimodal plugin), TRN098 (one
+image's tokens against cutoff_len) and TRN104 (image_resolution read as a pixel count), LLaMA-Factory."""
 
 from __future__ import annotations
 
@@ -90,3 +90,41 @@ def test_cutoff_against_image_tokens(tmp_path, pin, extra, fires):
 def test_cutoff_needs_an_image_dataset_and_a_known_patch(tmp_path):
     assert codes(tmp_path, config("alpaca_en_demo", "qwen2_vl", "cutoff_len: 256\n"), "0.9.4", select="TRN098") == []
     assert codes(tmp_path, config(template="llava", extra="cutoff_len: 256\n"), "0.9.4", select="TRN098") == []
+
+
+@pytest.mark.parametrize("template, pin, extra, fires", [
+    ("qwen3_vl", "0.9.4", "cutoff_len: 500\n", True),    # 768 / 32 = 24: 576 tokens (Qwen2-VL's 28 px: 729)
+    ("qwen3_vl", "0.9.4", "cutoff_len: 600\n", False),
+    ("qwen3_vl_nothink", "0.9.5", "cutoff_len: 500\n", True),
+    ("qwen3_vl", "0.9.3", "cutoff_len: 256\n", False),   # no such template before 0.9.4: TRN067's
+    ("qwen3_vl", None, "cutoff_len: 500\n", True),       # only 0.9.4 on: image_max_pixels' reading alone
+    ("qwen3_vl", None, "cutoff_len: 600\n", False),
+    ("qwen2_omni", "0.9.3", "cutoff_len: 700\n", True),  # 28 px as qwen2_vl: 729 tokens
+    ("qwen2_omni", None, "cutoff_len: 700\n", True),     # 0.9.0 / 0.9.1 have no qwen2_omni: not judged by them
+    ("qwen3_omni", "0.9.4", "cutoff_len: 256\n", False),  # its patch size is not confirmed: silent
+    ("qwen3_5", "0.9.5", "cutoff_len: 256\n", False),
+])
+def test_cutoff_against_image_tokens_of_other_qwen_templates(tmp_path, template, pin, extra, fires):
+    found = codes(tmp_path, config(template=template, extra=extra), pin, select="TRN098")
+    assert bool(found) is fires, found
+    if fires:
+        patch = 32 if template.startswith("qwen3") else 28
+        assert f"({patch} x {patch} pixels each)" in found[0][1]
+
+
+@pytest.mark.parametrize("pin, extra, fires", [
+    ("0.9.1", "image_resolution: 512\n", True),      # 22 x 22 pixels
+    ("0.9.1", "image_resolution: 1024\n", True),     # 32 x 32: the most still read as a side
+    ("0.9.1", "image_resolution: 2048\n", False),    # 45 x 45: may be a deliberate small cap
+    ("0.9.1", "image_resolution: 262144\n", False),
+    ("0.9.1", "image_resolution: 512\nstage: pt\n", False),  # pt never runs the plugin
+    ("0.9.0", "image_resolution: 512\n", False),     # the longest side there
+    ("0.9.1.dev0", "image_resolution: 512\n", False),  # a side before 5003820a6
+    (None, "image_resolution: 512\n", False),
+])
+def test_image_resolution_read_as_pixel_count(tmp_path, pin, extra, fires):
+    text = config(template="qwen2_vl", extra=extra)
+    if "stage: pt" in extra:
+        text = text.replace("stage: sft\n", "")
+    found = codes(tmp_path, text, pin, select="TRN104")
+    assert bool(found) is fires, found

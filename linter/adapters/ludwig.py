@@ -49,6 +49,15 @@ def _block(value) -> bool:
     return True  # a block, empty or not: its fields have schema defaults (null is recorded as None)
 
 
+def _modules(value) -> list:
+    """target_modules as Ludwig takes it: a list of names (LoraConfig / IA3Config `list[str] | None`,
+    schema_utils.List: a JSON-schema array and a marshmallow List to 0.11, a pydantic list[str] from 0.12).
+    A string (`all-linear`, PEFT's shorthand) is refused, never split into characters."""
+    if not isinstance(value, list):
+        raise TypeError("target_modules is a list of module names")
+    return value
+
+
 def _pattern_keys(value) -> list:
     if not isinstance(value, dict):
         raise TypeError("a pattern is a mapping of module names")
@@ -61,7 +70,7 @@ def _pattern_keys(value) -> list:
 _ADAPTER_BINDINGS = (
     Binding("adapter.r", "adapter.r"),
     Binding("adapter.alpha", "adapter.alpha"),
-    Binding("adapter.target_modules", "adapter.target_modules", convert=list),
+    Binding("adapter.target_modules", "adapter.target_modules", convert=_modules),
     Binding("adapter.dora", "adapter.use_dora"),
     Binding("adapter.rslora", "adapter.use_rslora"),
     Binding("adapter.init_weights", "adapter.init_lora_weights", convert=_init_weights),

@@ -60,6 +60,23 @@ def read_llm(read: Reader, document: Document) -> None:
     read.bind(LLM_BINDINGS)
     if isinstance(read.node("quantization"), Mapping):
         read.bind((_QUANTIZATION_BACKEND,))
+    # ludwig/schema/llms/model_parameters.py RoPEScalingConfig: the method is `type` to 0.10.x, `rope_type` from
+    # 0.11.0 (86a97e521); an unknown key is dropped (marshmallow EXCLUDE, pydantic extra="ignore").
+    rope = read.node("model_parameters", "rope_scaling") if isinstance(read.node("model_parameters"), Mapping) else None
+    if isinstance(rope, Mapping):
+        read.set("model.rope_scaling_keys", [key for key in ("type", "rope_type", "factor") if _given(rope.value(key))],
+                 "model_parameters", "rope_scaling")
+    # ludwig/schema/llms/peft.py NamedAdaptersConfig (`adapters:`, 79c226a6a, v0.15.0): its `adapters` map.
+    named = read.node("adapters")
+    if isinstance(named, Mapping):
+        names = named.value("adapters")
+        read.set("adapter.named_adapters", [str(pair.key.value) for pair in names.pairs]
+                 if isinstance(names, Mapping) else [], "adapters")
+
+
+def _given(node) -> bool:
+    """A key written with a value (not null)."""
+    return node is not None and not (isinstance(node, Scalar) and node.value is None)
 
 
 def _types(document: Document, features) -> tuple[list[str], Scalar | None] | None:
