@@ -35,6 +35,13 @@ CHECKED_KEYS = (
     ("training.two_sided_delta", "num", "TRL GRPOConfig delta (the upper clipping bound of two-sided GRPO), as "
                                         "written"),
     ("training.adaptive_entropy", "bool", "TRL GRPOConfig use_adaptive_entropy, as written"),
+    ("training.vllm_is_correction", "bool", "TRL GRPOConfig vllm_importance_sampling_correction, as written"),
+    ("training.vllm_is_mode", "str", "TRL GRPOConfig vllm_importance_sampling_mode (token_truncate, token_mask, "
+                                     "sequence_truncate, sequence_mask), as written"),
+    ("training.vllm_is_clip_min", "num", "TRL GRPOConfig vllm_importance_sampling_clip_min, as written (null too)"),
+    ("training.vllm_is_clip_max", "num", "TRL GRPOConfig vllm_importance_sampling_clip_max, as written (null too)"),
+    ("training.vllm_is_cap", "num", "TRL GRPOConfig vllm_importance_sampling_cap (deprecated alias of clip_max from "
+                                    "1.6.0), as written"),
     ("quantization.flag_widths", "numbers", "the bit widths a file's own load_in_4bit / load_in_8bit flags both "
                                             "switch on, recorded where more than one is (TRL ModelConfig)"),
     ("precision.fp16_full_eval", "bool", "evaluation runs the model cast to fp16 (fp16_full_eval)"),

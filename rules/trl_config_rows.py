@@ -3,11 +3,12 @@
 SFTTrainer's packing without max_length, DPOConfig's loss_weights, DPOTrainer's WPO weighting and
 Liger-with-PEFT checks, KTOTrainer's sampler check (its batch check is TRN013), GRPO's Liger checks (the switch GRPO reads:
 use_liger_loss 0.17 to 0.24, use_liger_loss over use_liger_kernel 0.25 to 0.27, use_liger_kernel
-from 0.28, as rules/rl_losses.py reads it) and ModelConfig's two bit widths.
+from 0.28, as rules/rl_losses.py reads it), GRPOConfig's vLLM importance-sampling clip checks (1.6.0)
+and ModelConfig's two bit widths.
 
-Read and left out: GRPOConfig auto_find_batch_size (1.9.0), the vLLM importance-sampling clip checks
-and sequence parallelism (parallelism_config: an object); DPO / GRPO prompt-learning PEFT with
-Liger (ModelConfig builds only LoRA); KTO with Liger and precompute_ref_log_probs.
+Read and left out: GRPOConfig auto_find_batch_size (1.9.0; rules/rl_trainers.py) and sequence
+parallelism (parallelism_config: an object); DPO / GRPO prompt-learning PEFT with Liger (ModelConfig
+builds only LoRA); KTO with Liger and precompute_ref_log_probs.
 """
 
 from __future__ import annotations
@@ -52,6 +53,37 @@ def _grpo_liger(config) -> bool:
     return _liger_loss_on(config, found[0])
 
 
+# GRPOConfig vllm_importance_sampling_clip_max default 3.0 (0bef67208, #4732, v1.6.0 to v1.9.0)
+_IS_CLIP_MAX = 3.0
+
+
+def _is_bounds(config) -> tuple:
+    """The (clip_min, clip_max) GRPOConfig.__post_init__ compares (1.6.0 on): a written
+    vllm_importance_sampling_cap (deprecated) replaces clip_max first; an unwritten clip_max is 3.0."""
+    cap = config.value("training.vllm_is_cap")
+    if cap is not None:
+        high = cap
+    elif config.get("training.vllm_is_clip_max") is not None:
+        high = config.value("training.vllm_is_clip_max")
+    else:
+        high = _IS_CLIP_MAX
+    return config.value("training.vllm_is_clip_min"), high
+
+
+def _is_inverted(config) -> bool:
+    low, high = _is_bounds(config)
+    return _grpo(config) and _number(low) and _number(high) and low >= high
+
+
+def _is_unbounded(config) -> bool:
+    """A `*_truncate` mode with the correction on (its default) and neither bound: clip_max written
+    null (no cap), clip_min unwritten or null."""
+    low, high = _is_bounds(config)
+    correction = config.get("training.vllm_is_correction") is None or config.value("training.vllm_is_correction")
+    return (_grpo(config) and correction is True and low is None and high is None
+            and config.value("training.vllm_is_mode") in ("token_truncate", "sequence_truncate"))
+
+
 def _head_lora(config) -> bool:
     targets = config.value("adapter.target_modules")
     return config.value("adapter.kind") == "lora" and isinstance(targets, list) and "lm_head" in targets
@@ -93,6 +125,7 @@ _SFT = "trl/trainer/sft_trainer.py SFTTrainer._prepare_dataset"
 _DPO = "trl/trainer/dpo_trainer.py DPOTrainer.__init__"
 _KTO = "trl/trainer/kto_trainer.py KTOTrainer.__init__ (trl/experimental/kto 0.26 to 1.7)"
 _GRPO = "trl/trainer/grpo_trainer.py GRPOTrainer.__init__"
+_GRPO_CONFIG = "trl/trainer/grpo_config.py GRPOConfig.__post_init__"
 _LIGER_PEFT = "Liger DPO loss is not implemented for PEFT models."
 _LIGER_HEAD = ("`use_liger_kernel=True` is incompatible with applying a PEFT adapter to `lm_head`. The Liger fused DPO "
                "loss reads `lm_head.weight` directly, so the adapter on the head is ignored and never trained. Either "
@@ -168,6 +201,20 @@ MORE_ROWS = (
         and _grpo_liger(config)), "training.entropy_coef", "an entropy bonus (entropy_coef, use_adaptive_entropy) with "
         "the Liger GRPO loss", "Entropy bonus is not supported with Liger kernel.", _GRPO, "34c7f0d85 #6140, v1.8.0",
         since="1.8.0", package="trl"),
+    # 0bef67208 (#4732, v1.6.0) split vllm_importance_sampling_cap into clip_min / clip_max and added
+    # both checks to GRPOConfig.__post_init__ (unchanged to v1.9.0); before, clip_min / clip_max
+    # were no GRPOConfig fields.
+    Row(_is_inverted, "training.vllm_is_clip_min", "vllm_importance_sampling_clip_min not below "
+        f"vllm_importance_sampling_clip_max (a written cap replaces it; unwritten, {_IS_CLIP_MAX}) in a GRPO config",
+        "vllm_importance_sampling_clip_min (...) must be less than vllm_importance_sampling_clip_max (...).",
+        _GRPO_CONFIG, "0bef67208 #4732, v1.6.0", since="1.6.0", package="trl",
+        unpinned="every TRL whose GRPOConfig has vllm_importance_sampling_clip_min (1.6.0 on) refuses it"),
+    Row(_is_unbounded, "training.vllm_is_clip_max", "a *_truncate vllm_importance_sampling_mode with neither "
+        "vllm_importance_sampling_clip_min nor vllm_importance_sampling_clip_max in a GRPO config",
+        "At least one of `vllm_importance_sampling_clip_min` or `vllm_importance_sampling_clip_max` must be set when "
+        "`vllm_importance_sampling_mode` is a `*_truncate` mode.", _GRPO_CONFIG, "0bef67208 #4732, v1.6.0",
+        since="1.6.0", package="trl",
+        unpinned="every TRL whose GRPOConfig has vllm_importance_sampling_clip_max (1.6.0 on) refuses it"),
     # ModelConfig has refused both widths since it came (9a71e67be, #1176, v0.7.11).
     Row(_flag_widths, "quantization.flag_widths", "load_in_8bit and load_in_4bit both true",
         "You can't use 8 bit and 4 bit precision at the same time",

@@ -164,3 +164,31 @@ def test_both_bit_widths(tmp_path, pin):
     assert _codes(tmp_path, {"sft.yaml": text}, "TRN076", _pins(pin)) == ["TRN076"]
     assert _codes(tmp_path, {"sft.yaml": text.replace("load_in_4bit: true", "load_in_4bit: false")}, "TRN076",
                   _pins(pin)) == []
+
+
+_IS = "vllm_importance_sampling_"
+
+
+@pytest.mark.parametrize("extra, pin, fires", [
+    # clip_min not below clip_max: 1.6.0 (0bef67208); clip_max unwritten is 3.0, a written cap replaces it
+    (f"{_IS}clip_min: 2.0\n{_IS}clip_max: 2.0\n", "1.6.0", True),
+    (f"{_IS}clip_min: 2.0\n{_IS}clip_max: 2.0\n", "1.9.0", True),
+    (f"{_IS}clip_min: 2.0\n{_IS}clip_max: 2.0\n", "1.5.0", False),
+    (f"{_IS}clip_min: 2.0\n{_IS}clip_max: 2.0\n", None, True),
+    (f"{_IS}clip_min: 4.0\n", "1.9.0", True),
+    (f"{_IS}clip_min: 0.5\n{_IS}cap: 0.5\n{_IS}clip_max: 5.0\n", "1.9.0", True),
+    (f"{_IS}clip_min: 0.5\n{_IS}clip_max: 2.0\n", "1.9.0", False),
+    (f"{_IS}clip_min: 0.5\n", "1.9.0", False),
+    (f"{_IS}clip_min: 4.0\n{_IS}clip_max: null\n", "1.9.0", False),
+    # a *_truncate mode with neither bound: 1.6.0 (0bef67208)
+    (f"{_IS}mode: token_truncate\n{_IS}clip_max: null\n", "1.6.0", True),
+    (f"{_IS}mode: sequence_truncate\n{_IS}clip_max: null\n", "1.9.0", True),
+    (f"{_IS}mode: sequence_truncate\n{_IS}clip_max: null\n", "1.5.0", False),
+    (f"{_IS}mode: sequence_truncate\n{_IS}clip_max: null\n", None, True),
+    (f"{_IS}mode: token_truncate\n{_IS}clip_max: null\n{_IS}clip_min: 0.5\n", "1.9.0", False),
+    (f"{_IS}mode: token_truncate\n{_IS}clip_max: null\n{_IS}correction: false\n", "1.9.0", False),
+    (f"{_IS}mode: token_mask\n{_IS}clip_max: null\n", "1.9.0", False),
+    (f"{_IS}mode: token_truncate\n", "1.9.0", False),
+])
+def test_grpo_importance_sampling_rows(tmp_path, extra, pin, fires):
+    assert _codes(tmp_path, {"grpo.yaml": _GRPO_PLAIN + extra}, "TRN076", _pins(pin)) == (["TRN076"] if fires else [])

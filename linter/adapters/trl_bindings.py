@@ -42,6 +42,14 @@ TRL_CHECK_BINDINGS = (
     Binding("data.skip_prepare", "dataset_kwargs.skip_prepare_dataset", convert=lambda value: value is True),
     # GRPOConfig delta (two-sided clipping, 0.18.0, 05bc43e96, #3434)
     Binding("training.two_sided_delta", "delta"),
+    # GRPOConfig's vLLM importance-sampling correction (0bef67208, #4732, v1.6.0: clip_min and
+    # clip_max, default None and 3.0; cap, before it the bound, a deprecated alias of clip_max;
+    # correction default True, mode default "sequence_mask"): written values only, null too.
+    Binding("training.vllm_is_correction", "vllm_importance_sampling_correction"),
+    Binding("training.vllm_is_mode", "vllm_importance_sampling_mode"),  # compared case-sensitively
+    Binding("training.vllm_is_clip_min", "vllm_importance_sampling_clip_min"),
+    Binding("training.vllm_is_clip_max", "vllm_importance_sampling_clip_max"),
+    Binding("training.vllm_is_cap", "vllm_importance_sampling_cap"),
 )
 
 # TRL trainer configs, written values only: loss_type and precompute_ref_log_probs (DPO, KTO,
