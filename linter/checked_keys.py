@@ -307,4 +307,21 @@ CHECKED_KEYS = (
      "fp8_enable_fsdp_float8_all_gather)"),
     ("eval.causal_lm", "bool", "generation metrics (sacrebleu, comet, ...) are computed at evaluation (Axolotl "
      "do_causal_lm_eval)"),
+    ("training.grpo_num_generations", "num", "completions per prompt of Axolotl GRPO (trl.num_generations), as written"),
+    ("training.grpo_generation_batch", "int", "the completions Axolotl GRPO generates per step: "
+     "trl.generation_batch_size, else micro_batch_size * gradient_accumulation_steps"),
+    ("parallel.fsdp_config_given", "bool", "an fsdp_config block is written non-empty"),
+    ("parallel.auto_wrap_policy_written", "str", "the FSDP auto-wrap policy as written in fsdp_config "
+     "(TRANSFORMER_BASED_WRAP, SIZE_BASED_WRAP)"),
+    ("parallel.min_num_params_given", "bool", "fsdp_config names the smallest module size SIZE_BASED_WRAP wraps"),
+    ("parallel.tensor_parallel_size", "num", "the tensor-parallel degree written (Axolotl tensor_parallel_size)"),
+    ("training.neftune_alpha", "num", "the NEFTune noise scale as written (neftune_noise_alpha)"),
+    ("checkpoint.save_safetensors_written", "bool|str", "save_safetensors as written"),
+    ("data.pretrain_multipack_buffer", "bool", "the deprecated pretrain_multipack_buffer_size is written (non-zero)"),
+    ("data.streaming_multipack_buffer", "bool", "streaming_multipack_buffer_size is written (non-zero)"),
+    ("data.max_packed_sequence_len", "bool", "the removed max_packed_sequence_len is written (non-zero)"),
+    ("training.dpo_use_logits_to_keep", "bool", "dpo_use_logits_to_keep is written (any value but null)"),
+    ("training.dpo_generate_during_eval", "bool", "dpo_generate_during_eval is written (any value but null)"),
+    ("training.dpo_norm_loss", "bool", "dpo_norm_loss is written (any value but null)"),
+    ("training.rpo_alpha", "bool", "rpo_alpha is written (any value but null)"),
 )

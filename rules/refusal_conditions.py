@@ -100,6 +100,20 @@ class NotMultiple(Condition):
         return numbers and base != 0 and value % base != 0
 
 
+class Compare(Condition):
+    """`config[key] <op> bound` for a number written as one (not a bool, not a string)."""
+
+    _OPS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+            ">=": lambda a, b: a >= b}
+
+    def __init__(self, key: str, op: str, bound: float):
+        self.keys, self.test, self.bound = (key,), self._OPS[op], bound
+
+    def holds(self, config) -> bool:
+        found = config.value(self.keys[0])
+        return isinstance(found, (int, float)) and not isinstance(found, bool) and self.test(found, self.bound)
+
+
 class FromRelease(Condition):
     """Conditions a check added in a later release than the check itself: they hold for a pinned
     release older than `bound` (or an unknown one, which TRN025 never judges)."""

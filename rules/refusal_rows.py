@@ -16,7 +16,7 @@ decides; Magistral names that switch tokenizer_use_mistral_common on): those sta
 
 from __future__ import annotations
 
-from .refusal_conditions import Eq, In, InvalidRegex, NotIn, Refusal, Set, Unset
+from .refusal_conditions import AnyOf, Compare, Eq, In, InvalidRegex, NotIn, NotMultiple, Refusal, Set, Unset
 
 _V = "utils/schemas/validation.py"
 _C = "utils/schemas/config.py"
@@ -27,6 +27,10 @@ _MOE_KEY = "quantize_moe_experts (945c8aeb1, #3439, v0.15.0)"
 _FLATTEN = Eq("training.batch_flattening", True)  # truthy and not "auto" (auto is exempt in every release)
 _FLATTEN_KEY = "batch_flattening (bd2a594b8, #2167, v0.7.0)"
 _FP32_NORMS_KEY = "fp32_norms (b05ab9a07, #3670, v0.17.0)"
+_D = "utils/schemas/deprecated.py DeprecatedParameters"
+_GRPO = Eq("training.trainer", "grpo")
+# utils/schemas/enums.py CustomSupportedOptimizers (1bcfc08c9, #3457, v0.16.0, with the check)
+_FLASH_OPTIMIZERS = In("optimizer.name", "flash_adamw", "flash_adam", "flash_sgd", "flash_sgdw", "flash_lion")
 
 LATER_ROWS = (
     # -- chat templates and tokenizers ---------------------------------------------------------------
@@ -162,4 +166,72 @@ LATER_ROWS = (
     # read relora_steps and no `relora` switch: the row needs a pinned release).
     Refusal((Set("training.relora"), Unset("scheduler.jagged_restart_steps")),
             "jagged_restart_steps must be set to use ReLoRA", f"{_V} check_relora", "0.12.0", "7b68dfafd (#1680)"),
+    # -- third audit (067b021c8) -------------------------------------------------------------------------
+    # check_grpo_batch_size_divisibility (7420fd4de, #3606, v0.17.0), a before-validator on `rl: grpo` with
+    # trl.num_generations written: >= 2, then dividing trl.generation_batch_size (else micro_batch_size *
+    # gradient_accumulation_steps, each `or 1`). Older releases leave both to TRL's GRPOTrainer after the model
+    # loads (its own checks differ by TRL release): pinned only. The multi-rank test reads the launch's GPUs.
+    Refusal((_GRPO, Compare("training.grpo_num_generations", "<", 2)),
+            "GRPO requires `trl.num_generations >= 2` (got <n>). With num_generations=1, every group has zero "
+            "advantage and the policy never updates.", f"{_V} check_grpo_batch_size_divisibility", "0.17.0",
+            "7420fd4de (#3606)"),
+    Refusal((_GRPO, Compare("training.grpo_num_generations", ">=", 2),
+             NotMultiple("training.grpo_generation_batch", "training.grpo_num_generations")),
+            "GRPO: generation batch size must be divisible by `trl.num_generations`. Got effective_gbs=<gbs> (from "
+            "<source>) and num_generations=<n>.", f"{_V} check_grpo_batch_size_divisibility", "0.17.0",
+            "7420fd4de (#3606)", note="the batch is trl.generation_batch_size, else micro_batch_size * "
+            "gradient_accumulation_steps"),
+    # FSDPConfig.validate_size_based_wrap (df327bb32, #3710, v0.18.0, with min_num_params); fsdp_-prefixed
+    # spellings count (check_fsdp_config_kwargs_prefix strips the prefix first)
+    Refusal((Eq("parallel.auto_wrap_policy_written", "SIZE_BASED_WRAP"), Unset("parallel.min_num_params_given")),
+            "fsdp_config.min_num_params is required when auto_wrap_policy is SIZE_BASED_WRAP",
+            "utils/schemas/fsdp.py FSDPConfig.validate_size_based_wrap", "0.18.0", "df327bb32 (#3710)"),
+    # check_flashoptim_deepspeed_fsdp (1bcfc08c9, #3457, v0.16.0): `fsdp` or `fsdp_config` truthy, the version
+    # from the top-level fsdp_version, else fsdp_config's, else 1 (_resolve_fsdp_version)
+    Refusal((_FLASH_OPTIMIZERS, Set("parallel.deepspeed")),
+            "<optimizer> optimizer is incompatible with DeepSpeed. Flash optimizers only support DDP and FSDP2.",
+            f"{_V} check_flashoptim_deepspeed_fsdp", "0.16.0", "1bcfc08c9 (#3457)",
+            unpinned="optimizer: flash_* (1bcfc08c9, #3457, v0.16.0)"),
+    Refusal((_FLASH_OPTIMIZERS, Unset("parallel.deepspeed"),
+             AnyOf(Set("parallel.fsdp_options"), Set("parallel.fsdp_config_given")),
+             NotIn("parallel.fsdp_version", 2, "2")),
+            "<optimizer> optimizer is only compatible with FSDP2. Set fsdp_version: 2 to use flash optimizers with FSDP.",
+            f"{_V} check_flashoptim_deepspeed_fsdp", "0.16.0", "1bcfc08c9 (#3457)",
+            unpinned="optimizer: flash_* (1bcfc08c9, #3457, v0.16.0)"),
+    # check_tensor_parallel_optimizer (294c7fe7a, #2977, v0.12.0; tensor_parallel_size itself from v0.8.0)
+    Refusal((Compare("parallel.tensor_parallel_size", ">", 1),
+             In("optimizer.name", "paged_adamw_8bit", "adamw_8bit", "adamw_bnb_8bit")),
+            "tensor_parallel_size is not supported with paged_adamw_8bit, adamw_8bit, and adamw_bnb_8bit optimizers",
+            f"{_V} check_tensor_parallel_optimizer", "0.12.0", "294c7fe7a (#2977)"),
+    # validate_neftune_noise_alpha: with the key (ef2434253, #941, v0.4.0; utils/config.py validate_config until
+    # the pydantic schema of v0.5.0)
+    Refusal((Compare("training.neftune_alpha", "<=", 0),),
+            "neftune_noise_alpha must be > 0.0", f"{_V} validate_neftune_noise_alpha", "0.4.0", "ef2434253 (#941)",
+            unpinned="neftune_noise_alpha (ef2434253, #941, v0.4.0)"),
+    # validate_save_safetensors (fc4e37920, #3272, v0.14.0, the transformers v5 upgrade): `v is False`
+    Refusal((Eq("checkpoint.save_safetensors_written", False),),
+            "save_safetensors=False is not supported in Transformers V5. Transformers V5 always uses safetensors "
+            "format for model serialization. This field is deprecated and will be removed in a future version.",
+            "utils/schemas/model.py ModelOutputConfig.validate_save_safetensors", "0.14.0", "fc4e37920 (#3272)"),
+    # check_multipack_buffer_size (231a67e70, #3101, v0.13.0, with streaming_multipack_buffer_size)
+    Refusal((Set("data.pretrain_multipack_buffer"), Set("data.streaming_multipack_buffer")),
+            "pretrain_multipack_buffer_size is deprecated, use streaming_multipack_buffer_size; both are set, please "
+            "remove the deprecated pretrain_multipack_buffer_size setting", f"{_V} check_multipack_buffer_size",
+            "0.13.0", "231a67e70 (#3101)", unpinned="streaming_multipack_buffer_size (231a67e70, #3101, v0.13.0)"),
+    # Removed keys whose validators raise DeprecationWarning (a launch failure, not a log line); v0.3.0 packed
+    # with max_packed_sequence_len, and TRL's DPO read the others until Axolotl's TRL 0.29 upgrade.
+    Refusal((Set("data.max_packed_sequence_len"),), "`max_packed_sequence_len` is no longer supported",
+            f"{_D}.validate_max_packed_sequence_len", "0.4.0", "2ce5c0d68 (#1141)"),
+    Refusal((Set("training.dpo_use_logits_to_keep"),),
+            "`dpo_use_logits_to_keep` is no longer supported, it has been removed in TRL >= 0.29.0",
+            f"{_D}.validate_dpo_use_logits_to_keep", "0.15.0", "cada93cee (#3459)"),
+    Refusal((Set("training.dpo_generate_during_eval"),),
+            "`dpo_generate_during_eval` is no longer supported, it has been removed in TRL >= 0.29.0",
+            f"{_D}.validate_dpo_generate_during_eval", "0.15.0", "cada93cee (#3459)"),
+    Refusal((Set("training.dpo_norm_loss"),),
+            "`dpo_norm_loss` is no longer supported, due to breaking changes in TRL >= 0.29.0",
+            f"{_D}.validate_dpo_norm_loss", "0.16.0", "a81feabbd (#3560)"),
+    Refusal((Set("training.rpo_alpha"),),
+            "`rpo_alpha` has been deprecated in TRL >= 0.29.0, and now requires passing multiple loss types, which "
+            "is not yet supported by Axolotl.", f"{_D}.validate_rpo_alpha", "0.16.0", "a81feabbd (#3560)"),
 )

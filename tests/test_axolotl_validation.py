@@ -159,6 +159,30 @@ CASES = [
     ("do_causal_lm_eval is enabled", {**_EVAL, "do_causal_lm_eval": True, "eval_sample_packing": True},
      {**_EVAL, "do_causal_lm_eval": True, "eval_sample_packing": False}),
     ("jagged_restart_steps must be set", {**_LORA, "relora": True}, {**_LORA, "relora": True, "jagged_restart_steps": 100}),
+    # third audit (rules/refusal_rows.py)
+    ("GRPO requires `trl.num_generations >= 2`", {"rl": "grpo", "trl": {"num_generations": 1}},
+     {"rl": "grpo", "trl": {"num_generations": 2}}),
+    ("generation batch size must be divisible", {"rl": "grpo", "trl": {"num_generations": 3}},
+     {"rl": "grpo", "trl": {"num_generations": 3, "generation_batch_size": 12}}),
+    ("min_num_params is required", {**_FSDP2, "fsdp_config": {"fsdp_auto_wrap_policy": "SIZE_BASED_WRAP"}},
+     {**_FSDP2, "fsdp_config": {"auto_wrap_policy": "SIZE_BASED_WRAP", "min_num_params": 100000000}}),
+    ("Flash optimizers only support DDP and FSDP2", {"optimizer": "flash_adamw", "deepspeed": "ds.json"},
+     {"optimizer": "flash_adamw"}),
+    ("to use flash optimizers with FSDP", {"optimizer": "flash_lion", "fsdp_config": {"reshard_after_forward": True}},
+     {"optimizer": "flash_lion", **_FSDP2}),
+    ("tensor_parallel_size is not supported", {"tensor_parallel_size": 2, "optimizer": "adamw_bnb_8bit"},
+     {"tensor_parallel_size": 2, "optimizer": "adamw_torch_fused"}),
+    ("neftune_noise_alpha must be > 0.0", {"neftune_noise_alpha": 0}, {"neftune_noise_alpha": 5}),
+    ("save_safetensors=False", {"save_safetensors": False}, {"save_safetensors": True}),
+    ("both are set, please remove the deprecated pretrain_multipack",
+     {"pretrain_multipack_buffer_size": 10000, "streaming_multipack_buffer_size": 10000},
+     {"streaming_multipack_buffer_size": 10000}),
+    ("`max_packed_sequence_len` is no longer", {"max_packed_sequence_len": 2048}, {"max_packed_sequence_len": 0}),
+    ("`dpo_use_logits_to_keep` is no longer", {"rl": "dpo", "dpo_use_logits_to_keep": True},
+     {"rl": "dpo", "dpo_use_logits_to_keep": None}),
+    ("`dpo_generate_during_eval` is no longer", {"rl": "dpo", "dpo_generate_during_eval": False}, {"rl": "dpo"}),
+    ("`dpo_norm_loss` is no longer", {"rl": "dpo", "dpo_norm_loss": True}, {"rl": "dpo"}),
+    ("`rpo_alpha` has been deprecated", {"rl": "dpo", "rpo_alpha": 0.5}, {"rl": "dpo"}),
 ]
 # Checks Axolotl dropped later: (piece, fires, neighbour, a release that has the check)
 DROPPED = [
@@ -181,7 +205,7 @@ DROPPED = [
 ]
 # The release before each row's first release (git tag --sort=creatordate).
 _BEFORE = {"0.2.1": "0.2.0", "0.3.0": "0.2.1", "0.4.0": "0.3.0", "0.5.0": "0.4.0", "0.5.1": "0.5.0",
-           "0.6.0": "0.5.2", "0.7.0": "0.6.0", "0.8.0": "0.7.1", "0.10.0": "0.9.2", "0.11.0": "0.10.1", "0.12.0": "0.11.0", "0.13.0": "0.12.2", "0.13.1": "0.13.0",
+           "0.6.0": "0.5.2", "0.7.0": "0.6.0", "0.8.0": "0.7.1", "0.10.0": "0.9.2", "0.11.0": "0.10.1", "0.12.0": "0.11.0", "0.13.0": "0.12.2", "0.13.1": "0.13.0", "0.14.0": "0.13.2",
            "0.15.0": "0.14.0", "0.16.0": "0.15.0", "0.17.0": "0.16.1", "0.18.0": "0.17.0"}
 _IDS = [piece for piece, _, _ in CASES]
 
@@ -335,3 +359,23 @@ def test_legacy_attention_flag_words_pydantic_reads_as_booleans(tmp_path):
     assert any("valid boolean" in m for m in _messages(_config(tmp_path, {"flash_attention": "maybe"}, pin="0.8.0")))
     (tmp_path / "yes").mkdir()
     assert _messages(_config(tmp_path / "yes", {"flash_attention": "Yes"}, pin="0.8.0")) == []
+
+
+def test_third_audit_rows_read_the_config_as_axolotl_does(tmp_path):
+    """flash_* with FSDP: an empty fsdp_config is no FSDP, fsdp_config's own fsdp_version counts; GRPO's
+    batch is micro_batch_size * gradient_accumulation_steps unless generation_batch_size is written;
+    SIZE_BASED_WRAP takes the fsdp_-prefixed min_num_params; a string alpha is left alone."""
+    cases = (("a", {"optimizer": "flash_adamw", "fsdp_config": {}}, None),
+             ("b", {"optimizer": "flash_adamw", "fsdp_config": {"fsdp_version": 2}}, None),
+             ("c", {"optimizer": "flash_adamw", "fsdp": ["full_shard"], "fsdp_version": 1}, "only compatible with FSDP2"),
+             ("d", {"rl": "grpo", "trl": {"num_generations": 4}, "micro_batch_size": 2, "gradient_accumulation_steps": 2},
+              None),
+             ("e", {"rl": "grpo", "trl": {"num_generations": 4, "generation_batch_size": 6}}, "must be divisible"),
+             ("f", {"rl": "dpo", "trl": {"num_generations": 1}}, None),
+             ("g", {"fsdp_config": {"auto_wrap_policy": "SIZE_BASED_WRAP", "fsdp_min_num_params": 1000}}, None),
+             ("h", {"neftune_noise_alpha": "0"}, None),
+             ("i", {"tensor_parallel_size": 1, "optimizer": "adamw_8bit"}, None))
+    for name, settings, piece in cases:
+        (tmp_path / name).mkdir()
+        found = _messages(_config(tmp_path / name, settings))
+        assert (any(piece in message for message in found) if piece else found == []), (name, found)

@@ -45,6 +45,13 @@ def _scalar(value: Any) -> Any:
     return value if isinstance(value, (bool, str, int, float)) else None
 
 
+def _real(value: Any) -> Any:
+    """A number as written (a string or a bool is no number here)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(value)
+    return value
+
+
 def _flag_or_text(value: Any) -> Any:
     return value if isinstance(value, (bool, str)) else bool(value)
 
@@ -143,6 +150,25 @@ CHECKED_BINDINGS = (
     Binding("precision.fp8_all_gather", "fp8_enable_fsdp_float8_all_gather", convert=bool),
     Binding("eval.causal_lm", "do_causal_lm_eval", convert=bool),
     Binding("scheduler.jagged_restart_steps", "jagged_restart_steps", convert=bool),
+    # Third audit: check_grpo_batch_size_divisibility reads trl.num_generations as written (a number)
+    Binding("training.grpo_num_generations", "trl.num_generations", convert=_real),
+    Binding("parallel.fsdp_config_given", "fsdp_config", convert=bool),  # `data.get("fsdp_config")` truthiness
+    # schemas/fsdp.py FSDPConfig, after check_fsdp_config_kwargs_prefix strips an `fsdp_` prefix
+    Binding("parallel.auto_wrap_policy_written", "fsdp_config.auto_wrap_policy", "fsdp_config.fsdp_auto_wrap_policy",
+            convert=_scalar),
+    Binding("parallel.min_num_params_given", "fsdp_config.min_num_params", "fsdp_config.fsdp_min_num_params",
+            convert=lambda value: value is not None),
+    Binding("parallel.tensor_parallel_size", "tensor_parallel_size", convert=_real),
+    Binding("training.neftune_alpha", "neftune_noise_alpha", convert=_real),
+    Binding("checkpoint.save_safetensors_written", "save_safetensors", convert=_scalar),
+    Binding("data.pretrain_multipack_buffer", "pretrain_multipack_buffer_size", convert=bool),
+    Binding("data.streaming_multipack_buffer", "streaming_multipack_buffer_size", convert=bool),
+    # schemas/deprecated.py: max_packed_sequence_len tested for truthiness, the DPO keys for `is not None`
+    Binding("data.max_packed_sequence_len", "max_packed_sequence_len", convert=bool),
+    Binding("training.dpo_use_logits_to_keep", "dpo_use_logits_to_keep", convert=lambda value: value is not None),
+    Binding("training.dpo_generate_during_eval", "dpo_generate_during_eval", convert=lambda value: value is not None),
+    Binding("training.dpo_norm_loss", "dpo_norm_loss", convert=lambda value: value is not None),
+    Binding("training.rpo_alpha", "rpo_alpha", convert=lambda value: value is not None),
 )
 _LEGACY_FLAGS = ("xformers_attention", "sage_attention", "flex_attention", "flash_attention", "sdp_attention",
                  "eager_attention")  # utils/schemas/enums.py LEGACY_ATTN_FLAG_TO_IMPL (v0.17.0+)
@@ -182,6 +208,7 @@ def record_checked(read: Reader) -> None:
     patches = [key for key in _CROSS_ENTROPY if _truthy(read, key)]
     if patches:  # located at the second one (the one that conflicts)
         read.set("training.cross_entropy_patches", len(patches), patches[min(1, len(patches) - 1)])
+    _record_grpo_batch(read)
     read.config.set("launch.validated_by", _fact(read, "axolotl"))
     # utils/data/rl.py load_prepare_dpo_datasets (load_prepare_preference_datasets from v0.7.0): every
     # `rl` kind takes this loader (cli/train.py `if cfg.rl:`), and it built the eval set from
@@ -190,6 +217,23 @@ def record_checked(read: Reader) -> None:
     if read.config.value("training.trainer") not in (None, "sft"):
         read.config.set("eval.preference_split_ignored",
                         Field(["0.4.0", "0.9.0"], Origin(read.key_span("rl"), _RL_DATA, "rl")))
+
+
+def _record_grpo_batch(read: Reader) -> None:
+    """The generation batch check_grpo_batch_size_divisibility divides by trl.num_generations:
+    trl.generation_batch_size where written, else micro_batch_size * gradient_accumulation_steps
+    (each `or 1`); recorded only where every factor is an integer as written."""
+    if read.config.value("training.grpo_num_generations") is None:
+        return
+    explicit = read.node("trl", "generation_batch_size")
+    if explicit is not None and not (isinstance(explicit, Scalar) and explicit.value is None):
+        factors, at = [explicit.plain()], ("trl", "generation_batch_size")
+    else:
+        factors = [(node.plain() if node is not None else None) or 1
+                   for node in (read.node("micro_batch_size"), read.node("gradient_accumulation_steps"))]
+        at = ("micro_batch_size",) if read.node("micro_batch_size") is not None else ("trl", "num_generations")
+    if all(isinstance(f, int) and not isinstance(f, bool) for f in factors):
+        read.set("training.grpo_generation_batch", factors[0] * (factors[1] if len(factors) > 1 else 1), *at)
 
 
 # How the data is prepared: utils/schemas/config.py excess_length_strategy (drop, truncate; raise from
