@@ -173,6 +173,20 @@ def test_more_refusal_rows_fire(tmp_path, extra, pins, code):
     assert _codes(tmp_path, _TRAINER + extra, pins, select="TRN040,TRN041") == [code]
 
 
+@pytest.mark.parametrize("pin, quote", [
+    ("5.22.0", '("warmup_steps must be an integer or a float")'),
+    ("5.23.0", '("Got warmup_steps = -10, Expected value warmup_steps >= 0")'),
+])
+def test_negative_warmup_quotes_the_release(tmp_path, pin, quote):
+    """transformers 5.23.0 rewords _validate_args' refusal of a negative warmup_steps (PyPI wheels)."""
+    (tmp_path / "args.yaml").write_text(_TRAINER + "warmup_steps: -10\n")
+    (tmp_path / "requirements.txt").write_text(f"transformers=={pin}\n")
+    versions.forget()
+    result = trainlint("check", str(tmp_path / "args.yaml"), "--select", "TRN040", "--no-detect", "--format", "json")
+    found = json.loads(result.out)
+    assert [finding["code"] for finding in found] == ["TRN040"] and quote in found[0]["message"]
+
+
 @pytest.mark.parametrize("extra, pins", [
     ("fp16: true\nuse_cpu: true\n", ["transformers==4.41.2", "torch==2.3.0"]),
     ("fp16: true\nuse_cpu: true\n", ["transformers==4.46.3", "torch==2.3.0"]),
