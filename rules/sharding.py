@@ -12,6 +12,10 @@ from .facts import HF_TRAINER_FILES, world_size
 # gradient_checkpointing together raise ValueError; added in 4.33.0 (PR #25771; absent from the
 # 4.32.1 wheel, present in 4.33.0).
 _DOUBLE_CHECKPOINTING_REFUSED = "4.33.0"
+# From 5.23.0 (gradient_checkpointing renamed activation_checkpointing, the old name an alias) the
+# Trainer checks args.activation_checkpointing and words the ValueError anew (5.22.0 / 5.23.0 wheels).
+_DOUBLE_CHECKPOINTING_REWORDED = "5.23.0"
+_DOUBLE_CHECKPOINTING_MESSAGES = ("can't be set to True simultaneously", "can't both be set to True")
 # llamafactory/hparams/parser.py _parse_train_args raises for predict_with_generate under ZeRO-3
 # from v0.9.0 (commit d677fe053, "fix #5292"); before it the first generation failed.
 _GENERATE_ZERO3_REFUSED = "0.9.0"
@@ -29,15 +33,16 @@ class FsdpDoubleCheckpointing(Rule):
     ## What it does
     Flags a TrainingArguments / TRL config that turns FSDP on (`fsdp:`) with
     `fsdp_config.activation_checkpointing: true` while gradient checkpointing is on too
-    (`gradient_checkpointing: true`, or TRL's default of true from TRL 0.22, where TRL is
-    pinned). Silent where transformers is pinned before 4.33.0, and where gradient_checkpointing
+    (`gradient_checkpointing: true`, or `activation_checkpointing: true`, its name from
+    transformers 5.23, or TRL's default of true from TRL 0.22, where TRL is pinned). Silent where transformers is pinned before 4.33.0, and where gradient_checkpointing
     is unset and the TRL version unknown (its default is then not known; noted for --verbose).
 
     ## Why is this bad?
     Both switches recompute activations in the backward pass, FSDP's by wrapping each layer
     and the Trainer's through the model; the Trainer refuses the pair when it creates the
     accelerator: "The activation_checkpointing in FSDP config and the gradient_checkpointing in
-    training arg can't be set to True simultaneously". FSDP's own checkpointing is the one to
+    training arg can't be set to True simultaneously" (from 5.23.0: "... and the
+    `activation_checkpointing` training argument can't both be set to True"). FSDP's own checkpointing is the one to
     keep under FULL_SHARD: the model's re-gathers each layer's weights a second time in the
     backward pass (transformers#30404).
 
@@ -64,7 +69,9 @@ class FsdpDoubleCheckpointing(Rule):
 
     ## References
     - transformers/trainer.py Trainer.create_accelerator_and_postprocess (the ValueError, from
-      4.33.0, PR #25771; training_args.py strips a leading "fsdp_" from fsdp_config keys)
+      4.33.0, PR #25771; reworded in 5.23.0; training_args.py strips a leading "fsdp_" from
+      fsdp_config keys, and from 5.23.0 reads gradient_checkpointing as a deprecated alias of
+      activation_checkpointing; PyPI wheels 5.22.0 and 5.23.0)
     - trl/trainer/base_config.py (gradient_checkpointing default True, TRL >= 0.22)
     - huggingface/transformers#25771, #30404, #31578
     """
@@ -91,12 +98,14 @@ class FsdpDoubleCheckpointing(Rule):
             transformers = config.version("transformers")
             if transformers is not None and older_than(transformers[0], _DOUBLE_CHECKPOINTING_REFUSED):
                 continue
+            name = checkpointing.origin.written_as or "gradient_checkpointing"
             how = "true" if not checkpointing.origin.is_default else "unset (TRL's default: true)"
+            quote = "" if transformers is None else " (\"{}\")".format(
+                _DOUBLE_CHECKPOINTING_MESSAGES[not older_than(transformers[0], _DOUBLE_CHECKPOINTING_REWORDED)])
             yield self.finding(
                 config, fsdp_checkpointing.span,
-                f"fsdp_config.activation_checkpointing and gradient_checkpointing {how}: the Trainer refuses the "
-                "pair at launch (\"can't be set to True simultaneously\"); set gradient_checkpointing to false and "
-                "keep FSDP's activation checkpointing",
+                f"fsdp_config.activation_checkpointing and {name} {how}: the Trainer refuses the pair at launch"
+                f"{quote}; set {name} to false and keep FSDP's activation checkpointing",
             )
 
 

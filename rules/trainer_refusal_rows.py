@@ -132,9 +132,14 @@ MORE_REFUSALS = (
             f"{_TRAINER} (4.27.0 to 4.51.x)", since="4.27.0", until="4.52.0"),
     # warmup_steps below 0: _validate_args in 5.x ("warmup_steps must be an integer or a float", 5.0.0 to
     # 5.22.x; "Got warmup_steps = ..., Expected value warmup_steps >= 0" from 5.23.0); 4.42-4.57 rows above.
-    Refusal("TRN040", _negative_warmup, "scheduler.warmup_steps_number", "warmup_steps {scheduler.warmup_steps_number}",
-            "warmup_steps must be an integer or a float", "write 0 or a positive number of steps (or a share below 1)",
-            "training_args.py TrainingArguments._validate_args (5.0.0 on)", since="5.0.0"),
+    # (PyPI wheels 5.22.0 and 5.23.0: the check is the same, `self.warmup_steps < 0`).
+    *(Refusal("TRN040", _negative_warmup, "scheduler.warmup_steps_number", "warmup_steps {scheduler.warmup_steps_number}",
+              quote, "write 0 or a positive number of steps (or a share below 1)",
+              f"training_args.py TrainingArguments._validate_args ({span})", since=since, until=until)
+      for quote, span, since, until in (
+          ("warmup_steps must be an integer or a float", "5.0.0 to 5.22.x", "5.0.0", "5.23.0"),
+          ("Got warmup_steps = {scheduler.warmup_steps_number}, Expected value warmup_steps >= 0", "5.23.0 on",
+           "5.23.0", None))),
     # --- TRN042: fsdp_config pairs, with FSDP on (4.32.0 to 5.9.x: __post_init__, _process_fsdp_args in
     # 5.x; 5.10.0 hands both to accelerate's plugin, which forces the broadcast itself).
     Refusal("TRN042", lambda a: a.fsdp and a("parallel.trainer_fsdp_ram_efficient") is True

@@ -173,6 +173,20 @@ def test_more_refusal_rows_fire(tmp_path, extra, pins, code):
     assert _codes(tmp_path, _TRAINER + extra, pins, select="TRN040,TRN041") == [code]
 
 
+@pytest.mark.parametrize("pin, quote", [
+    ("5.22.0", '("warmup_steps must be an integer or a float")'),
+    ("5.23.0", '("Got warmup_steps = -10, Expected value warmup_steps >= 0")'),
+])
+def test_negative_warmup_quotes_the_release(tmp_path, pin, quote):
+    """transformers 5.23.0 rewords _validate_args' refusal of a negative warmup_steps (PyPI wheels)."""
+    (tmp_path / "args.yaml").write_text(_TRAINER + "warmup_steps: -10\n")
+    (tmp_path / "requirements.txt").write_text(f"transformers=={pin}\n")
+    versions.forget()
+    result = trainlint("check", str(tmp_path / "args.yaml"), "--select", "TRN040", "--no-detect", "--format", "json")
+    found = json.loads(result.out)
+    assert [finding["code"] for finding in found] == ["TRN040"] and quote in found[0]["message"]
+
+
 @pytest.mark.parametrize("extra, pins", [
     ("fp16: true\nuse_cpu: true\n", ["transformers==4.41.2", "torch==2.3.0"]),
     ("fp16: true\nuse_cpu: true\n", ["transformers==4.46.3", "torch==2.3.0"]),
@@ -287,3 +301,26 @@ def test_cosine_restarts_replaced_by_a_deepspeed_scheduler_is_silent(tmp_path):
                                                   "scheduler": {"type": "WarmupLR", "params": {}}}))
     text = _TRAINER + "deepspeed: ds.json\nlr_scheduler_type: cosine_with_restarts\n"
     assert _codes(tmp_path, text, select="TRN087") == []
+
+
+@pytest.mark.parametrize("text, pin, checkpointing, reentrant", [
+    ("activation_checkpointing: true\n", "5.23.0", True, None),
+    ("activation_checkpointing: true\n", None, True, None),  # the new name's only reader
+    ("activation_checkpointing: false\ngradient_checkpointing: true\n", "5.24.0", False, None),  # new name wins
+    ("activation_checkpointing: null\ngradient_checkpointing: true\n", "5.23.0", True, None),  # None: the alias
+    ("activation_checkpointing: true\ngradient_checkpointing: false\n", "5.22.0", False, None),  # no such field
+    ("activation_checkpointing_kwargs:\n  use_reentrant: false\n", "5.23.0", False, False),
+])
+def test_checkpointing_renamed_in_transformers_5_23(tmp_path, monkeypatch, text, pin, checkpointing, reentrant):
+    """transformers 5.23.0: gradient_checkpointing(_kwargs) became activation_checkpointing(_kwargs),
+    the old names aliases read where the new one is None (training_args.py __post_init__, PyPI wheel)."""
+    from linter.engine import Options, Session
+
+    monkeypatch.setattr(versions, "installed", lambda package: None)  # the pin, or unknown
+    if pin:
+        (tmp_path / "requirements.txt").write_text(f"transformers=={pin}\n")
+    (tmp_path / "args.yaml").write_text(_TRAINER + text)
+    versions.forget()
+    config = Session(Options(detect=False)).load(tmp_path / "args.yaml", True).config
+    assert config.value("memory.gradient_checkpointing") is checkpointing
+    assert config.value("memory.checkpointing_reentrant") is reentrant

@@ -80,7 +80,8 @@ from .model_init import model_init_path, record_model_init_kwargs
 from .fsdp_facts import accelerate_wrap_classes, trainer_fsdp_version, trainer_wrap_classes
 from .peft_facts import PEFT_BINDINGS as _PEFT_BINDINGS, null_or_absent, record_peft_facts
 from .shipped import ACCELERATE_DEEPSPEED_FILE
-from .trainer_arguments import REPORT_TO_BINDINGS, TRAINER_ARGUMENT_BINDINGS
+from .trainer_arguments import (CHECKPOINTING_BINDING, REENTRANT_BINDING, REPORT_TO_BINDINGS, TRAINER_ARGUMENT_BINDINGS,
+                                checkpointing)
 from .trl_bindings import TRL_TRAINER_BINDINGS, true_flag, trl_bits
 from .hf_kinds import (ACCELERATE_FSDP_BINDINGS, ACCELERATE_PARALLELISM_BINDINGS, classify, distributed_type_of,
                        fsdp_sharding, project_loader, record_passed_on, record_project_arguments,
@@ -142,9 +143,7 @@ _TRAINER_BINDINGS = (
     # (TRL >= 0.19; "bfd"/"ffd" packing is padding-free, sft_trainer.py self.padding_free).
     Binding("sequence.padding_free", "padding_free"),
     Binding("sequence.packing_strategy", "packing_strategy"),
-    # Written value only: transformers' gradient_checkpointing_enable uses {"use_reentrant": True}
-    # when unset (modeling_utils.py).
-    Binding("memory.checkpointing_reentrant", "gradient_checkpointing_kwargs.use_reentrant"),
+    REENTRANT_BINDING,
     # Written value only: unset, Trainer._wrap_model passes `not model.is_gradient_checkpointing`.
     Binding("parallel.ddp_find_unused", "ddp_find_unused_parameters"),
     # fsdp_config keys lose a leading "fsdp_" (training_args.py __post_init__); written value only.
@@ -155,7 +154,6 @@ _TRAINER_BINDINGS = (
 )
 # Their defaults depend on the TRL version (see _trainer): stated once here, defaults added there.
 _BF16 = ("precision.bf16", "bf16")
-_CHECKPOINTING = ("memory.gradient_checkpointing", "gradient_checkpointing")
 _LEARNING_RATE = ("optimizer.lr", "learning_rate")
 _QLORA_BINDINGS = (
     Binding("quantization.quant_type", "bnb_4bit_quant_type", default="nf4", source=_TRL_MODEL,
@@ -183,7 +181,7 @@ _ACCELERATE_DEEPSPEED_BINDINGS = (
 )
 class HFAdapter(Adapter):
     name = "hf"
-    bindings = (*_TRAINER_BINDINGS, Binding(*_BF16, after="fp16"), Binding(*_CHECKPOINTING), Binding(*_LEARNING_RATE, convert=as_float),
+    bindings = (*_TRAINER_BINDINGS, Binding(*_BF16, after="fp16"), CHECKPOINTING_BINDING, Binding(*_LEARNING_RATE, convert=as_float),
                 *_QLORA_BINDINGS, *_LORA_BINDINGS)
 
     def bindings_for(self, config: ConfigIR) -> tuple[Binding, ...]:
@@ -207,7 +205,7 @@ class HFAdapter(Adapter):
         config.schema = "trl" if kind == "trainer" else kind  # TrainingArguments' keys are TRL's too
         read = Reader(config, document)
         if site is not None:
-            return record_passed_on(read, site, _TRAINER_BINDINGS, (_BF16, _CHECKPOINTING), _LEARNING_RATE)
+            return record_passed_on(read, site, _TRAINER_BINDINGS, (_BF16, checkpointing(read)), _LEARNING_RATE)
         if kind == "peft":
             read.bind(_PEFT_BINDINGS)
             record_target_shorthand(read, "target_modules")  # LoraConfig.from_pretrained keeps it as written
@@ -236,13 +234,13 @@ class HFAdapter(Adapter):
         if own_parser:
             # The repository's own argument classes read this file: their defaults are not TRL's
             # or TrainingArguments', and are not known here.
-            for key, name in (_BF16, _CHECKPOINTING):
+            for key, name in (_BF16, checkpointing(read)):
                 read.take(key, name)
             read.take(*_LEARNING_RATE, convert=as_float)
         else:
             fp16_on = fp16 is not None and fp16.value is True  # then bf16 is False in every TRL
             bf16 = False if fp16_on and new_bf16 is None else new_bf16 and not fp16_on
-            for (key, name), value, new in ((_BF16, bf16, new_bf16), (_CHECKPOINTING, *[new_checkpointing] * 2)):
+            for (key, name), value, new in ((_BF16, bf16, new_bf16), (checkpointing(read), *[new_checkpointing] * 2)):
                 read.take(key, name, **{} if value is None else {
                     "default": value, "default_source": _TRL_CONFIG if new else _TRAINING_ARGS})
             read.take(*_LEARNING_RATE, convert=as_float,

@@ -13,7 +13,8 @@ optim_target_modules None).
 
 from __future__ import annotations
 
-from . import Binding, as_float, comma_list
+from ..versions import older_than
+from . import Binding, as_float, comma_list, written
 
 _TRAINING_ARGS = "transformers/training_args.py (TrainingArguments)"
 
@@ -100,3 +101,31 @@ def _tracker_list(value):
 
 
 REPORT_TO_BINDINGS = (Binding("logging.report_to", "report_to", convert=_tracker_list),)
+
+
+# transformers 5.23.0 renamed TrainingArguments.gradient_checkpointing(_kwargs) to
+# activation_checkpointing(_kwargs): the old names stay as deprecated aliases (FutureWarning, "will be
+# removed in v6"), read only where the new name is None (training_args.py __post_init__; the Trainer
+# reads args.activation_checkpointing). Checked in the PyPI wheels: absent from 5.22.0, present in
+# 5.23.0 and 5.24.0. An older release's parser refuses the new names, so they are not read there.
+CHECKPOINTING_RENAMED = "5.23.0"
+CHECKPOINTING_KEY = "memory.gradient_checkpointing"
+_CHECKPOINTING_NAMES = ("activation_checkpointing", "gradient_checkpointing")
+# For a fix that adds the key where none is written: the old name, which every release reads.
+CHECKPOINTING_BINDING = Binding(CHECKPOINTING_KEY, *reversed(_CHECKPOINTING_NAMES))
+# Written value only: transformers' gradient_checkpointing_enable uses {"use_reentrant": True}
+# when unset (modeling_utils.py); 5.23.0 forwards activation_checkpointing_kwargs' other keys to
+# torch.utils.checkpoint.checkpoint.
+REENTRANT_BINDING = Binding("memory.checkpointing_reentrant", *(f"{name}_kwargs.use_reentrant"
+                                                                for name in _CHECKPOINTING_NAMES))
+
+
+def checkpointing(read) -> tuple[str, str]:
+    """The IR key of gradient checkpointing and the name that sets it in the file `read` reads, for
+    the transformers pinned there: the new name where written (and read by that release), else the
+    old one. A null counts as unset, as __post_init__ reads it."""
+    transformers = read.config.version("transformers")
+    names = _CHECKPOINTING_NAMES
+    if transformers is not None and older_than(transformers[0], CHECKPOINTING_RENAMED):
+        names = names[1:]
+    return CHECKPOINTING_KEY, next((name for name in names if written(read.document, name) is not None), names[-1])
