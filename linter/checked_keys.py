@@ -22,7 +22,8 @@ CHECKED_KEYS = (
     ("logging.completions", "bool", "the RL trainer logs its completions (TRL GRPOConfig log_completions), as written"),
     ("logging.completions_hub_repo", "str", "the Hub repository the completions are uploaded to (TRL GRPOConfig "
                                             "log_completions_hub_repo), as written"),
-    ("training.preference_label_smoothing", "num", "TRL DPOConfig label_smoothing (cDPO / robust / EXO), as written"),
+    ("training.preference_label_smoothing", "num", "preference-loss label smoothing: TRL DPOConfig label_smoothing "
+                                              "(cDPO / robust / EXO) as written, LLaMA-Factory dpo_label_smoothing"),
     ("training.loss_weights", "numbers", "TRL DPOConfig loss_weights: one weight per loss_type entry, as written"),
     ("training.preference_weighting", "bool", "TRL DPOConfig use_weighting (WPO weights per pair), as written"),
     ("data.sampling_strategy", "str", "the sampler of the training dataloader (train_sampling_strategy: random, "
@@ -133,7 +134,6 @@ CHECKED_KEYS = (
     ("training.do_predict", "bool", "the run predicts on the evaluation set (TrainingArguments do_predict)"),
     ("training.reward_model", "str", "the reward model a PPO run scores with (path or adapter)"),
     ("training.reward_model_type", "str", "how the PPO reward model is loaded: lora, oft, full, api"),
-    ("training.label_smoothing", "num", "preference-loss label smoothing (LLaMA-Factory dpo_label_smoothing)"),
     ("data.streaming", "bool", "the dataset is streamed (an iterable dataset without a length)"),
     ("data.val_size", "num", "the share (< 1) or count (>= 1) of training examples split off for evaluation"),
     ("data.train_sets", "list", "the named training datasets"),
@@ -323,5 +323,5 @@ CHECKED_KEYS = (
     ("training.dpo_use_logits_to_keep", "bool", "dpo_use_logits_to_keep is written (any value but null)"),
     ("training.dpo_generate_during_eval", "bool", "dpo_generate_during_eval is written (any value but null)"),
     ("training.dpo_norm_loss", "bool", "dpo_norm_loss is written (any value but null)"),
-    ("training.rpo_alpha", "bool", "rpo_alpha is written (any value but null)"),
+    ("training.rpo_alpha_written", "bool", "Axolotl rpo_alpha is written (any value but null)"),
 )

@@ -311,9 +311,9 @@ ROWS = (
         and f.get("adapter.kind") != "oft",
         "an OFT reward model is an adapter on the policy's own base model"),
     Row("`dpo_label_smoothing` is only valid for sigmoid loss function.", _FINETUNING, "0.6.1", "333642276",
-        "training.label_smoothing",
+        "training.preference_label_smoothing",
         lambda f: f.get("training.stage") == "dpo" and f.get("training.loss_type") != "sigmoid"
-        and (f.get("training.label_smoothing") or 0) > 1e-6,
+        and (f.get("training.preference_label_smoothing") or 0) > 1e-6,
         "label smoothing is defined for the sigmoid loss only (pref_loss, from 0.8.0, came after the check)",
         always=True),
     Row("`use_llama_pro` is only valid for Freeze or LoRA training.", _FINETUNING, "0.8.0", "3b28c003d",

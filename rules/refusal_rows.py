@@ -231,7 +231,7 @@ LATER_ROWS = (
     Refusal((Set("training.dpo_norm_loss"),),
             "`dpo_norm_loss` is no longer supported, due to breaking changes in TRL >= 0.29.0",
             f"{_D}.validate_dpo_norm_loss", "0.16.0", "a81feabbd (#3560)"),
-    Refusal((Set("training.rpo_alpha"),),
+    Refusal((Set("training.rpo_alpha_written"),),
             "`rpo_alpha` has been deprecated in TRL >= 0.29.0, and now requires passing multiple loss types, which "
             "is not yet supported by Axolotl.", f"{_D}.validate_rpo_alpha", "0.16.0", "a81feabbd (#3560)"),
 )

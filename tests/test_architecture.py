@@ -149,6 +149,16 @@ def test_every_catalogue_key_has_a_type_and_meaning():
     assert all(key.type and key.meaning for key in KEYS.values())
 
 
+def test_every_ir_key_is_declared_once():
+    # A second row for a key (linter/ir_keys.py or linter/checked_keys.py) silently replaces the
+    # first one's type, and a framework's value of the other type then never reaches the rules
+    # (Axolotl's written-or-not rpo_alpha once replaced TRL's numeric one).
+    from linter.ir_keys import IR_KEYS
+
+    names = [name for name, _, _ in IR_KEYS]
+    assert sorted({name for name in names if names.count(name) > 1}) == []
+
+
 def test_example_pack_uses_only_the_public_api():
     source = (ROOT / "tests" / "example_pack" / "trainlint_example_pack" / "__init__.py").read_text("utf-8")
     imported = {node.module for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)}

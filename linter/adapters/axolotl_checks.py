@@ -168,7 +168,7 @@ CHECKED_BINDINGS = (
     Binding("training.dpo_use_logits_to_keep", "dpo_use_logits_to_keep", convert=lambda value: value is not None),
     Binding("training.dpo_generate_during_eval", "dpo_generate_during_eval", convert=lambda value: value is not None),
     Binding("training.dpo_norm_loss", "dpo_norm_loss", convert=lambda value: value is not None),
-    Binding("training.rpo_alpha", "rpo_alpha", convert=lambda value: value is not None),
+    Binding("training.rpo_alpha_written", "rpo_alpha", convert=lambda value: value is not None),
 )
 _LEGACY_FLAGS = ("xformers_attention", "sage_attention", "flex_attention", "flash_attention", "sdp_attention",
                  "eager_attention")  # utils/schemas/enums.py LEGACY_ATTN_FLAG_TO_IMPL (v0.17.0+)

@@ -81,7 +81,7 @@ ARGUMENT_CHECK_BINDINGS = (
     Binding("training.reward_model", "reward_model"),
     Binding("training.reward_model_type", "reward_model_type", default="lora", source=_FINETUNING_ARGS),
     Binding("training.loss_type", "pref_loss", default="sigmoid", source=_FINETUNING_ARGS),
-    Binding("training.label_smoothing", "dpo_label_smoothing", convert=as_float, default=0.0,
+    Binding("training.preference_label_smoothing", "dpo_label_smoothing", convert=as_float, default=0.0,
             source=_FINETUNING_ARGS),
     Binding("data.streaming", "streaming", default=False, source=_DATA_ARGS),
     Binding("data.val_size", "val_size", convert=as_float, default=0.0, source=_DATA_ARGS),
