@@ -88,11 +88,16 @@ BATCHES = {
                           "0 / 13 as the miner labelled them at cac6f2b (rules as at 08f81d5; fixtures committed at ce93e23 "
                           "before any trainlint run); 4 / 13 after relabelling four whose refusal TRN021 (3) and DS022 (1) "
                           "already reported at the causing key; still 4 / 13 at de61c02 after merging the second wave (b9-trl-hf, "
-                          "b9-infra, script-bindings), written without seeing it", "yes"),
+                          "b9-infra, script-bindings), written without seeing it",
+                          "no: rules were then written for its misses (eighth session: b10-axolotl, b10-ds-xtuner, b10-ludwig, "
+                          "b10-lf, b10-unsloth)"),
     "blind-2026-11-24k": ("blind batch 11 (`blind-2026-11-24k`, mined 2026-11-24 at 4521782)",
                           "0 / 5 as the miner labelled them at 032a257 (rules as at 4521782; fixtures committed at 032a257 "
                           "before any trainlint run; no relabelling: the only findings, DS001 and PRE002 on "
-                          "lf-dpo-full-zero2-no-optimizer, report the thread's fp16, not the missing optimizer)", "yes"),
+                          "lf-dpo-full-zero2-no-optimizer, report the thread's fp16, not the missing optimizer); still 0 / 5 at 2cd9b04 after merging the rest of the "
+                          "eighth session's work, written without seeing it (b10-ds-xtuner, b10-ludwig, b10-axolotl, b10-unsloth, "
+                          "audit-hf, speed2, heldout, audit-axolotl2, audit-trl2, audit-lf-ludwig2, ds-engine2, trl-grpo3, "
+                          "audit-axolotl3, hf-renames)", "yes"),
 }
 
 ROOT = Path(__file__).resolve().parent.parent
