@@ -303,8 +303,7 @@ class MultimodalCutoffBelowImageTokens(Rule):
             readings_said = "; ".join(core if len(verdicts) == 1 else f"{' and '.join(labels)}: {core}"
                                       for core, labels in said.items())
             on = f"LLaMA-Factory {found[0]} ({found[1]})" if found else "every LLaMA-Factory release with template " + template
-            key = "media.image_max_pixels" if config.get("media.image_max_pixels") is not None and not \
-                config.get("media.image_max_pixels").origin.is_default else "media.image_resolution"
+            key = "media.image_max_pixels" if _written(config, "media.image_max_pixels") else "media.image_resolution"
             span = config.span("sequence.max_length") if _written(config, "sequence.max_length") else config.span(key)
             yield self.finding(
                 config, span,

@@ -16,14 +16,7 @@ def _number_above_zero(value) -> bool:
 def _zero3_in_run(f) -> bool:
     """Another config of the run runs ZeRO-3: a DeepSpeed JSON with stage 3, or an accelerate config
     with distributed_type DEEPSPEED and its own zero_stage 3."""
-    for other in f.others():
-        stage = other.get("parallel.zero_stage")
-        if stage is None or stage.value != 3:
-            continue
-        if other.value("file.kind") == "deepspeed" or (
-                other.value("parallel.accelerate_distributed_type") == "DEEPSPEED" and not stage.origin.is_default):
-            return True
-    return False
+    return any(stage == 3 for stage in f.zero_stages())
 
 
 def zero3_bf16_lora(f) -> bool:

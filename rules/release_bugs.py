@@ -33,14 +33,7 @@ def _no_sync_under_zero(f) -> bool:
     world = f.world
     if not f.arguments() or not _whole(steps) or steps < 2 or world is None or world < 2:
         return False  # one process: accelerate's no_sync is a null context (use_distributed false)
-    for other in f.others():
-        stage = other.get("parallel.zero_stage")
-        if stage is None or not _whole(stage.value) or stage.value < 2:
-            continue
-        if other.value("file.kind") == "deepspeed" or (  # an accelerate DeepSpeed config's own zero_stage
-                other.value("parallel.accelerate_distributed_type") == "DEEPSPEED" and not stage.origin.is_default):
-            return True
-    return False
+    return any(stage >= 2 for stage in f.zero_stages())
 
 
 def _fsdp2_trainer(f) -> bool:

@@ -97,6 +97,18 @@ class Facts:
     def others(self):
         return [other for other in self.run.configs if other is not self.config]
 
+    def zero_stages(self):
+        """The ZeRO stages the run's other configs apply: a DeepSpeed JSON's stage, or an
+        accelerate config's own (written) deepspeed_config zero_stage under distributed_type
+        DEEPSPEED (the key holds an int or None: linter/ir_keys.py)."""
+        for other in self.others():
+            stage = other.get("parallel.zero_stage")
+            if stage is None or stage.value is None:
+                continue
+            if other.value("file.kind") == "deepspeed" or (
+                    other.value("parallel.accelerate_distributed_type") == "DEEPSPEED" and not stage.origin.is_default):
+                yield stage.value
+
 
 def pins_in_ranges(config, ranges, code: str, context, noted: set | None = None):
     """[(version, where), ...] when every package of `ranges` is pinned inside its range; False
