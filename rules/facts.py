@@ -24,6 +24,11 @@ def positive_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
+def is_number(value) -> bool:
+    """An int or a float as written (a bool is no number here)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def read_by_repository_script(config) -> bool:
     """Is `config` read by a script of its repository, into the repository's own argument classes
     (project_args) or classes it imports from another installed package (alignment-handbook's)?

@@ -23,7 +23,7 @@ from __future__ import annotations
 from linter.registry import ERROR, Rule, register
 from linter.versions import older_than
 
-from .facts import pinned_version
+from .facts import is_number, pinned_version
 
 # Files the HF Trainer's argument classes read as written.
 _ARGUMENT_FILES = ("trl", "trainer", "llamafactory")
@@ -57,16 +57,12 @@ class Facts:
         return str(self("optimizer.name") or "").lower()
 
 
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def _not_multiple(facts) -> bool:
     """load_best_model_at_end with step schedules whose save_steps is not a multiple of eval_steps
     (both written as whole steps; TrainingArguments.__post_init__)."""
     save, evaluate = facts("checkpoint.save_steps"), facts("checkpoint.eval_steps")
     return (facts("checkpoint.load_best") is True and facts("checkpoint.save_strategy") == "steps"
-            and facts("checkpoint.eval_strategy") == "steps" and _number(save) and _number(evaluate)
+            and facts("checkpoint.eval_strategy") == "steps" and is_number(save) and is_number(evaluate)
             and save >= 1 and evaluate >= 1 and save == int(save) and evaluate == int(evaluate)
             and save % evaluate != 0)
 
@@ -77,7 +73,7 @@ def _step_checkpoints(facts) -> tuple | None:
     numbers above 0 (an unwritten eval_steps falls back to logging_steps: not judged)."""
     save, evaluate = facts("checkpoint.save_steps"), facts("checkpoint.eval_steps")
     if (facts("checkpoint.load_best") is True and facts("checkpoint.eval_strategy") == "steps"
-            and facts("checkpoint.save_strategy") in ("steps", None) and _number(save) and _number(evaluate)
+            and facts("checkpoint.save_strategy") in ("steps", None) and is_number(save) and is_number(evaluate)
             and save > 0 and evaluate > 0 and save % evaluate != 0):
         return save, evaluate
     return None
@@ -113,7 +109,7 @@ def _ratio_float_remainder(facts) -> bool:
 def _fractional(facts, steps: str, strategy: str, default: str | None) -> bool:
     """A steps value above 1 that is not whole under its steps strategy (refused from 4.29.0)."""
     value = facts(steps)
-    return (facts(strategy) in ("steps", default) and _number(value) and value > 1 and value != int(value))
+    return (facts(strategy) in ("steps", default) and is_number(value) and value > 1 and value != int(value))
 
 
 def _warmup(facts, whole_above_one: bool) -> bool:
@@ -121,7 +117,7 @@ def _warmup(facts, whole_above_one: bool) -> bool:
     `not isinstance(int) or < 0 or 0 < w <= 1`; 4.44.0-4.57.x `not isinstance(int) or < 0`
     (5.0.0 reads a float below 1 as a share of the run)."""
     steps = facts("scheduler.warmup_steps_number")
-    if not _number(steps):
+    if not is_number(steps):
         return False
     return not isinstance(steps, int) or steps < 0 or (whole_above_one and 0 < steps <= 1)
 
@@ -157,12 +153,12 @@ _LOW_RANK_SETUP = "trainer.py _get_optimizer_cls_and_kwargs (trainer_optimizer.p
 
 REFUSALS = (
     # --- TRN040: values and pairs TrainingArguments.__post_init__ refuses
-    Refusal("TRN040", lambda a: _number(a("data.prefetch_factor")) and a("data.num_workers") == 0, "data.prefetch_factor",
+    Refusal("TRN040", lambda a: is_number(a("data.prefetch_factor")) and a("data.num_workers") == 0, "data.prefetch_factor",
             "dataloader_prefetch_factor with dataloader_num_workers 0",
             "--dataloader_prefetch_factor can only be set when data is loaded in a different process",
             "set dataloader_num_workers above 0 or drop the prefetch factor",
             f"{_POST_INIT} (with the option, 4.38.0)"),
-    Refusal("TRN040", lambda a: _number(a("memory.empty_cache_steps")) and not (
+    Refusal("TRN040", lambda a: is_number(a("memory.empty_cache_steps")) and not (
                 isinstance(a("memory.empty_cache_steps"), int) and a("memory.empty_cache_steps") > 0),
             "memory.empty_cache_steps", "torch_empty_cache_steps {memory.empty_cache_steps}",
             "`torch_empty_cache_steps` must be an integer bigger than 0", "use a positive whole number or drop it",
@@ -170,7 +166,7 @@ REFUSALS = (
     Refusal("TRN040", lambda a: a("precision.fp16_full_eval") is True and a("precision.bf16_full_eval") is True,
             "precision.bf16_full_eval", "fp16_full_eval and bf16_full_eval both true",
             "At most one of fp16 and bf16 can be True for full eval, but not both", "keep one", _POST_INIT),
-    Refusal("TRN040", lambda a: _number(a("scheduler.warmup_ratio")) and not 0 <= a("scheduler.warmup_ratio") <= 1,
+    Refusal("TRN040", lambda a: is_number(a("scheduler.warmup_ratio")) and not 0 <= a("scheduler.warmup_ratio") <= 1,
             "scheduler.warmup_ratio", "warmup_ratio {scheduler.warmup_ratio}", "warmup_ratio must lie in range [0,1]",
             "write a share of the training steps, or warmup_steps for a count",
             f"{_POST_INIT} (4.x; 5.0.0 reads warmup_ratio as warmup_steps)", until="5.0.0"),

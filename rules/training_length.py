@@ -4,11 +4,7 @@ from __future__ import annotations
 
 from linter.registry import WARNING, Rule, register
 
-from .facts import positive_int
-
-
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+from .facts import is_number, positive_int
 
 
 def _named(config, key: str, keyword: str) -> str:
@@ -86,7 +82,7 @@ class MaxStepsOverridesEpochs(Rule):
             if steps is None or steps.origin.is_default or not positive_int(steps.value):
                 continue
             epochs = config.get("training.epochs")
-            if (epochs is None or epochs.origin.is_default or not _number(epochs.value) or epochs.value == 1
+            if (epochs is None or epochs.origin.is_default or not is_number(epochs.value) or epochs.value == 1
                     or config.value("arguments.project_parser") is True):
                 continue  # a project's own argument parser may read the two its own way
             caps = config.get("training.max_steps_caps")

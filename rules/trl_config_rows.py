@@ -13,6 +13,7 @@ builds only LoRA); KTO with Liger and precompute_ref_log_probs.
 
 from __future__ import annotations
 
+from .facts import is_number
 from .rl_losses import _liger_loss_on
 from .validation_table import Row
 
@@ -33,10 +34,6 @@ def sft_base(config) -> bool:
 def losses(config) -> list:
     found = config.value("training.loss_type")
     return found if isinstance(found, list) else [found]
-
-
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _grpo(config) -> bool:
@@ -72,7 +69,7 @@ def _is_bounds(config) -> tuple:
 
 def _is_inverted(config) -> bool:
     low, high = _is_bounds(config)
-    return _grpo(config) and _number(low) and _number(high) and low >= high
+    return _grpo(config) and is_number(low) and is_number(high) and low >= high
 
 
 def _is_unbounded(config) -> bool:
@@ -178,12 +175,12 @@ MORE_ROWS = (
         "1877853ae #5864, 51c6d3ca3 #5872, v1.6.0", since="1.6.0", package="trl"),
     # GRPO with the fused Liger loss: 05bc43e96 (#3434, v0.18.0) refused delta in GRPOConfig.__post_init__
     # until 5c521b789 (#5690, v1.4.0) taught the Liger loss two-sided clipping.
-    Row(lambda config: _grpo(config) and _number(config.value("training.two_sided_delta")) and _grpo_liger(config),
+    Row(lambda config: _grpo(config) and is_number(config.value("training.two_sided_delta")) and _grpo_liger(config),
         "training.two_sided_delta", "delta (two-sided clipping) with the Liger GRPO loss",
         "Liger loss does not support two-sided GRPO loss yet. (0.25 to 1.3: \"Liger kernel ...\")",
         "trl/trainer/grpo_config.py GRPOConfig.__post_init__", "05bc43e96 #3434, v0.18.0 (until 5c521b789 #5690, "
         "v1.4.0)", since="0.18.0", until="1.4.0", package="trl"),
-    Row(lambda config: (_grpo(config) and _number(config.value("training.top_entropy_quantile"))
+    Row(lambda config: (_grpo(config) and is_number(config.value("training.top_entropy_quantile"))
                         and config.value("training.top_entropy_quantile") < 1 and _grpo_liger(config)),
         "training.top_entropy_quantile", "top_entropy_quantile below 1 with the Liger GRPO loss",
         "Liger Kernels don't currently support masking token positions based on entropy.", _GRPO,
@@ -197,7 +194,7 @@ MORE_ROWS = (
         unpinned="TRL 0.27.x, the one release that reads both use_liger_loss and off_policy_mask_threshold, refuses "
                  "it"),
     Row(lambda config: (_grpo(config) and (config.value("training.adaptive_entropy") is True or (
-        _number(config.value("training.entropy_coef")) and config.value("training.entropy_coef") != 0))
+        is_number(config.value("training.entropy_coef")) and config.value("training.entropy_coef") != 0))
         and _grpo_liger(config)), "training.entropy_coef", "an entropy bonus (entropy_coef, use_adaptive_entropy) with "
         "the Liger GRPO loss", "Entropy bonus is not supported with Liger kernel.", _GRPO, "34c7f0d85 #6140, v1.8.0",
         since="1.8.0", package="trl"),
