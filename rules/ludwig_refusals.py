@@ -12,6 +12,7 @@ from __future__ import annotations
 from linter.registry import ERROR, Rule, register
 from linter.versions import older_than
 
+from .facts import positive_int
 from .validation_table import Row, TableRule, llm, lowered
 
 _PEFT = "ludwig/schema/llms/peft.py: LoraConfig.__post_init__ (AdaloraConfig inherits it)"
@@ -88,10 +89,6 @@ RETRIEVAL_ROWS = (
 )
 
 
-def _whole(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
-
-
 def _effective(key: str, divisible: bool):
     """effective_batch_size and `key` both written as numbers (not "auto"), in a trainer that runs
     ECDTrainerConfig's checks (an ECD config, or an LLM fine-tuning trainer), and the check fails."""
@@ -103,7 +100,7 @@ def _effective(key: str, divisible: bool):
         elif kind != "ecd":
             return False
         effective, other = config.value("batch.effective"), config.value(key)
-        if not _whole(effective) or not _whole(other):
+        if not positive_int(effective) or not positive_int(other):
             return False
         return effective >= other and effective % other != 0 if divisible else effective < other
     return when

@@ -8,7 +8,7 @@ from __future__ import annotations
 from linter.registry import ERROR, WARNING, Rule, register
 from linter.versions import older_than
 
-from .facts import grpo_like, pinned_version
+from .facts import grpo_like, pinned_version, positive_int
 
 # 44d7ef9bd "Reject `auto_find_batch_size` in GRPO and RLOO" (#6411, fixes #3842), first in v1.9.0:
 # GRPOConfig.__post_init__ / RLOOConfig.__post_init__ raise ValueError.
@@ -32,10 +32,6 @@ _MASK_DROPPED = (
     ("sequence.packing", "packing", "completion_only_loss", "0.17.0", "0.20.0", "completion_mask", "#3749"),
     ("sequence.packing", "packing", "assistant_only_loss", "0.19.0", "0.20.0", "assistant_masks", "#3749"),
 )
-
-def _positive(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
-
 
 @register
 class GrpoAutoFindBatchSize(Rule):
@@ -105,7 +101,7 @@ class GrpoAutoFindBatchSize(Rule):
                     "set per_device_train_batch_size yourself")
                 continue
             group, batch = config.value("generation.per_prompt"), config.value("generation.batch_size")
-            if not _positive(group) or batch != group or found is not None and older_than(found[0], _GENERATION_BATCH):
+            if not positive_int(group) or batch != group or found is not None and older_than(found[0], _GENERATION_BATCH):
                 continue  # generation_batch_size: GRPOConfig's from 0.18.0 (older releases refuse the key)
             where = f"TRL {found[0]} ({found[1]})" if found else "every TRL release that reads generation_batch_size"
             yield self.finding(
