@@ -49,11 +49,11 @@ class DeepSpeedFacts(Facts):
         return stage if isinstance(stage, int) and not isinstance(stage, bool) else 0
 
     def fp32_accumulation(self) -> bool:
-        return str(self("precision.grad_accum_dtype") or "").lower() in _FP32
+        return self.accum_dtype() == "fp32"
 
     def non_fp16_accumulation(self) -> bool:
         """data_types.grad_accum_dtype written as fp32 or bf16 (inference/config.py DtypeEnum spellings)."""
-        return str(self("precision.grad_accum_dtype") or "").lower() in _FP32 | _BF16
+        return self.accum_dtype() in ("fp32", "bf16")
 
     def accumulates(self) -> bool:
         """gradient_accumulation_steps above 1: written, or "auto" filled from the trainer."""
