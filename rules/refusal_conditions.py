@@ -4,7 +4,10 @@ way a framework's validator tests the written ones. `Set` is Python truthiness (
 
 from __future__ import annotations
 
+import operator
 from typing import Any
+
+from .facts import is_number
 
 
 class Condition:
@@ -96,22 +99,20 @@ class NotMultiple(Condition):
 
     def holds(self, config) -> bool:
         value, base = (config.value(key) for key in self.keys)
-        numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (value, base))
-        return numbers and base != 0 and value % base != 0
+        return is_number(value) and is_number(base) and base != 0 and value % base != 0
 
 
 class Compare(Condition):
     """`config[key] <op> bound` for a number written as one (not a bool, not a string)."""
 
-    _OPS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
-            ">=": lambda a, b: a >= b}
+    _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
     def __init__(self, key: str, op: str, bound: float):
         self.keys, self.test, self.bound = (key,), self._OPS[op], bound
 
     def holds(self, config) -> bool:
         found = config.value(self.keys[0])
-        return isinstance(found, (int, float)) and not isinstance(found, bool) and self.test(found, self.bound)
+        return is_number(found) and self.test(found, self.bound)
 
 
 class FromRelease(Condition):
