@@ -7,7 +7,6 @@ A model the table does not know leaves these rules silent.
 
 from __future__ import annotations
 
-import re
 
 from linter.changes import SetValue
 from linter.fixes import Applicability

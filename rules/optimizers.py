@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from linter.registry import ERROR, WARNING, Rule, register
-from linter.versions import older_than
 
 from .facts import pinned_version, training_config
 

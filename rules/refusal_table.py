@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from .refusal_conditions import (  # noqa: F401 (re-exported)
     AnyOf, Contains, Eq, FewerThan, FromRelease, In, IsNot, NotIn, NotLaxBool, NotMultiple, Refusal, SavedQuantized, Set,
-    Unset, Condition,
+    Unset,
 )
 from .refusal_rows import LATER_ROWS
 

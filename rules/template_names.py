@@ -184,7 +184,6 @@ class SharegptConversationUnknown(Rule):
             if types is None:
                 continue
             from linter import template_registry as registry  # the tables are read only when needed
-            from linter.versions import older_than
 
             table = registry.fastchat()
             version = config.version("axolotl")

@@ -20,7 +20,7 @@ trainer.py of 4.28.1, 4.30.2, 4.32.1 ... 4.57.6, 5.0.0, 5.5.0, 5.9.0, 5.10.0, 5.
 
 from __future__ import annotations
 
-from linter.registry import ERROR, Rule, register
+from linter.registry import ERROR, Rule
 from linter.versions import older_than
 
 from .facts import is_number, pinned_version

@@ -85,7 +85,8 @@ from .trainer_arguments import (CHECKPOINTING_BINDING, REENTRANT_BINDING, REPORT
 from .trl_bindings import TRL_TRAINER_BINDINGS, true_flag, trl_bits
 from .hf_kinds import (ACCELERATE_FSDP_BINDINGS, ACCELERATE_PARALLELISM_BINDINGS, classify, distributed_type_of,
                        fsdp_sharding, project_loader, record_passed_on, record_project_arguments,
-                       record_repository_launchers, record_target_shorthand, record_trainer, trl_quant_storage)
+                       record_repository_launchers, record_target_shorthand, trl_quant_storage)
+from .trl_trainers import record_trainer
 
 _TRAINING_ARGS = "transformers/training_args.py (TrainingArguments)"
 _TRL_CONFIG = "trl/trainer/base_config.py (bf16 = not fp16 when unset, TRL >= 0.19; gradient_checkpointing True)"

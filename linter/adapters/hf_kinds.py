@@ -11,7 +11,6 @@ from ..document import Document, Mapping, Scalar
 from ..ir import Field, Origin, upper_name
 from ..versions import older_than
 from . import Binding, written
-from .trl_trainers import record_trainer  # noqa: F401  (hf.py imports it from here)
 
 # Field names only TrainingArguments defines (common words such as output_dir, learning_rate,
 # max_steps or seed are left out: other formats use them too).
