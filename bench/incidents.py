@@ -98,6 +98,8 @@ BATCHES = {
                           "eighth session's work, written without seeing it (b10-ds-xtuner, b10-ludwig, b10-axolotl, b10-unsloth, "
                           "audit-hf, speed2, heldout, audit-axolotl2, audit-trl2, audit-lf-ludwig2, ds-engine2, trl-grpo3, "
                           "audit-axolotl3, hf-renames)", "yes"),
+    "blind-2026-11-25l": ("blind batch 12 (`blind-2026-11-25l`, mined 2026-11-25 at 247cdbd)",
+                          "not yet measured (placeholder until the first trainlint run)", "yes"),
 }
 
 ROOT = Path(__file__).resolve().parent.parent
