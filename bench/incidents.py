@@ -98,6 +98,15 @@ BATCHES = {
                           "eighth session's work, written without seeing it (b10-ds-xtuner, b10-ludwig, b10-axolotl, b10-unsloth, "
                           "audit-hf, speed2, heldout, audit-axolotl2, audit-trl2, audit-lf-ludwig2, ds-engine2, trl-grpo3, "
                           "audit-axolotl3, hf-renames)", "yes"),
+    "blind-2026-11-25l": ("blind batch 12 (`blind-2026-11-25l`, mined 2026-11-25 at 247cdbd)",
+                          "0 / 8 as the miner labelled them at 9f4050b (rules as at 247cdbd; fixtures committed at 9f4050b before any "
+                          "trainlint run; no relabelling: the only findings, PRE002 on axolotl-lora-model-dir-frozen and SCH001 "
+                          "(fsdp_backward_prefetch_policy) on accel-fsdp-sharding-strategy-zero, report other keys, and the "
+                          "unsloth-llama31-base-chat-template fixture, labelled MOD006 from its docs, drew no MOD006); still "
+                          "0 / 8 after trl-reward-max-length-filter and peft-target-modules-partial-typo, first written as plain "
+                          "TRL / PEFT Python scripts that no trainlint adapter reads, were rewritten with the same cause as "
+                          "reward.yaml and adapter_config.json so that tests/test_incidents.py passes (TRN056 does not fire on "
+                          "the reward.yaml: no RewardConfig-only key and no launch command name the trainer)", "yes"),
 }
 
 ROOT = Path(__file__).resolve().parent.parent
