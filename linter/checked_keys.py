@@ -239,6 +239,8 @@ CHECKED_KEYS = (
     ("adapter.target_parameters", "bool", "the adapter targets parameters (not modules) by name"),
     ("adapter.peft_default_targets", "bool", "a LoRA adapter reaches PEFT with target_modules None (and no "
      "target_parameters): PEFT takes the model_type's default targets from its table or refuses"),
+    ("adapter.dora_reaches_peft", "bool", "the framework hands use_dora to PEFT's LoraConfig (recorded only where a "
+     "framework may drop it: False where its builder never passes it, None where the release is unknown)"),
     ("adapter.dropout", "num", "LoRA dropout"),
     ("model.visual_inputs", "bool", "the model takes images beside text (LLaMA-Factory visual_inputs, 0.7.0 to "
      "0.8.3), as written"),

@@ -19,7 +19,8 @@ class DoraQuantizedPeftVersion(Rule):
     ## What it does
     Flags DoRA (`use_dora`, Axolotl `peft_use_dora`) on a base model loaded in 4 or 8 bits
     with bitsandbytes, where the PEFT in use is 0.9.x (a pin near the file or the installed
-    package; silent when unknown).
+    package; silent when unknown), and the framework hands `use_dora` to PEFT (not Ludwig
+    0.10.2, nor a Ludwig release not known here, nor Ludwig's AdaLoRA: TRN095).
 
     ## Why is this bad?
     PEFT 0.9.0 implemented DoRA for plain `nn.Linear` layers only. Its bitsandbytes layers
@@ -60,8 +61,10 @@ class DoraQuantizedPeftVersion(Rule):
         for config in run.configs:
             if config.value("adapter.dora") is not True or config.value("quantization.bits") not in (4, 8):
                 continue
-            if config.value("quantization.method") not in (None, "bnb", "bitsandbytes"):
-                continue  # GPTQ, AWQ, HQQ, ...: other layer classes
+            reaches = config.get("adapter.dora_reaches_peft")  # recorded where the framework may drop use_dora
+            if config.value("quantization.method") not in (None, "bnb", "bitsandbytes") \
+                    or (reaches is not None and reaches.value is not True):
+                continue  # GPTQ, AWQ, HQQ, ...: other layer classes; or use_dora never reaches (or may not reach) PEFT
             old = context.version_before("peft", _DORA_QUANTIZED, config, self.code)
             if old is None or context.version_before("peft", _DORA_FIRST, config, self.code) is not None:
                 continue
@@ -141,8 +144,6 @@ class ModulesToSaveZero3PeftVersion(Rule):
     def check(self, run, context):
         saved = [config for config in run.configs
                  if config.value("adapter.kind") is not None and config.value("adapter.modules_to_save")]
-        if not saved:
-            return
         zero3 = next((config for config in run.linked if config.value("file.kind") == "deepspeed"
                       and config.value("parallel.zero_stage") == 3), None)
         if zero3 is None:
@@ -155,8 +156,7 @@ class ModulesToSaveZero3PeftVersion(Rule):
                     continue  # older Axolotl loads the model before the ZeRO-3 config is set
             elif kind not in _ZERO_INIT_BEFORE_LOAD:
                 continue
-            old = context.version_before("peft", _MODULES_TO_SAVE_GATHERED, config, self.code)
-            if old is None:
+            if (old := context.version_before("peft", _MODULES_TO_SAVE_GATHERED, config, self.code)) is None:
                 continue
             field = config.get("adapter.modules_to_save")
             names = ", ".join(str(name) for name in field.value)
@@ -275,8 +275,8 @@ class AdaloraWithoutAllocation(Rule):
     which PEFT documents as a call the training loop makes after each optimizer step; PEFT
     never makes it itself, and neither does Ludwig's trainer (nor transformers' Trainer,
     huggingface/peft#1327). Without it `rank_pattern` stays empty and every layer keeps
-    `init_r`: the run trains a plain fixed-rank LoRA while
-    the config promises adaptive ranks averaging `target_r`. Nothing fails or warns.
+    `init_r`: the run trains a plain fixed-rank LoRA while the config promises adaptive ranks
+    averaging `target_r`. Nothing fails or warns.
 
     ## Example
     `ludwig.yaml`:

@@ -125,6 +125,22 @@ def _record_default_targets(read: Reader, config: ConfigIR) -> None:
     read.set("adapter.peft_default_targets", True, "adapter")
 
 
+def _record_dora_reach(read: Reader, config: ConfigIR) -> None:
+    """Whether use_dora reaches PEFT (ludwig/schema/llms/peft.py): LoraConfig takes the key from a707840b6
+    (#3948, v0.10.2) but its to_config passes it only from 337f40746 (#3984, v0.10.3); AdaloraConfig.to_config
+    and the other adapters' builders never pass it (read at every tag to v0.17.8). None: the release is unknown."""
+    if config.value("adapter.dora") is not True:
+        return
+    reaches = False
+    if config.value("adapter.kind") == "lora":
+        from ..versions import older_than
+
+        pinned = config.version("ludwig")
+        before = older_than(pinned[0], "0.10.3") if pinned is not None else None
+        reaches = None if before is None else not before
+    read.set("adapter.dora_reaches_peft", reaches, "adapter", "use_dora")
+
+
 class LudwigAdapter(Adapter):
     name = "ludwig"
     bindings = (
@@ -178,6 +194,7 @@ class LudwigAdapter(Adapter):
             read_llm(read, document)
             read.bind(_ADAPTER_BINDINGS)
             _record_default_targets(read, config)
+            _record_dora_reach(read, config)
             if config.value("adapter.kind") == "adalora":
                 # ludwig/trainers/trainer.py (every commit: `git log -S update_and_allocate` finds none)
                 # never calls AdaLoraModel.update_and_allocate; PEFT does not call it by itself.

@@ -35,6 +35,7 @@ PEFT_BINDINGS = (
     Binding("adapter.target_parameters", "target_parameters", convert=bool),  # LoraConfig, PEFT >= 0.17.0
     # The LoraConfig / AdaLoraConfig fields whose __post_init__ checks rules/peft_configs.py reads.
     Binding("adapter.dora", "use_dora"),
+    Binding("adapter.ensure_weight_tying", "ensure_weight_tying"),  # LoraConfig, PEFT >= 0.18.0 (see below)
     Binding("adapter.init_weights", "init_lora_weights"),
     Binding("adapter.loftq_config", "loftq_config", convert=bool),
     Binding("adapter.lora_bias", "lora_bias"),
@@ -97,6 +98,10 @@ def record_peft_facts(read) -> None:
                 numbers = list(pattern.values())
                 if all(isinstance(n, (int, float)) and not isinstance(n, bool) for n in numbers):
                     config.set(values, Field(numbers, Origin(read.key_span(name))))
+    # peft/tuners/lora/config.py LoraConfig.ensure_weight_tying (d0fa97413, #2803, v0.18.0): default False.
+    if config.value("adapter.kind") == "lora" and read.node("ensure_weight_tying") is None:
+        config.set("adapter.ensure_weight_tying", Field(False, Origin(
+            config.file_span, "peft/tuners/lora/config.py LoraConfig.ensure_weight_tying", "ensure_weight_tying")))
     # peft/tuners/lora/config.py LoraConfig: target_modules defaults to None; LoraModel then takes the
     # model_type's defaults from TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING (target_parameters,
     # peft >= 0.17.0, is the other way to name what the adapter wraps).
