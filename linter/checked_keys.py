@@ -166,6 +166,8 @@ CHECKED_KEYS = (
                                       "0.9.1: the most pixels of an image; gone in 0.9.2)"),
     ("media.image_min_pixels", "int", "the fewest pixels an input image is resized to"),
     ("media.video_max_pixels", "int", "the most pixels a video frame is resized to"),
+    ("media.video_resolution", "int", "LLaMA-Factory video_resolution as written (0.9.0: the longest side of a "
+                                      "video frame; 0.9.1: the most pixels of a frame; gone in 0.9.2)"),
     ("media.video_min_pixels", "int", "the fewest pixels a video frame is resized to"),
     ("model.rope_scaling_keys", "list", "the keys a Ludwig model_parameters.rope_scaling block holds, as written "
                                         "(type, rope_type, factor)"),

@@ -6,6 +6,7 @@ from linter.registry import ERROR, Rule, kinds, register
 from linter.versions import older_than
 
 from .argument_adapters import ADAPTER_ROWS
+from .argument_fixed_bugs import FIXED_ROWS
 from .argument_table import EXPORT, INFER, TABLES, TRAIN
 from .argument_workflows import WORKFLOW_ROWS, launched_as
 from .facts import world_size
@@ -14,13 +15,15 @@ from .facts import world_size
 class _Facts:
     """What a row's condition reads: the config's IR values, and the run's DeepSpeed and GPUs."""
 
-    __slots__ = ("config", "deepspeed", "zero3", "zero3_offload", "world", "val_size", "not_lora", "full",
-                 "_checkpoint", "release", "_model_type", "gpus")
+    __slots__ = ("config", "deepspeed", "deepspeed_configs", "zero3", "zero3_offload", "world", "val_size",
+                 "not_lora", "full", "_checkpoint", "release", "_model_type", "gpus")
 
     def __init__(self, config, run, context, release=None):
         self.config = config
         self.release = release  # (version, where) of the package pinned near the config, or None
         self.deepspeed = any(link.kind == "deepspeed" for link in config.links)
+        self.deepspeed_configs = [linked for linked in run.linked if linked.value("file.kind") == "deepspeed"] \
+            if self.deepspeed else []
         self.zero3 = _zero3(config, run)
         self.zero3_offload = self.zero3 is True and any(
             linked.value("parallel.zero_stage") == 3 and (linked.value("parallel.offload_param") is True
@@ -299,7 +302,7 @@ class ParserRefuses(Rule):
                 context.notes.append(f"{config.path}: {self.code} skipped: the file is read by the repository's "
                                      f"own copy of {package} ({copy}), whose checks may differ from any release's")
                 continue
-            rows = rows + WORKFLOW_ROWS + ADAPTER_ROWS if package == "llamafactory" else rows
+            rows = rows + WORKFLOW_ROWS + ADAPTER_ROWS + FIXED_ROWS if package == "llamafactory" else rows
             release = config.version(package)
             command = _command(config)
             facts = None
@@ -320,7 +323,10 @@ class ParserRefuses(Rule):
                                          f"version is unknown (the check exists from {row.since}"
                                          f"{f' until {row.until}' if row.until else ''})")
                     continue
-                if row.ignored:
+                if row.ignored and row.until is not None:
+                    when = (f"{package} {release[0]} ({release[1]}): {row.where} has {row.message} (from "
+                            f"{row.since} until {row.until}, {row.commit})")
+                elif row.ignored:
                     when = f"{row.where} has {row.message} (every release: {row.commit})"
                 elif row.until is not None:
                     when = (f"{package} {release[0]} ({release[1]}) refuses it (\"{row.message}\", {row.where}, "

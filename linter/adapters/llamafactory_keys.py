@@ -119,6 +119,8 @@ ARGUMENT_CHECK_BINDINGS = (
     Binding("media.image_max_pixels", "image_max_pixels", default=768 * 768, source=_MODEL_ARGS),
     # model_args.py 0.9.0 (default 512, the longest side) and 0.9.1 (512 * 512 pixels): no default here
     Binding("media.image_resolution", "image_resolution"),
+    # model_args.py 0.9.0 (default 128, the longest frame side) and 0.9.1 (128 * 128 pixels): no default here
+    Binding("media.video_resolution", "video_resolution"),
     Binding("media.image_min_pixels", "image_min_pixels", default=32 * 32, source=_MODEL_ARGS),
     Binding("media.video_max_pixels", "video_max_pixels", default=256 * 256, source=_MODEL_ARGS),
     Binding("media.video_min_pixels", "video_min_pixels", default=16 * 16, source=_MODEL_ARGS),
