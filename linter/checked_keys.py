@@ -261,6 +261,8 @@ CHECKED_KEYS = (
     ("optimizer.lr_groups", "bool", "parameter groups with their own learning rates are written"),
     ("optimizer.loraplus", "bool", "LoRA+ (a larger learning rate for the B matrices) is on"),
     ("quantization.gptq", "bool", "the base model is a GPTQ-quantized checkpoint"),
+    ("quantization.ref_model_bits", "int", "the bits LLaMA-Factory quantizes the reference model in, as written"),
+    ("quantization.reward_model_bits", "int", "the bits LLaMA-Factory quantizes the reward model in, as written"),
     ("quantization.bnb_on_load", "bool", "the quantization request reaches transformers' from_pretrained as a "
      "BitsAndBytesConfig whatever quantization_config the checkpoint was saved with"),
     ("quantization.model_config", "bool", "a quantization config class other than bitsandbytes is named"),

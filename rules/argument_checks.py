@@ -198,6 +198,14 @@ class ParserRefuses(Rule):
     _setup_lora_tuning) are rows too: several adapters under ZeRO-3, Unsloth or KTransformers,
     DoRA on a GPTQ/AWQ/AQLM checkpoint, and OFT with Unsloth or KTransformers.
 
+    Behaviours of old releases that a later one fixed are rows too (rules/argument_fixed_bugs.py),
+    pinned only: on 0.5.0 to 0.6.2 `use_unsloth` drops `additional_target` (Unsloth's
+    get_peft_model gets no modules_to_save: those modules never train, silently), and on 0.1.8 to
+    0.2.0 DPO with finetuning_type full or freeze and a ZeRO-1/2 DeepSpeed config without an
+    `optimizer` block dies when the reference model is passed to deepspeed.initialize ("zero
+    stage 2 requires an optimizer"). `ref_model_quantization_bit` / `reward_model_quantization_bit`
+    other than 4 or 8 are refused in every release with the keys.
+
     Checks that later releases dropped (`predict_with_generate` while training, `pure_bf16`
     with bf16/fp16 before 0.8.3, a missing `template` before 0.9.2, ...) fire only on a pinned
     release that has them.
@@ -281,6 +289,13 @@ class ParserRefuses(Rule):
       60558388e to d670d62a6), model/adapter.py _setup_lora_tuning (ZeRO-3 04ae80a52 0.5.0, Unsloth
       5420905a2 0.7.0, KTransformers 934b3084e 0.9.4 and 887ee2b12 0.9.5, DoRA on PTQ 46f99ff27 0.6.0,
       Unsloth OFT 003a2acb1 0.9.4)
+    - src/llmtuner/model/adapter.py init_adapter (use_unsloth 6faf9c35a, 0.5.0; modules_to_save passed from
+      efa808069, 0.6.3: the fix 95a4589bb was reverted by the release commit 7468f2535 of 0.6.2),
+      hiyouga/LLaMA-Factory#3200; src/llmtuner/tuner/dpo/trainer.py (accelerator._prepare_deepspeed of the
+      reference model, e5b72c6a7, 0.1.8; fixed by 67a46e553 and 4e40f5b62, 0.2.1) and DeepSpeed
+      runtime/engine.py _configure_zero_optimizer ("zero stage {} requires an optimizer"),
+      hiyouga/LLaMA-Factory#1243, #971, #799; hparams/finetuning_args.py (ref/reward_model_quantization_bit
+      asserts, 7a3a0144a, 0.3.0)
     """
 
     code = "TRN021"

@@ -1,13 +1,19 @@
 """LLaMA-Factory (llmtuner) behaviours of old releases that a later release fixed, rows of
 rules/argument_table.py's form read by TRN021: each holds only on a pinned release between the
 commit that brought it and the release that fixed it (`until`), and is silent where the version is
-unknown (later releases are fine). Read in hiyouga/LLaMA-Factory with `git log -S`, `git show
-<tag>:<file>` and `git tag --contains`; `llmtuner` pins count as LLaMA-Factory's (linter/versions.py).
+unknown (later releases are fine). Also the FinetuningArguments check a second audit of v0.9.5's
+hparams/*.py raises found missing (the others are rows already, another rule's, or need the model
+files, the device, the environment or the output folder). Read in hiyouga/LLaMA-Factory with `git
+log -S`, `git show <tag>:<file>` and `git tag --contains`; `llmtuner` pins count as LLaMA-Factory's
+(linter/versions.py).
 """
 
 from __future__ import annotations
 
 from .argument_table import TRAIN, Row, _true
+
+_BITS = ("quantization.ref_model_bits", "quantization.reward_model_bits")
+_BIT_KEYS = ("ref_model_quantization_bit", "reward_model_quantization_bit")
 
 
 def _unsloth_drops_additional_target(facts) -> bool:
@@ -31,6 +37,14 @@ def _dpo_reference_zero12(facts) -> bool:
 
 
 FIXED_ROWS = (
+    # always: ref_model_quantization_bit and reward_model_quantization_bit came with the assert (7a3a0144a
+    # "support full-parameter PPO", v0.3.0), the same at v0.5.0, v0.7.1, v0.8.3, v0.9.0 and v0.9.5 (HQQ/EETQ
+    # widened quantization_bit only, 8aaf1185a). Every command parses FinetuningArguments.
+    *(Row("We only accept 4-bit or 8-bit quantization.", "hparams/finetuning_args.py FinetuningArguments.__post_init__",
+          "0.3.0", "7a3a0144a", key, lambda f, key=key: f.get(key) not in (None, 4, 8),
+          lambda f, key=key, name=name: (f"{name} {f.get(key)}: the model loads in 4 or 8 bits (bitsandbytes) or "
+                                         "unquantized (every release with the key has the check)"), always=True)
+      for key, name in zip(_BITS, _BIT_KEYS)),
     # model/adapter.py init_adapter: the use_unsloth branch (6faf9c35a "support unsloth", first in v0.5.0) calls
     # Unsloth's get_peft_model with r, target_modules, lora_alpha, lora_dropout (use_rslora from 0.5.3) only,
     # while LoraConfig gets modules_to_save=finetuning_args.additional_target. 95a4589bb / e25ddef08 (#3201,

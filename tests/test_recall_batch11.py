@@ -122,3 +122,20 @@ def test_dpo_reference_model_zero12(tmp_path, pins, replace, count):
     found = _found(tmp_path, _DPO, pins, replace, "TRN021")
     hits = [finding for finding in found if "requires an optimizer" in finding["message"]]
     assert len(hits) == count, found
+
+
+@pytest.mark.parametrize("extra, pin, count", [
+    ("ref_model_quantization_bit: 2\n", None, 1),       # every release with the key has the assert
+    ("reward_model_quantization_bit: 16\n", "0.9.5", 1),
+    ("ref_model_quantization_bit: 4\nreward_model_quantization_bit: 8\n", None, 0),
+    ("ref_model_quantization_bit: 3\nreward_model_quantization_bit: 3\n", "0.6.0", 2),
+])
+def test_model_quantization_bits(tmp_path, extra, pin, count):
+    (tmp_path / "lf.yaml").write_text("model_name_or_path: m\nstage: dpo\ndo_train: true\nfinetuning_type: lora\n"
+                                      f"dataset: d\ntemplate: qwen\noutput_dir: out\n{extra}")
+    if pin:
+        (tmp_path / "requirements.txt").write_text(f"llamafactory=={pin}\n")
+    versions.forget()
+    result = trainlint("check", tmp_path / "lf.yaml", "--no-detect", "--format", "json", "--select", "TRN021")
+    found = [f for f in json.loads(result.out) if "4-bit or 8-bit" in f["message"]]
+    assert len(found) == count, found

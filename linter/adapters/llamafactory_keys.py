@@ -80,6 +80,9 @@ ARGUMENT_CHECK_BINDINGS = (
     Binding("training.do_predict", "do_predict", default=False, source=_TRAINING_ARGS),
     Binding("training.reward_model", "reward_model"),
     Binding("training.reward_model_type", "reward_model_type", default="lora", source=_FINETUNING_ARGS),
+    # finetuning_args.py RLHFArguments (from 7a3a0144a, v0.3.0; default None): asserted to be None, 8 or 4
+    Binding("quantization.ref_model_bits", "ref_model_quantization_bit"),
+    Binding("quantization.reward_model_bits", "reward_model_quantization_bit"),
     Binding("training.loss_type", "pref_loss", default="sigmoid", source=_FINETUNING_ARGS),
     Binding("training.preference_label_smoothing", "dpo_label_smoothing", convert=as_float, default=0.0,
             source=_FINETUNING_ARGS),
