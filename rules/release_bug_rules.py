@@ -196,7 +196,7 @@ class PinnedReleaseSilentBug(ReleaseBug):
       own `deepspeed_config` (no `deepspeed_config_file`: DS006) on accelerate 0.17.0 to 0.33.x,
       where no Trainer arguments of the run turn bf16 or fp16 on: accelerate enables neither
       fp16 nor bf16 in the DeepSpeed config it builds and applies no fp8 layers under DeepSpeed,
-      so the model trains in fp32 (where transformer_engine or MS-AMP is installed; without
+      so the model trains in fp32 (from 0.19 where transformer_engine or MS-AMP is installed; without
       either, AcceleratorState refuses fp8 at creation).
     - A Ludwig LLM config whose text output feature's own `max_sequence_length` is above 32 and
       that writes no `generation.max_new_tokens`, on Ludwig 0.8 to 0.8.5: evaluation and

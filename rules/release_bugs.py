@@ -310,7 +310,7 @@ ROWS = (
     Row("TRN074", (Range("accelerate", "0.17.0", "0.34.0"),), accelerate_fp8("DEEPSPEED"), "precision.fp8",
         "mixed_precision fp8 with distributed_type DEEPSPEED",
         "accelerate hands DeepSpeed neither fp8 nor a 16-bit mode: no layer runs in fp8, and the model trains in "
-        "fp32 unless the DeepSpeed config itself enables bf16, with no error (without transformer_engine or MS-AMP "
+        "fp32 unless the DeepSpeed config itself enables bf16, with no error (from 0.19, without transformer_engine or MS-AMP "
         "installed, the Accelerator refuses fp8 at creation instead)",
         "accelerate DeepSpeedPlugin.set_mixed_precision; DeepSpeed with fp8 from accelerate 0.34.0 (#2983)"),
     # peft tuners_utils.py _maybe_include_all_linear_layers ("all-linear", cbd783b4d, #1295, v0.8.0) drops
