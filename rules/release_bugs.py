@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from .facts import GRPO_LIKE, read_by_repository_script
 from .release_bug_cases import (
-    BNB_LION, LM_HEAD_SHARD, VISION_WORDS, accelerate_fp8, bfd_packing, bnb_lion_32bit, chunked_nll_zero3, grpo_curriculum,
+    BNB_LION, LM_HEAD_SHARD, VISION_WORDS, accelerate_fp8, bfd_packing, bnb_lion_32bit, chunked_nll_zero3,
+    grpo_curriculum,
     grpo_liger_zero3, lora_embedding_scaled, ludwig_default_generation_short, preference_liger_zero3, sft_file,
     trainable_tokens_scaled, truncated_still_counted, zero3_bf16_lora,
 )
@@ -310,8 +311,8 @@ ROWS = (
     Row("TRN074", (Range("accelerate", "0.17.0", "0.34.0"),), accelerate_fp8("DEEPSPEED"), "precision.fp8",
         "mixed_precision fp8 with distributed_type DEEPSPEED",
         "accelerate hands DeepSpeed neither fp8 nor a 16-bit mode: no layer runs in fp8, and the model trains in "
-        "fp32 unless the DeepSpeed config itself enables bf16, with no error (from 0.19, without transformer_engine or MS-AMP "
-        "installed, the Accelerator refuses fp8 at creation instead)",
+        "fp32 unless the DeepSpeed config itself enables bf16, with no error (from 0.19, without "
+        "transformer_engine or MS-AMP installed, the Accelerator refuses fp8 at creation instead)",
         "accelerate DeepSpeedPlugin.set_mixed_precision; DeepSpeed with fp8 from accelerate 0.34.0 (#2983)"),
     # peft tuners_utils.py _maybe_include_all_linear_layers ("all-linear", cbd783b4d, #1295, v0.8.0) drops
     # only get_output_embeddings(), which a *ForSequenceClassification model lacks; 1a5d0f815 (#2033,
