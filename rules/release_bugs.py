@@ -14,9 +14,8 @@ from __future__ import annotations
 from .facts import GRPO_LIKE, read_by_repository_script
 from .release_bug_cases import (
     BNB_LION, LM_HEAD_SHARD, VISION_WORDS, accelerate_fp8, bfd_packing, bnb_lion_32bit, chunked_nll_zero3,
-    grpo_curriculum,
-    grpo_liger_zero3, lora_embedding_scaled, ludwig_default_generation_short, preference_liger_zero3, sft_file,
-    trainable_tokens_scaled, truncated_still_counted, zero3_bf16_lora,
+    grpo_curriculum, grpo_liger_zero3, lora_embedding_scaled, ludwig_default_generation_short, preference_liger_zero3,
+    sft_file, trainable_tokens_scaled, truncated_still_counted, zero3_bf16_lora,
 )
 from .axolotl_release_rows import AXOLOTL_ROWS
 from .release_table import ARGUMENT_FILES, Range, ReleaseTable, Row, fill
