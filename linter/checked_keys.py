@@ -166,6 +166,8 @@ CHECKED_KEYS = (
                                       "0.9.1: the most pixels of an image; gone in 0.9.2)"),
     ("media.image_min_pixels", "int", "the fewest pixels an input image is resized to"),
     ("media.video_max_pixels", "int", "the most pixels a video frame is resized to"),
+    ("media.video_resolution", "int", "LLaMA-Factory video_resolution as written (0.9.0: the longest side of a "
+                                      "video frame; 0.9.1: the most pixels of a frame; gone in 0.9.2)"),
     ("media.video_min_pixels", "int", "the fewest pixels a video frame is resized to"),
     ("model.rope_scaling_keys", "list", "the keys a Ludwig model_parameters.rope_scaling block holds, as written "
                                         "(type, rope_type, factor)"),
@@ -261,6 +263,8 @@ CHECKED_KEYS = (
     ("optimizer.lr_groups", "bool", "parameter groups with their own learning rates are written"),
     ("optimizer.loraplus", "bool", "LoRA+ (a larger learning rate for the B matrices) is on"),
     ("quantization.gptq", "bool", "the base model is a GPTQ-quantized checkpoint"),
+    ("quantization.ref_model_bits", "int", "the bits LLaMA-Factory quantizes the reference model in, as written"),
+    ("quantization.reward_model_bits", "int", "the bits LLaMA-Factory quantizes the reward model in, as written"),
     ("quantization.bnb_on_load", "bool", "the quantization request reaches transformers' from_pretrained as a "
      "BitsAndBytesConfig whatever quantization_config the checkpoint was saved with"),
     ("quantization.model_config", "bool", "a quantization config class other than bitsandbytes is named"),

@@ -6,6 +6,7 @@ from linter.registry import ERROR, Rule, kinds, register
 from linter.versions import older_than
 
 from .argument_adapters import ADAPTER_ROWS
+from .argument_fixed_bugs import FIXED_ROWS
 from .argument_table import EXPORT, INFER, TABLES, TRAIN
 from .argument_workflows import WORKFLOW_ROWS, launched_as
 from .facts import world_size
@@ -14,13 +15,15 @@ from .facts import world_size
 class _Facts:
     """What a row's condition reads: the config's IR values, and the run's DeepSpeed and GPUs."""
 
-    __slots__ = ("config", "deepspeed", "zero3", "zero3_offload", "world", "val_size", "not_lora", "full",
-                 "_checkpoint", "release", "_model_type", "gpus")
+    __slots__ = ("config", "deepspeed", "deepspeed_configs", "zero3", "zero3_offload", "world", "val_size",
+                 "not_lora", "full", "_checkpoint", "release", "_model_type", "gpus")
 
     def __init__(self, config, run, context, release=None):
         self.config = config
         self.release = release  # (version, where) of the package pinned near the config, or None
         self.deepspeed = any(link.kind == "deepspeed" for link in config.links)
+        self.deepspeed_configs = [linked for linked in run.linked if linked.value("file.kind") == "deepspeed"] \
+            if self.deepspeed else []
         self.zero3 = _zero3(config, run)
         self.zero3_offload = self.zero3 is True and any(
             linked.value("parallel.zero_stage") == 3 and (linked.value("parallel.offload_param") is True
@@ -195,6 +198,14 @@ class ParserRefuses(Rule):
     _setup_lora_tuning) are rows too: several adapters under ZeRO-3, Unsloth or KTransformers,
     DoRA on a GPTQ/AWQ/AQLM checkpoint, and OFT with Unsloth or KTransformers.
 
+    Behaviours of old releases that a later one fixed are rows too (rules/argument_fixed_bugs.py),
+    pinned only: on 0.5.0 to 0.6.2 `use_unsloth` drops `additional_target` (Unsloth's
+    get_peft_model gets no modules_to_save: those modules never train, silently), and on 0.1.8 to
+    0.2.0 DPO with finetuning_type full or freeze and a ZeRO-1/2 DeepSpeed config without an
+    `optimizer` block dies when the reference model is passed to deepspeed.initialize ("zero
+    stage 2 requires an optimizer"). `ref_model_quantization_bit` / `reward_model_quantization_bit`
+    other than 4 or 8 are refused in every release with the keys.
+
     Checks that later releases dropped (`predict_with_generate` while training, `pure_bf16`
     with bf16/fp16 before 0.8.3, a missing `template` before 0.9.2, ...) fire only on a pinned
     release that has them.
@@ -278,6 +289,13 @@ class ParserRefuses(Rule):
       60558388e to d670d62a6), model/adapter.py _setup_lora_tuning (ZeRO-3 04ae80a52 0.5.0, Unsloth
       5420905a2 0.7.0, KTransformers 934b3084e 0.9.4 and 887ee2b12 0.9.5, DoRA on PTQ 46f99ff27 0.6.0,
       Unsloth OFT 003a2acb1 0.9.4)
+    - src/llmtuner/model/adapter.py init_adapter (use_unsloth 6faf9c35a, 0.5.0; modules_to_save passed from
+      efa808069, 0.6.3: the fix 95a4589bb was reverted by the release commit 7468f2535 of 0.6.2),
+      hiyouga/LLaMA-Factory#3200; src/llmtuner/tuner/dpo/trainer.py (accelerator._prepare_deepspeed of the
+      reference model, e5b72c6a7, 0.1.8; fixed by 67a46e553 and 4e40f5b62, 0.2.1) and DeepSpeed
+      runtime/engine.py _configure_zero_optimizer ("zero stage {} requires an optimizer"),
+      hiyouga/LLaMA-Factory#1243, #971, #799; hparams/finetuning_args.py (ref/reward_model_quantization_bit
+      asserts, 7a3a0144a, 0.3.0)
     """
 
     code = "TRN021"
@@ -299,7 +317,7 @@ class ParserRefuses(Rule):
                 context.notes.append(f"{config.path}: {self.code} skipped: the file is read by the repository's "
                                      f"own copy of {package} ({copy}), whose checks may differ from any release's")
                 continue
-            rows = rows + WORKFLOW_ROWS + ADAPTER_ROWS if package == "llamafactory" else rows
+            rows = rows + WORKFLOW_ROWS + ADAPTER_ROWS + FIXED_ROWS if package == "llamafactory" else rows
             release = config.version(package)
             command = _command(config)
             facts = None
@@ -320,7 +338,10 @@ class ParserRefuses(Rule):
                                          f"version is unknown (the check exists from {row.since}"
                                          f"{f' until {row.until}' if row.until else ''})")
                     continue
-                if row.ignored:
+                if row.ignored and row.until is not None:
+                    when = (f"{package} {release[0]} ({release[1]}): {row.where} has {row.message} (from "
+                            f"{row.since} until {row.until}, {row.commit})")
+                elif row.ignored:
                     when = f"{row.where} has {row.message} (every release: {row.commit})"
                 elif row.until is not None:
                     when = (f"{package} {release[0]} ({release[1]}) refuses it (\"{row.message}\", {row.where}, "

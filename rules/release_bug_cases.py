@@ -172,3 +172,27 @@ def ludwig_default_generation_short(f) -> bool:
     return (f("file.kind") == "ludwig" and f("model.kind") == "llm" and bool(types) and str(types[0]).lower() == "text"
             and isinstance(length, int) and length > LUDWIG_MAX_NEW_TOKENS
             and f.config.get("generation.max_new_tokens") is None)
+
+
+# transformers training_args.py TrainingArguments.__post_init__ writes ACCELERATE_MIXED_PRECISION fp16 / bf16 over
+# the launcher's value when its fp16 / bf16 is on ("if training args is specified, it will override the one
+# specified in the accelerate config"); Axolotl and LLaMA-Factory build TrainingArguments from theirs.
+_HALF_PRECISION_READERS = ARGUMENT_FILES + ("axolotl",)
+
+
+def accelerate_fp8(kind: str):
+    """An accelerate config with distributed_type `kind` and mixed_precision fp8 (as the launch reads
+    it), in a run where no Trainer arguments turn fp16 or bf16 on (which replace fp8 before the
+    Accelerator is built). Under DEEPSPEED, only the config's own deepspeed_config: beside a
+    deepspeed_config_file accelerate refuses the written mixed_precision itself (DS006)."""
+    def applies(f) -> bool:
+        if f("file.kind") != "accelerate" or f("parallel.accelerate_distributed_type") != kind:
+            return False
+        if f("precision.fp8") is not True:
+            return False
+        if kind == "DEEPSPEED" and any(link.kind == "deepspeed" for link in f.config.links):
+            return False
+        return not any(other.value("file.kind") in _HALF_PRECISION_READERS and any(
+            other.value(key) not in (None, False) for key in ("precision.bf16", "precision.fp16"))
+            for other in f.others())
+    return applies

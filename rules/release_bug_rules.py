@@ -49,6 +49,10 @@ class PinnedReleaseCrash(ReleaseBug):
       on DeepSpeed 0.19.2 with TRL < 1.7.0 and PEFT >= 0.12.0: PEFT's fp32 adapter weights
       and the bf16 base weights are gathered into buffers of one dtype (TypeError at the
       first step). PEFT before 0.12.0 casts the adapter to the base dtype: silent there.
+    - An accelerate config with `distributed_type: FSDP` and `mixed_precision: fp8` on
+      accelerate < 0.34.0, in a run whose Trainer arguments (if any) turn neither bf16 nor fp16
+      on: the FSDP plugin has no mixed-precision policy for fp8 and the Accelerator raises
+      "Unknown mixed precision value: fp8" (before 0.17.0 the launcher refuses fp8 itself).
     - An Axolotl `rl` config with a dataset of `type: user_defined` (a string; the fields beside
       it): the RL user-defined strategies read their fields from a `type:` mapping and refuse a
       string, which the loader turns into a TypeError (every release from 0.5.0 for KTO and
@@ -114,6 +118,12 @@ class PinnedReleaseCrash(ReleaseBug):
       kto_trainer.py (v1.8.0), gathered from 0d8154ebe (#6372, v1.9.0); sft_trainer.py _chunk
       (chunked_nll, 9bcf72943, #5575, v1.4.0; gathered from c207b9f06, #5873, v1.6.0);
       huggingface/trl#3368, #4544
+    - accelerate utils/dataclasses.py FullyShardedDataParallelPlugin.set_mixed_precision (fp16,
+      bf16, fp32 only, c93b3eb5, #522, v0.11.0; "fp8" mapped to bf16 by a452327e, #2983,
+      v0.34.0), state.py AcceleratorState (calls it under FSDP; fp8 falls back to fp16 below
+      compute capability 8.9 from b0528392, #2232, v0.26.0); fp8 a launch choice from 1bfde6b9
+      (#1086, v0.17.0); transformers TrainingArguments.__post_init__ (bf16 / fp16 replace
+      ACCELERATE_MIXED_PRECISION); huggingface/accelerate#2615
     - accelerate utils/fsdp_utils.py fsdp2_prepare_model (`"ignored_params"` always passed from
       a7d6f28f, #3731, v1.11.0; only on torch >= 2.7.0 from 8ec83c8a, #3924, v1.13.0);
       constants.py FSDP2_PYTORCH_VERSION 2.6.0; huggingface/accelerate#3923
@@ -182,6 +192,12 @@ class PinnedReleaseSilentBug(ReleaseBug):
       truncation runs as a dataset filter, so long samples reach the trainer untruncated; and
       `truncate` (or `raise`, accepted from 0.13.1) with `rl` dpo / ipo / orpo / simpo / kto on
       0.12.2 to 0.16.x: the RL loader drops the long samples whatever the option says.
+    - An accelerate config with `distributed_type: DEEPSPEED`, `mixed_precision: fp8` and its
+      own `deepspeed_config` (no `deepspeed_config_file`: DS006) on accelerate 0.17.0 to 0.33.x,
+      where no Trainer arguments of the run turn bf16 or fp16 on: accelerate enables neither
+      fp16 nor bf16 in the DeepSpeed config it builds and applies no fp8 layers under DeepSpeed,
+      so the model trains in fp32 (from 0.19 where transformer_engine or MS-AMP is installed; without
+      either, AcceleratorState refuses fp8 at creation).
     - A Ludwig LLM config whose text output feature's own `max_sequence_length` is above 32 and
       that writes no `generation.max_new_tokens`, on Ludwig 0.8 to 0.8.5: evaluation and
       `predict` generate the default 32 new tokens, cutting longer answers off (Ludwig 0.8.6
@@ -246,6 +262,10 @@ class PinnedReleaseSilentBug(ReleaseBug):
       dataset.filter from 0eef385b1, #3068, v0.12.2; mapped from 2b6f4a6c9, #3401, v0.15.0);
       utils/data/rl.py _load_split / _drop_long_sequences (excess_length_strategy honoured from
       63a58cfec, #3578, v0.17.0); axolotl-ai-cloud/axolotl#3401, #3547
+    - accelerate utils/dataclasses.py DeepSpeedPlugin.set_mixed_precision (fp16 / bf16 enabled only
+      for those names until a452327e, #2983, v0.34.0, which enables bf16 for fp8) and state.py
+      AcceleratorState (`_mixed_precision = "no"` under DEEPSPEED); accelerator.py prepare (the
+      Transformer Engine conversion in prepare_model only, which DeepSpeed skips)
     - ludwig/schema/llms/generation.py LLMGenerationConfig.max_new_tokens (default 32);
       cb1f7d9d1 (#3713, v0.8.6) schema/model_types/utils.py _set_generation_max_new_tokens
     """

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from .facts import GRPO_LIKE, read_by_repository_script
 from .release_bug_cases import (
-    BNB_LION, LM_HEAD_SHARD, VISION_WORDS, bfd_packing, bnb_lion_32bit, chunked_nll_zero3, grpo_curriculum,
-    grpo_liger_zero3, lora_embedding_scaled, ludwig_default_generation_short, preference_liger_zero3, sft_file,
-    trainable_tokens_scaled, truncated_still_counted, zero3_bf16_lora,
+    BNB_LION, LM_HEAD_SHARD, VISION_WORDS, accelerate_fp8, bfd_packing, bnb_lion_32bit, chunked_nll_zero3,
+    grpo_curriculum, grpo_liger_zero3, lora_embedding_scaled, ludwig_default_generation_short, preference_liger_zero3,
+    sft_file, trainable_tokens_scaled, truncated_still_counted, zero3_bf16_lora,
 )
 from .axolotl_release_rows import AXOLOTL_ROWS
 from .release_table import ARGUMENT_FILES, Range, ReleaseTable, Row, fill
@@ -181,6 +181,17 @@ ROWS = (
         "FSDP2 (\"a model and optimizer must be passed together to `Accelerator.prepare()`\"), so every rank "
         "dies when training starts",
         "huggingface/accelerate#3476; fixed by transformers 4.51.0 (#37147)"),
+    # accelerate utils/dataclasses.py FullyShardedDataParallelPlugin.set_mixed_precision (c93b3eb5, #522, v0.11.0)
+    # maps fp16/bf16/fp32 only and raises for anything else; state.py AcceleratorState calls it with the launch's
+    # mixed_precision under FSDP. fp8 became a launch choice in v0.17.0 (1bfde6b9, #1086; before, launch's
+    # PrecisionType() refuses it); from b0528392 (#2232, v0.26.0) a GPU below compute capability 8.9 falls back to
+    # fp16 first. a452327e (#2983, v0.34.0) maps fp8 to bf16 (huggingface/accelerate#2615).
+    Row("TRN073", (Range("accelerate", None, "0.34.0"),), accelerate_fp8("FSDP"), "precision.fp8",
+        "mixed_precision fp8 with distributed_type FSDP",
+        "accelerate's FSDP plugin cannot build a mixed-precision policy for fp8, so every rank dies when the "
+        "Accelerator is created (\"Unknown mixed precision value: fp8\"; before 0.17 the launcher refuses fp8 itself, "
+        "and 0.26 to 0.33 on a GPU below compute capability 8.9 fall back to fp16 instead)",
+        "huggingface/accelerate#2615; FSDP with fp8 from accelerate 0.34.0 (#2983)"),
     # sft_trainer.py SFTTrainer.__init__: 3822674de (#5359, v1.0.0, still at v1.9.0) raises when
     # padding_free and not packing and max_length is not None (SFTConfig.max_length default 1024).
     Row("TRN073", (Range("trl", "1.0.0", None),), _padding_free_unpacked, "sequence.padding_free",
@@ -292,6 +303,16 @@ ROWS = (
         "PEFT adds the adapter's embedding delta without the model's sqrt(hidden_size) embedding scale, so the "
         "adapter's update reaches the model scaled down by that factor (the base embedding is scaled) and trains "
         "differently from the same adapter merged, silently", "huggingface/peft#2809; fixed in PEFT 0.18.0 (#2825)"),
+    # accelerate state.py AcceleratorState sets _mixed_precision "no" under DEEPSPEED, and DeepSpeedPlugin.
+    # set_mixed_precision enables fp16 / bf16 only for those names ("auto" and absent blocks become false), so fp8
+    # (a launch choice from 1bfde6b9, #1086, v0.17.0) reaches neither DeepSpeed nor Transformer Engine, whose
+    # conversion only prepare_model applies; a452327e (#2983, v0.34.0) enables bf16 and fp8 for it.
+    Row("TRN074", (Range("accelerate", "0.17.0", "0.34.0"),), accelerate_fp8("DEEPSPEED"), "precision.fp8",
+        "mixed_precision fp8 with distributed_type DEEPSPEED",
+        "accelerate hands DeepSpeed neither fp8 nor a 16-bit mode: no layer runs in fp8, and the model trains in "
+        "fp32 unless the DeepSpeed config itself enables bf16, with no error (from 0.19, without "
+        "transformer_engine or MS-AMP installed, the Accelerator refuses fp8 at creation instead)",
+        "accelerate DeepSpeedPlugin.set_mixed_precision; DeepSpeed with fp8 from accelerate 0.34.0 (#2983)"),
     # peft tuners_utils.py _maybe_include_all_linear_layers ("all-linear", cbd783b4d, #1295, v0.8.0) drops
     # only get_output_embeddings(), which a *ForSequenceClassification model lacks; 1a5d0f815 (#2033,
     # v0.13.0) also drops the classifier head for task_type SEQ_CLS.

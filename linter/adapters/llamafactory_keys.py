@@ -80,6 +80,9 @@ ARGUMENT_CHECK_BINDINGS = (
     Binding("training.do_predict", "do_predict", default=False, source=_TRAINING_ARGS),
     Binding("training.reward_model", "reward_model"),
     Binding("training.reward_model_type", "reward_model_type", default="lora", source=_FINETUNING_ARGS),
+    # finetuning_args.py RLHFArguments (from 7a3a0144a, v0.3.0; default None): asserted to be None, 8 or 4
+    Binding("quantization.ref_model_bits", "ref_model_quantization_bit"),
+    Binding("quantization.reward_model_bits", "reward_model_quantization_bit"),
     Binding("training.loss_type", "pref_loss", default="sigmoid", source=_FINETUNING_ARGS),
     Binding("training.preference_label_smoothing", "dpo_label_smoothing", convert=as_float, default=0.0,
             source=_FINETUNING_ARGS),
@@ -119,6 +122,8 @@ ARGUMENT_CHECK_BINDINGS = (
     Binding("media.image_max_pixels", "image_max_pixels", default=768 * 768, source=_MODEL_ARGS),
     # model_args.py 0.9.0 (default 512, the longest side) and 0.9.1 (512 * 512 pixels): no default here
     Binding("media.image_resolution", "image_resolution"),
+    # model_args.py 0.9.0 (default 128, the longest frame side) and 0.9.1 (128 * 128 pixels): no default here
+    Binding("media.video_resolution", "video_resolution"),
     Binding("media.image_min_pixels", "image_min_pixels", default=32 * 32, source=_MODEL_ARGS),
     Binding("media.video_max_pixels", "video_max_pixels", default=256 * 256, source=_MODEL_ARGS),
     Binding("media.video_min_pixels", "video_min_pixels", default=16 * 16, source=_MODEL_ARGS),
