@@ -325,8 +325,6 @@ CHECKED_KEYS = (
     ("training.dpo_norm_loss", "bool", "dpo_norm_loss is written (any value but null)"),
     ("training.rpo_alpha_written", "bool", "Axolotl rpo_alpha is written (any value but null)"),
     # Fourth audit (rules/refusal_rows_fourth.py), Axolotl values as written
-    ("parallel.fsdp_use_orig_params", "bool|str", "FSDP keeps the original parameters beside the flat ones "
-     "(fsdp_config use_orig_params), as written"),
     ("attention.scaling_softmax", "bool", "scaled softmax (SSMax) attention is on (Axolotl scaling_softmax)"),
     ("attention.flex_flag", "bool", "the legacy boolean flex_attention flag is on"),
     ("training.grpo_liger_loss", "bool", "Axolotl GRPO computes its loss with Liger's fused kernel (trl.use_liger_loss)"),
