@@ -330,4 +330,32 @@ CHECKED_KEYS = (
     ("training.dpo_generate_during_eval", "bool", "dpo_generate_during_eval is written (any value but null)"),
     ("training.dpo_norm_loss", "bool", "dpo_norm_loss is written (any value but null)"),
     ("training.rpo_alpha_written", "bool", "Axolotl rpo_alpha is written (any value but null)"),
+    # Fourth audit (rules/refusal_rows_fourth.py), Axolotl values as written
+    ("attention.scaling_softmax", "bool", "scaled softmax (SSMax) attention is on (Axolotl scaling_softmax)"),
+    ("attention.flex_flag", "bool", "the legacy boolean flex_attention flag is on"),
+    ("training.grpo_liger_loss", "bool", "Axolotl GRPO computes its loss with Liger's fused kernel (trl.use_liger_loss)"),
+    ("parallel.context_parallel_size", "num", "the context-parallel degree written (Axolotl context_parallel_size)"),
+    ("model.glm_dsa_kernels", "bool", "GLM DSA kernels with their own context-parallel attention are on (Axolotl "
+     "use_glm_dsa_kernels)"),
+    ("data.dataset_count", "int", "how many training datasets the file lists"),
+    ("data.dataset_jinja_missing", "bool", "a dataset entry names chat_template jinja without a chat_template_jinja "
+     "of its own"),
+    ("training.beta", "num", "the top-level preference beta as written (Axolotl beta)"),
+    ("training.trl_beta", "num", "the preference beta of the trl block as written (Axolotl trl.beta)"),
+    ("adapter.peft_block", "bool", "a `peft:` block (LoftQ initialisation) is written"),
+    ("model.onebitllms", "bool", "the model is trained as a 1-bit (BitNet) model (Axolotl use_onebitllms)"),
+    ("training.multi_objective_aggregation", "str", "how GDPO/GRPO combine several rewards (Axolotl "
+     "trl.multi_objective_aggregation), as written"),
+    ("training.dpo_loss_type_given", "bool", "Axolotl dpo_loss_type is written (any value but null)"),
+    ("training.dpo_loss_weights_given", "bool", "Axolotl dpo_loss_weights is written (any value but null)"),
+    ("training.dpo_loss_type_count", "int", "how many DPO loss types are listed (Axolotl dpo_loss_type)"),
+    ("training.dpo_loss_weights_count", "int", "how many DPO loss weights are listed (Axolotl dpo_loss_weights)"),
+    ("training.ebft_mode", "str", "the EBFT trainer's mode (structured, strided), as written"),
+    ("memory.activation_offloading_written", "bool|str", "activation_offloading as written (true, legacy, disk, "
+     "hidden_states)"),
+    ("eval.causal_lm_metrics", "list", "the generation metrics named for evaluation (Axolotl eval_causal_lm_metrics), "
+     "as written"),
+    ("training.torch_compile_option_names", "list", "the Inductor options named in torch_compile_options"),
+    ("attention.large_head_written", "str", "the attention policy for heads too large for flash attention (Axolotl "
+     "large_head_attention), lower-cased"),
 )

@@ -54,12 +54,25 @@ class ConfigRefused(Rule):
     `lora_target_linear`, without a LoRA adapter or without `load_in_*bit`, `fp32_norms`
     without FSDP2, `cpu_offload_pin_memory: false` off FSDP2 or without `offload_params`,
     `fp8_enable_fsdp_float8_all_gather` off FSDP2, `model_quantization_config: Mxfp4Config` with
-    `cpu_ram_efficient_loading`, and `do_causal_lm_eval` with `eval_sample_packing`; the others
-    stay silent. Pinned only: `attn_implementation` beside a legacy
+    `cpu_ram_efficient_loading`, and `do_causal_lm_eval` with `eval_sample_packing`; from the fourth
+    audit `optimizer: muon` with FSDP1 (any FSDP before v0.13.1), `q_galore_adamw8bit` with an
+    adapter, DeepSpeed, FSDP1 or without `use_orig_params`, `scaling_softmax` without flex
+    attention, `gemma4_hybrid_attn_impl` with another backend, `large_head_attention` outside
+    auto/sdpa/triton_flash, `context_parallel_size` > 1 without flash attention, with packed
+    micro-batches above 1, or with GRPO's Liger loss, `streaming` packing of several datasets,
+    unknown `eval_causal_lm_metrics`, `rl: gdpo` with `sum_then_normalize`, `dpo_loss_weights`
+    without `dpo_loss_type` or of another length, EBFT strided with `torch_compile` and
+    checkpointing or with activation offloading under flex, QAT with a `peft:` block,
+    `use_onebitllms` with LoRA, `selective_checkpointing` with reentrant checkpointing or another
+    offloader, Inductor options outside Axolotl's allowlist; the others stay silent. Pinned only: `attn_implementation` beside a legacy
     attention flag or as a short alias (flash, flex, sdp; v0.17.0), FSDP2 (`fsdp_version: 2`)
     with load_in_*bit for DPO/KTO/ORPO/IPO (v0.12.0), two cross-entropy replacements
     (cut/chunked/liger; v0.13.1), `relora` without `jagged_restart_steps` (v0.12.0), a
-    `lora_target_modules` entry that is no regular expression, such as `*_proj` (v0.16.0).
+    `lora_target_modules` entry that is no regular expression, such as `*_proj` (v0.16.0), a
+    dataset entry with `chat_template: jinja` and no `chat_template_jinja` of its own (v0.7.0),
+    `beta` unequal to `trl.beta` (v0.8.0), qlora with `gptq`, an `attn_implementation` no backend
+    has (v0.17.0), ReLoRA without an adapter or with FSDP or DeepSpeed (v0.12.0), a Nemotron-H
+    base model checkpointed without packing (v0.16.0).
 
     ## Why is this bad?
     `axolotl train` / `axolotl preprocess` validate the YAML before anything else
@@ -125,7 +138,10 @@ class ConfigRefused(Rule):
       7b68dfafd (#1680, v0.12.0), check_fsdp2_cpu_offload_pin_memory 850c1a5f8 (#3167, v0.13.0),
       check_fp8_config 208fb7b8e (#2926, v0.12.0), check_gpt_oss_fsdp_loading 9d5c95db6 (#3019,
       v0.12.0), check_lora_target_modules_regex 55a7950e3 (#3538, v0.16.0), check_causal_lm_evals
-      5a5d47458 (#1274, v0.5.0); peft src/peft/tuners/lora/layer.py ParamWrapper.__init__ ("does not work with
+      5a5d47458 (#1274, v0.5.0); the fourth audit's rows in rules/refusal_rows_fourth.py, each
+      with its commit (check_muon_deepspeed_fsdp bbd3486f5, #3264, v0.13.1; check_qgalore
+      20f56fac1, #3654; check_scaling_softmax_requires_flex 258ce8d4f, #3338, and e4032fc90, #3602;
+      SFTDataset.check_chat_template_config bfc77b0f3, #1970, reached from b194e17c2, #2260); peft src/peft/tuners/lora/layer.py ParamWrapper.__init__ ("does not work with
       lora_dropout != 0.", f3b97c370, #2638, v0.17.0)
     - axolotl-ai-cloud/axolotl#833 (early stopping with eval_steps 1.0), #1286 (test_datasets
       with early stopping), #28, #73, #1513

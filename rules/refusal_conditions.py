@@ -72,6 +72,14 @@ class Contains(Condition):
         return isinstance(found, str) and self.part in found.lower()
 
 
+class NotContains(Contains):
+    """A string without the lower-cased `part` (a value that is no string does not hold)."""
+
+    def holds(self, config) -> bool:
+        found = config.value(self.keys[0])
+        return isinstance(found, str) and self.part not in found.lower()
+
+
 class AnyOf(Condition):
     def __init__(self, *conditions: Condition):
         self.conditions = conditions
@@ -113,6 +121,29 @@ class Compare(Condition):
     def holds(self, config) -> bool:
         found = config.value(self.keys[0])
         return is_number(found) and self.test(found, self.bound)
+
+
+class Differ(Condition):
+    """`data[a] and data[b] and data[a] != data[b]`: both written truthy, with unequal values."""
+
+    def __init__(self, key: str, other: str):
+        self.keys = (key, other)
+
+    def holds(self, config) -> bool:
+        value, other = (config.value(key) for key in self.keys)
+        return bool(value) and bool(other) and value != other
+
+
+class HasOtherThan(Condition):
+    """A list (or a mapping's keys) naming something outside `allowed` (`set(value) - allowed`)."""
+
+    def __init__(self, key: str, *allowed: str):
+        self.keys, self.allowed = (key,), frozenset(allowed)
+
+    def holds(self, config) -> bool:
+        found = config.value(self.keys[0])
+        return isinstance(found, (list, tuple)) and any(
+            not isinstance(item, str) or item not in self.allowed for item in found)
 
 
 class FromRelease(Condition):

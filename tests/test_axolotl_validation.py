@@ -105,14 +105,15 @@ CASES = [
     ("remove_unused_columns: False", {"rl": "kto"}, {"rl": "kto", "remove_unused_columns": False}),
     ("are for DPO only", {"rl": "orpo", "dpo_loss_type": ["sigmoid"]}, {"rl": "dpo", "dpo_loss_type": ["sigmoid"]}),
     ("deepspeed and fsdp", {"deepspeed": "ds.json", "fsdp": ["full_shard"]}, {"deepspeed": "ds.json"}),
-    ("Muon optimizer", {"optimizer": "muon", "deepspeed": "ds.json"}, {"optimizer": "muon"}),
+    ("Muon optimizer is currently incompatible with DeepSpeed", {"optimizer": "muon", "deepspeed": "ds.json"},
+     {"optimizer": "muon"}),
     ("DeepCompile", {"deepcompile": True}, {"deepcompile": True, "deepspeed": "ds.json"}),
     ("falcon", {"base_model": "tiiuae/falcon-7b", "fsdp": ["full_shard"]}, {"base_model": "tiiuae/falcon-7b"}),
     ("MPT", {"base_model": "mosaicml/mpt-7b", "gradient_checkpointing": True},
      {"base_model": "mosaicml/mpt-7b", "gradient_checkpointing": False}),
     ("activation_offloading requires", {"activation_offloading": True},
      {"activation_offloading": True, "gradient_checkpointing": True}),
-    ("selective_checkpointing requires", {"selective_checkpointing": True},
+    ("selective_checkpointing requires gradient", {"selective_checkpointing": True},
      {"selective_checkpointing": True, "gradient_checkpointing": True}),
     ("partially frozen", {"unfrozen_parameters": ["^lm_head.weight$"], "gradient_checkpointing": True,
                           "gradient_checkpointing_kwargs": {"use_reentrant": True}},
@@ -121,8 +122,8 @@ CASES = [
     ("max_memory and gpu_memory_limit", {"max_memory": {"0": "20GiB"}, "gpu_memory_limit": "20GiB"},
      {"gpu_memory_limit": "20GiB"}),
     ("noisy_embedding_alpha", {"neftune_noise_alpha": 5, "noisy_embedding_alpha": 5}, {"neftune_noise_alpha": 5}),
-    ("torch_compile_options", {"torch_compile_options": {"mode": "max-autotune"}},
-     {"torch_compile_options": {"mode": "max-autotune"}, "torch_compile": True}),
+    ("torch_compile_options is set but", {"torch_compile_options": {"max_autotune_gemm": True}},
+     {"torch_compile_options": {"max_autotune_gemm": True}, "torch_compile": True}),
     # second audit (rules/refusal_rows.py)
     ("set to 'jinja'", {"chat_template": "jinja"}, {"chat_template": "jinja", "chat_template_jinja": "{{ messages }}"}),
     ("added_tokens_overrides is not supported", {**_MISTRAL, "added_tokens_overrides": {"10": "<tool>"}},
@@ -183,6 +184,77 @@ CASES = [
     ("`dpo_generate_during_eval` is no longer", {"rl": "dpo", "dpo_generate_during_eval": False}, {"rl": "dpo"}),
     ("`dpo_norm_loss` is no longer", {"rl": "dpo", "dpo_norm_loss": True}, {"rl": "dpo"}),
     ("`rpo_alpha` has been deprecated", {"rl": "dpo", "rpo_alpha": 0.5}, {"rl": "dpo"}),
+    # fourth audit (rules/refusal_rows_fourth.py)
+    ("Muon optimizer is only compatible with FSDP2", {"optimizer": "muon", "fsdp": ["full_shard"]},
+     {"optimizer": "muon", "fsdp": ["full_shard"], "fsdp_version": 2}),
+    ("incompatible with adapter=", {"optimizer": "q_galore_adamw8bit", **_LORA}, {"optimizer": "q_galore_adamw8bit"}),
+    ("q_galore_adamw8bit is not yet validated with DeepSpeed", {"optimizer": "q_galore_adamw8bit", "deepspeed": "ds.json"},
+     {"optimizer": "adamw_8bit", "deepspeed": "ds.json"}),
+    ("q_galore_adamw8bit requires FSDP2", {"optimizer": "q_galore_adamw8bit", "fsdp_config": {"use_orig_params": True}},
+     {"optimizer": "q_galore_adamw8bit", "fsdp_version": 2, "fsdp_config": {"use_orig_params": True}}),
+    ("requires fsdp_config.use_orig_params=True", {"optimizer": "q_galore_adamw8bit", **_FSDP2},
+     {"optimizer": "q_galore_adamw8bit", "fsdp_version": 2, "fsdp_config": {"fsdp_use_orig_params": True}}),
+    ("scaling_softmax requires flex attention", {"scaling_softmax": True},
+     {"scaling_softmax": True, "flex_attention": True}),
+    ("gemma4_hybrid_attn_impl requires", {"gemma4_hybrid_attn_impl": True, "attn_implementation": "sdpa"},
+     {"gemma4_hybrid_attn_impl": True}),
+    ("is not a recognized backend", {"attn_implementation": "flash_attn"},
+     {"attn_implementation": "kernels-community/flash-attn3"}),
+    ("large_head_attention must be one of", {"large_head_attention": "triton"}, {"large_head_attention": "Triton_Flash"}),
+    ("context_parallel_size > 1 requires flash attention", {"context_parallel_size": 2, "attn_implementation": "sdpa"},
+     {"context_parallel_size": 2, "attn_implementation": "flash_attention_3"}),
+    ("ring-flash-attn", {"context_parallel_size": 2, "flash_attention": True, "sample_packing": True},
+     {"context_parallel_size": 2, "flash_attention": True, "sample_packing": True, "micro_batch_size": 1}),
+    ("GRPO + SP + Liger", {"rl": "grpo", "trl": {"use_liger_loss": True}, "context_parallel_size": 2,
+                           "flash_attention": True},
+     {"rl": "grpo", "trl": {"use_liger_loss": True}, "context_parallel_size": 1}),
+    ("multiple streaming datasets", {"streaming": True, "max_steps": 100, "sample_packing": True,
+                                     "datasets": [{"path": "a/b", "type": "alpaca"}, {"path": "c/d", "type": "alpaca"}]},
+     {"streaming": True, "max_steps": 100, "sample_packing": True}),
+    ("required when chat_template is set to jinja", {"datasets": [{"path": "a/b", "type": "chat_template",
+                                                                   "chat_template": "jinja"}]},
+     {"datasets": [{"path": "a/b", "type": "chat_template", "chat_template": "jinja",
+                    "chat_template_jinja": "{{ messages }}"}]}),
+    ("eval_causal_lm_metrics must be one of", {"do_causal_lm_eval": True, "eval_causal_lm_metrics": ["bleu"]},
+     {"do_causal_lm_eval": True, "eval_causal_lm_metrics": ["sacrebleu", "chrf"]}),
+    ("beta and trl.beta must match", {"rl": "dpo", "beta": 0.1, "trl": {"beta": 0.2}},
+     {"rl": "dpo", "beta": 0.1, "trl": {"beta": 0.1}}),
+    ("but GDPO was selected", {"rl": "gdpo", "trl": {"multi_objective_aggregation": "sum_then_normalize"}},
+     {"rl": "grpo", "trl": {"multi_objective_aggregation": "sum_then_normalize"}}),
+    ("`dpo_loss_weights` requires `dpo_loss_type`", {"rl": "dpo", "dpo_loss_weights": [1.0]},
+     {"rl": "dpo", "dpo_loss_weights": [1.0], "dpo_loss_type": ["sigmoid"]}),
+    ("must be the same length", {"rl": "dpo", "dpo_loss_type": ["sigmoid", "sft"], "dpo_loss_weights": [1.0]},
+     {"rl": "dpo", "dpo_loss_type": ["sigmoid", "sft"], "dpo_loss_weights": [1.0, 0.5]}),
+    ("`torch_compile: true` with `gradient_checkpointing: true`",
+     {"rl": "ebft", "ebft": {"mode": "strided"}, "torch_compile": True, "gradient_checkpointing": True},
+     {"rl": "ebft", "ebft": {"mode": "structured"}, "torch_compile": True, "gradient_checkpointing": True}),
+    ("`activation_offloading: true` is incompatible", {"rl": "ebft", "ebft": {"mode": "strided"},
+                                                       "activation_offloading": True, "flex_attention": True,
+                                                       "gradient_checkpointing": True},
+     {"rl": "ebft", "ebft": {"mode": "strided"}, "flex_attention": True, "gradient_checkpointing": True}),
+    ("Can't merge qlora if gptq", {"adapter": "qlora", "gptq": True, "merge_lora": True},
+     {"adapter": "lora", "gptq": True, "merge_lora": True}),
+    ("Can't load qlora if gptq", {"adapter": "qlora", "gptq": True}, {"adapter": "lora", "gptq": True}),
+    ("QAT and PEFT", {**_QAT, "peft": {"loftq_config": {"loftq_bits": 4}}}, _QAT),
+    ("not supported with use_onebitllms", {"use_onebitllms": True, **_LORA}, {"use_onebitllms": True}),
+    ("cfg.adapter must support ReLoRA", {"relora": True, "jagged_restart_steps": 100},
+     {"relora": True, "jagged_restart_steps": 100, **_LORA}),
+    ("fsdp not supported with ReLoRA", {**_LORA, "relora": True, "jagged_restart_steps": 100, "fsdp": ["full_shard"]},
+     {**_LORA, "relora": True, "jagged_restart_steps": 100}),
+    ("deepspeed not supported with ReLoRA", {**_LORA, "relora": True, "jagged_restart_steps": 100,
+                                             "deepspeed": "ds.json"},
+     {**_LORA, "relora": True, "jagged_restart_steps": 100}),
+    ("requires non-reentrant checkpointing", {"selective_checkpointing": True, "gradient_checkpointing": True,
+                                              "gradient_checkpointing_kwargs": {"use_reentrant": True}},
+     {"selective_checkpointing": True, "gradient_checkpointing": True,
+      "gradient_checkpointing_kwargs": {"use_reentrant": False}}),
+    ("only compatible with activation_offloading: hidden_states",
+     {"selective_checkpointing": True, "gradient_checkpointing": True, "activation_offloading": "legacy"},
+     {"selective_checkpointing": True, "gradient_checkpointing": True, "activation_offloading": "hidden_states"}),
+    ("nemotron_h requires sample_packing", {"base_model": "nvidia/Nemotron-H-8B-Base-8K", "gradient_checkpointing": True},
+     {"base_model": "nvidia/Nemotron-H-8B-Base-8K", "gradient_checkpointing": True, "sample_packing": True}),
+    ("disallowed inductor flags", {"torch_compile": True, "torch_compile_options": {"max_autotune": True}},
+     {"torch_compile": True, "torch_compile_options": {"max_autotune_gemm": True}}),
 ]
 # Checks Axolotl dropped later: (piece, fires, neighbour, a release that has the check)
 DROPPED = [
@@ -200,12 +272,14 @@ DROPPED = [
     # v0.4.0's form: test_datasets did not exempt the eval set yet (axolotl#1286)
     ("evaluation_strategy are not supported", {"val_set_size": 0, "eval_steps": 50, "test_datasets": _TEST_SETS},
      {"val_set_size": 0, "test_datasets": _TEST_SETS}, "0.4.0"),
+    ("Muon optimizer is currently incompatible with DeepSpeed and FSDP", {"optimizer": "muon", **_FSDP2},
+     {"optimizer": "muon"}, "0.13.0"),
     ("is set but `gptq` flag is not", {"base_model": "TheBloke/Llama-2-7B-GPTQ"},
      {"base_model": "TheBloke/Llama-2-7B-GPTQ", "gptq": True}, "0.8.1"),
 ]
 # The release before each row's first release (git tag --sort=creatordate).
 _BEFORE = {"0.2.1": "0.2.0", "0.3.0": "0.2.1", "0.4.0": "0.3.0", "0.5.0": "0.4.0", "0.5.1": "0.5.0",
-           "0.6.0": "0.5.2", "0.7.0": "0.6.0", "0.8.0": "0.7.1", "0.10.0": "0.9.2", "0.11.0": "0.10.1", "0.12.0": "0.11.0", "0.13.0": "0.12.2", "0.13.1": "0.13.0", "0.14.0": "0.13.2",
+           "0.6.0": "0.5.2", "0.7.0": "0.6.0", "0.8.0": "0.7.1", "0.10.0": "0.9.2", "0.11.0": "0.10.1", "0.12.0": "0.11.0", "0.13.0": "0.12.2", "0.13.1": "0.13.0", "0.13.2": "0.13.1", "0.14.0": "0.13.2",
            "0.15.0": "0.14.0", "0.16.0": "0.15.0", "0.17.0": "0.16.1", "0.18.0": "0.17.0"}
 _IDS = [piece for piece, _, _ in CASES]
 
@@ -226,6 +300,8 @@ def _refusals():
 
 def _row(piece: str):
     rows = [row for row in _refusals() if piece in row.message]
+    if len(rows) > 1 and any(row.message == piece for row in rows):  # one message begins another
+        rows = [row for row in rows if row.message == piece]
     if len(rows) > 1:  # "tokens override" is also inside "special_tokens override": the row it begins
         rows = [row for row in rows if row.message.startswith(piece)]
     assert len(rows) == 1, (piece, len(rows))
@@ -379,3 +455,24 @@ def test_third_audit_rows_read_the_config_as_axolotl_does(tmp_path):
         (tmp_path / name).mkdir()
         found = _messages(_config(tmp_path / name, settings))
         assert (any(piece in message for message in found) if piece else found == []), (name, found)
+
+
+def test_fourth_audit_rows_read_the_config_as_axolotl_does(tmp_path):
+    """Per-dataset jinja: only SFTDataset checks it (not DPO datasets), its own chat_template_jinja counts;
+    Muon/q_galore: fsdp_config's own fsdp_version counts; context parallelism: gemma4_hybrid_attn_impl brings
+    flash_attention_2; DoRA without rl is no DPO loss setting (check_dpo reads dpo_loss_type/_weights only)."""
+    jinja = [{"path": "a/b", "type": "chat_template", "chat_template": "jinja"}]
+    cases = (("a", {"rl": "dpo", "datasets": jinja}, None),
+             ("b", {"datasets": jinja, "chat_template_jinja": "{{ messages }}"}, "set to jinja"),
+             ("c", {"optimizer": "muon", "fsdp_config": {"fsdp_version": 2}}, None),
+             ("d", {"optimizer": "muon", "fsdp_config": {"fsdp_version": 1}}, "only compatible with FSDP2"),
+             ("e", {"context_parallel_size": 2, "gemma4_hybrid_attn_impl": True}, None),
+             ("f", {**_LORA, "peft_use_dora": True}, None),
+             ("g", {"streaming": True, "max_steps": 10, "sample_packing": True}, None),
+             ("h", {"scaling_softmax": True, "attn_implementation": "flex_attention"}, None))
+    for name, settings, piece in cases:
+        (tmp_path / name).mkdir()
+        found = _messages(_config(tmp_path / name, settings))
+        assert (any(piece in message for message in found) if piece else found == []), (name, found)
+    (tmp_path / "old").mkdir()  # 0.6.0: pydantic's union took a failing SFTDataset as a DPODataset
+    assert _messages(_config(tmp_path / "old", {"datasets": jinja}, pin="0.6.0")) == []

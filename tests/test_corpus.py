@@ -130,6 +130,12 @@ def test_corpus_lints_without_crash_and_without_false_errors(corpus, gpu):
     reviewed["TRN020"] = "FSDP"
     assert sorted(f["file"].split("examples/")[-1] for f in errors(findings) if f["code"] == "TRN020") \
         == ["llama-4/do-no-use-fa2/scout-vision-qlora-fsdp.yaml", "mistral4/fft-text.yml", "mistral4/fft-vision.yml"]
+    # TRN025 on every GPU, one file: axolotl's ebft/llama-3b-ebft-strided-fft.yaml (rl: ebft, mode strided,
+    # torch_compile: true with gradient_checkpointing: true), which its own check_ebft_torch_compile refuses
+    # (schemas/validation.py EBFTValidationMixin; example and check both from c50c4acbf, #3527).
+    reviewed["TRN025"] = "EBFT strided"
+    assert sorted(f["file"].split("examples/")[-1] for f in errors(findings) if f["code"] == "TRN025") \
+        == ["ebft/llama-3b-ebft-strided-fft.yaml"]
     memory = {str(Path(f["file"]).resolve().relative_to(corpus.resolve())) for f in errors(findings)
               if f["code"] == "MEM001"}
     assert memory == MEM001_REVIEWED[gpu]

@@ -30,6 +30,11 @@ def _real(value: Any) -> Any:
     return value
 
 
+def _count(value: Any) -> Any:
+    """How many entries a list holds (None for anything else)."""
+    return len(value) if isinstance(value, list) else None
+
+
 def _flag_or_text(value: Any) -> Any:
     return value if isinstance(value, (bool, str)) else bool(value)
 
@@ -147,4 +152,27 @@ CHECKED_BINDINGS = (
     Binding("training.dpo_generate_during_eval", "dpo_generate_during_eval", convert=lambda value: value is not None),
     Binding("training.dpo_norm_loss", "dpo_norm_loss", convert=lambda value: value is not None),
     Binding("training.rpo_alpha_written", "rpo_alpha", convert=lambda value: value is not None),
+    # Fourth audit (rules/refusal_rows_fourth.py): the written values these validators test
+    Binding("parallel.fsdp_use_orig_params", "fsdp_config.use_orig_params", "fsdp_config.fsdp_use_orig_params",
+            convert=_scalar),
+    Binding("attention.scaling_softmax", "scaling_softmax", convert=bool),
+    Binding("attention.flex_flag", "flex_attention", convert=bool),
+    Binding("training.grpo_liger_loss", "trl.use_liger_loss", convert=bool),
+    Binding("parallel.context_parallel_size", "context_parallel_size", convert=_real),
+    Binding("model.glm_dsa_kernels", "use_glm_dsa_kernels", convert=bool),
+    Binding("data.dataset_count", "datasets", convert=_count),
+    Binding("training.beta", "beta", convert=_real),
+    Binding("training.trl_beta", "trl.beta", convert=_real),
+    Binding("adapter.peft_block", "peft", convert=bool),
+    Binding("model.onebitllms", "use_onebitllms", convert=bool),
+    Binding("training.multi_objective_aggregation", "trl.multi_objective_aggregation", convert=_scalar),
+    Binding("training.dpo_loss_type_given", "dpo_loss_type", convert=lambda value: value is not None),
+    Binding("training.dpo_loss_weights_given", "dpo_loss_weights", convert=lambda value: value is not None),
+    Binding("training.dpo_loss_type_count", "dpo_loss_type", convert=_count),
+    Binding("training.dpo_loss_weights_count", "dpo_loss_weights", convert=_count),
+    Binding("training.ebft_mode", "ebft.mode", convert=_scalar),
+    Binding("memory.activation_offloading_written", "activation_offloading", convert=_scalar),
+    Binding("eval.causal_lm_metrics", "eval_causal_lm_metrics", convert=_as_written),
+    Binding("training.torch_compile_option_names", "torch_compile_options", convert=lambda value: list(value) if isinstance(value, dict) else None),
+    Binding("attention.large_head_written", "large_head_attention", convert=lambda value: str(value).lower()),
 )

@@ -59,7 +59,7 @@ def record_checked(read: Reader) -> None:
     kernels = [key for key in ("lora_mlp_kernel", "lora_qkv_kernel", "lora_o_kernel") if _truthy(read, key)]
     read.set("adapter.kernels", bool(kernels), *(kernels[:1] or ["lora_mlp_kernel"]))
     # check_dpo: `dpo_loss_type` / `dpo_loss_weights` not None
-    losses = [key for key in ("dpo_loss_type", "dpo_loss_weights", "peft_use_dora") if _given(read, key)]
+    losses = [key for key in ("dpo_loss_type", "dpo_loss_weights") if _given(read, key)]
     if losses:
         read.set("training.dpo_loss_mix", True, losses[0])
     flags = [key for key in _LEGACY_FLAGS if _truthy(read, key)]
@@ -69,6 +69,7 @@ def record_checked(read: Reader) -> None:
     if patches:  # located at the second one (the one that conflicts)
         read.set("training.cross_entropy_patches", len(patches), patches[min(1, len(patches) - 1)])
     _record_grpo_batch(read)
+    _record_dataset_templates(read)
     read.config.set("launch.validated_by", _fact(read, "axolotl"))
     # utils/data/rl.py load_prepare_dpo_datasets (load_prepare_preference_datasets from v0.7.0): every
     # `rl` kind takes this loader (cli/train.py `if cfg.rl:`), and it built the eval set from
@@ -94,6 +95,26 @@ def _record_grpo_batch(read: Reader) -> None:
         at = ("micro_batch_size",) if read.node("micro_batch_size") is not None else ("trl", "num_generations")
     if all(isinstance(f, int) and not isinstance(f, bool) for f in factors):
         read.set("training.grpo_generation_batch", factors[0] * (factors[1] if len(factors) > 1 else 1), *at)
+
+
+def _record_dataset_templates(read: Reader) -> None:
+    """The first datasets[] entry that SFTDataset.check_chat_template_config refuses (utils/schemas/
+    datasets.py): `chat_template: jinja` without a `chat_template_jinja` of its own (`_synthetic`
+    datasets are built as SyntheticDataset instead)."""
+    datasets = read.node("datasets")
+    if not isinstance(datasets, Sequence):
+        return
+    for item in datasets.items:
+        if not isinstance(item, Mapping):
+            continue
+        template, jinja, kind = (item.get(key) for key in ("chat_template", "chat_template_jinja", "type"))
+        if template is None or not isinstance(template.value, Scalar) or template.value.value != "jinja":
+            continue
+        if (jinja is not None and jinja.value.plain()) or (kind is not None and kind.value.plain() == "_synthetic"):
+            continue
+        span = span_of(read.document, template.key.start, template.value.end)
+        read.config.set("data.dataset_jinja_missing", Field(True, Origin(span, written_as="datasets[].chat_template")))
+        return
 
 
 # How the data is prepared: utils/schemas/config.py excess_length_strategy (drop, truncate; raise from
