@@ -211,6 +211,7 @@ IR_KEYS = (
                                   "(Unsloth save_pretrained_merged / push_to_hub_merged), as written"),
     # Optimizer and schedule
     ("optimizer.name", "str", "optimizer as the framework names it"),
+    ("optimizer.class", "str", "the optimizer class a Python config builds, as its imports name it (bitsandbytes.optim.X)"),
     ("optimizer.lr", "num|auto", "learning rate"),
     ("optimizer.weight_decay", "num|auto", "weight decay"),
     ("optimizer.grad_clip", "num|auto", "gradient clipping norm (0: off)"),
