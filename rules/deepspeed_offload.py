@@ -106,7 +106,7 @@ class PartialOffloadRefused(Rule):
 
 # transformers trainer.py get_optimizer_cls_and_kwargs (trainer_optimizer.py from 5.x): the OptimizerNames built from
 # bitsandbytes.optim (AdamW, Lion, RMSprop, AdEMAMix with optim_bits 8 or 32, paged or not).
-_BNB_NAMES = frozenset({"adamw_bnb_8bit", "adamw_8bit", "paged_adamw_32bit", "paged_adamw_8bit", "ademamix",
+BNB_OPTIM_NAMES = frozenset({"adamw_bnb_8bit", "adamw_8bit", "paged_adamw_32bit", "paged_adamw_8bit", "ademamix",
                         "ademamix_8bit", "paged_ademamix_32bit", "paged_ademamix_8bit", "lion_32bit", "lion_8bit",
                         "paged_lion_32bit", "paged_lion_8bit", "rmsprop_bnb", "rmsprop_bnb_8bit", "rmsprop_bnb_32bit"})
 # bitsandbytes 45bd3146 (#1901, first in 0.50.0): CPU kernels for optimizer_update_32bit / _8bit_blockwise, is_on_gpu
@@ -128,7 +128,7 @@ def _bnb_optimizer(config):
         return found, str(found.value).rsplit(".", 1)[-1]
     found = config.get("optimizer.name")
     if found is not None and config.value("trainer.fills_deepspeed_auto") is True \
-            and str(found.value).lower() in _BNB_NAMES:
+            and str(found.value).lower() in BNB_OPTIM_NAMES:
         return found, str(found.value)
     return None
 
