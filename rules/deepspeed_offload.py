@@ -160,13 +160,19 @@ class BnbOptimizerWithZeroOffload(Rule):
     PagedAdamW32bit with torch.optim.AdamW in the shipped configs (InternLM/xtuner#318).
 
     ## Example
-    `train.py` (XTuner), launched with `xtuner train train.py --deepspeed deepspeed_zero2_offload`:
+    `train.py` (an XTuner config):
         from bitsandbytes.optim import PagedAdamW32bit
+        from xtuner.model import SupervisedFinetune
+        model = dict(type=SupervisedFinetune, llm=dict(pretrained_model_name_or_path="HuggingFaceH4/zephyr-7b-beta"))
         optim_wrapper = dict(type=AmpOptimWrapper, optimizer=dict(type=PagedAdamW32bit, lr=2e-4))
+    `train.sh`:
+        xtuner train train.py --deepspeed deepspeed_zero2_offload
     `requirements.txt`:
         bitsandbytes==0.45.0
-    Use instead:
+    Use instead, in `train.py`:
         from torch.optim import AdamW
+        from xtuner.model import SupervisedFinetune
+        model = dict(type=SupervisedFinetune, llm=dict(pretrained_model_name_or_path="HuggingFaceH4/zephyr-7b-beta"))
         optim_wrapper = dict(type=AmpOptimWrapper, optimizer=dict(type=AdamW, lr=2e-4))
 
     ## Fix safety
