@@ -211,6 +211,7 @@ IR_KEYS = (
                                   "(Unsloth save_pretrained_merged / push_to_hub_merged), as written"),
     # Optimizer and schedule
     ("optimizer.name", "str", "optimizer as the framework names it"),
+    ("optimizer.class", "str", "the optimizer class a Python config builds, as its imports name it (bitsandbytes.optim.X)"),
     ("optimizer.lr", "num|auto", "learning rate"),
     ("optimizer.weight_decay", "num|auto", "weight decay"),
     ("optimizer.grad_clip", "num|auto", "gradient clipping norm (0: off)"),
@@ -226,6 +227,7 @@ IR_KEYS = (
     ("loss_scale.loss_scale", "num", "static loss scale (0: dynamic)"),
     ("loss_scale.initial_scale_power", "int", "dynamic loss scale starts at 2**N"),
     ("loss_scale.min_loss_scale", "num", "dynamic loss scale floor"),
+    ("loss_scale.window", "num", "dynamic loss scale: steps without overflow before it doubles (loss_scale_window)"),
     # Parallelism
     ("parallel.zero_stage", "int", "DeepSpeed ZeRO stage"),
     ("parallel.offload_optimizer", "bool", "optimizer states offloaded to CPU/NVMe"),

@@ -21,6 +21,34 @@ def call_name(node: ast.AST) -> str:
     return ""
 
 
+def imported_name(document, node: ast.AST | None) -> str | None:
+    """The dotted name a module-level import gives `node`, a name or an attribute of one:
+    `PagedAdamW32bit` after `from bitsandbytes.optim import PagedAdamW32bit`, or `bnb.optim.PagedAdamW32bit`
+    after `import bitsandbytes as bnb`, is "bitsandbytes.optim.PagedAdamW32bit". None for anything else,
+    and for a name the module binds more than once (an import and an assignment, two imports)."""
+    attributes = []
+    while isinstance(node, ast.Attribute):
+        attributes.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    found = []
+    for statement in document.tree.body:
+        if isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
+            found += [f"{statement.module}.{alias.name}" for alias in statement.names
+                      if (alias.asname or alias.name) == node.id]
+        elif isinstance(statement, ast.Import):
+            found += [alias.name if alias.asname else node.id for alias in statement.names
+                      if (alias.asname or alias.name.split(".")[0]) == node.id]
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            found += ["" for target in targets for name in ast.walk(target)
+                      if isinstance(name, ast.Name) and name.id == node.id]
+    if len(found) != 1 or not found[0]:
+        return None
+    return ".".join([found[0], *reversed(attributes)])
+
+
 _MUTATORS = {"update", "setdefault", "pop", "popitem", "clear", "append", "extend", "insert", "remove",
              "sort", "reverse", "__setitem__", "__delitem__", "merge_from_dict"}
 _SCOPE_WRITERS = {"exec", "eval", "globals", "vars", "locals"}

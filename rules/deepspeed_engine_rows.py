@@ -1,8 +1,10 @@
 """DS025 rows from DeepSpeed's engine and ZeRO optimizers (runtime/engine.py
 _do_optimizer_sanity_check / _configure_zero_optimizer, runtime/zero/stage_1_and_2.py and stage3.py
 __init__, runtime/base_optimizer.py _configure_master_weights): the refusals that the file decides
-once deepspeed.initialize has an optimizer to wrap (rules/deepspeed_facts.py has_optimizer).
-Appended to rules/deepspeed_releases.py BUGS by the DS025 rule (deepspeed_release_rules.py).
+once deepspeed.initialize has an optimizer to wrap (rules/deepspeed_facts.py has_optimizer); and
+from the pydantic fp16 config (runtime/precision_config.py DeepSpeedFP16Config, read with the
+config whether or not fp16 is enabled). Appended to rules/deepspeed_releases.py BUGS by the DS025
+rule (deepspeed_release_rules.py).
 
 Read in deepspeedai/DeepSpeed (mirror, v0.19.5 the newest tag); each row cites the commits that
 bound it, found with `git log -S` and `git tag --contains`.
@@ -20,6 +22,20 @@ _MASTER = ("deepspeed.initialize refuses it after the model has loaded (Assertio
            "Offload with DeepSpeedCPUAdam\"): the 16-bit master weights need the CPU Adam of optimizer offload; add "
            "zero_optimization.offload_optimizer (device cpu) with an Adam or AdamW optimizer block, or drop the key")
 _MIX = "deepspeed.initialize refuses it (NotImplementedError \"unsupported mix of model dtype and gradient accumulation type\""
+_READER = "DeepSpeed's config reader refuses it (pydantic ValidationError"
+# DeepSpeedFP16Config's int fields the IR holds as numbers (initial_scale_power is an int key already).
+_FP16_INTS = (("loss_scale.window", "loss_scale_window"), ("loss_scale.min_loss_scale", "min_loss_scale"))
+
+
+def _below(d, key: str, bound: float, inclusive: bool = False) -> bool:
+    """fp16's `key` setting is a number below `bound` (or equal to it, `inclusive`)."""
+    value = d.loss_scale_setting(key)
+    return value is not None and (value <= bound if inclusive else value < bound)
+
+
+def _fractional(d, key: str) -> bool:
+    value = d.loss_scale_setting(key)
+    return isinstance(value, float) and value != int(value)
 
 ENGINE_ROWS = (
     # stage2.py (ZeRO-2, bc36b91dd #235, v0.2.0) and stage3.py (599258f97 #834, v0.3.12, with ZeRO-3), in
@@ -87,4 +103,31 @@ ENGINE_ROWS = (
          "deepspeed.initialize refuses it (\"Cannot enable both amp with (legacy) fp16 or bfloat16 mode\"): Apex AMP "
          "and DeepSpeed's own mixed precision are two ways of doing the same thing; keep one", "0.3.0", None,
          unpinned=False),
+    # runtime/precision_config.py DeepSpeedFP16Config: pydantic from e440506be (#6976, v0.17.1; before it
+    # runtime/config.py took the values as written), its int fields refuse a fractional number. Validators:
+    # fp16.loss_scale finite and >= 0 from 63eeb114b (#7889, v0.18.8); with fp16 enabled and dynamic
+    # scaling, loss_scale_window and min_loss_scale > 0 from ded23491c (#8050, v0.19.3). Before #8050
+    # fp16/loss_scaler.py DynamicLossScaler.update_scale computed `... % self.scale_window` at the first step
+    # without overflow (every release from v0.1.0), so a window of 0 fails in every release.
+    _bug("DS025", lambda d: _below(d, "loss_scale.loss_scale", 0), "loss_scale.loss_scale",
+         "fp16.loss_scale {loss_scale.loss_scale}", f"{_READER} \"fp16.loss_scale must be >= 0 (0 enables dynamic "
+         "loss scaling)\", from 0.18.8, #7889); write 0 (dynamic) or a positive static scale", "0.18.8", None,
+         unpinned=False),
+    _bug("DS025", lambda d: d.dynamic_fp16_scale() and d.loss_scale_setting("loss_scale.window") == 0,
+         "loss_scale.window", "fp16.loss_scale_window 0 with dynamic loss scaling",
+         f"{_READER} \"fp16.loss_scale_window must be > 0 when dynamic loss scaling is enabled\" from 0.19.3, #8050; "
+         "older releases divide by it at the first step without overflow: ZeroDivisionError in "
+         "DynamicLossScaler.update_scale); drop the key (1000 by default) or write a positive window", None, None),
+    _bug("DS025", lambda d: d.dynamic_fp16_scale() and _below(d, "loss_scale.window", 0),
+         "loss_scale.window", "fp16.loss_scale_window {loss_scale.window} with dynamic loss scaling",
+         f"{_READER} \"fp16.loss_scale_window must be > 0 when dynamic loss scaling is enabled\", from 0.19.3, #8050); "
+         "drop the key (1000 by default) or write a positive window", "0.19.3", None, unpinned=False),
+    _bug("DS025", lambda d: d.dynamic_fp16_scale() and _below(d, "loss_scale.min_loss_scale", 0, True),
+         "loss_scale.min_loss_scale", "fp16.min_loss_scale {loss_scale.min_loss_scale} with dynamic loss scaling",
+         f"{_READER} \"fp16.min_loss_scale must be > 0 when dynamic loss scaling is enabled\", from 0.19.3, #8050); "
+         "drop the key (1 by default) or write a positive floor", "0.19.3", None, unpinned=False),
+    *(_bug("DS025", lambda d, key=key: _fractional(d, key), key, f"fp16.{name} {{{key}}}",
+           f"{_READER} \"Input should be a valid integer, got a number with a fractional part\": DeepSpeedFP16Config "
+           "takes integers there from 0.17.1, #6976); write a whole number", "0.17.1", None, unpinned=False)
+      for key, name in _FP16_INTS),
 )

@@ -231,3 +231,12 @@ class DeepSpeedFacts(Facts):
         DeepSpeed optimizer other than Adam/AdamW built from the block (engine.py
         _configure_basic_optimizer builds DeepSpeedCPUAdam for those two under offload)."""
         return not self.offloads_optimizer() or self.optimizer() not in ("", "adam", "adamw")
+
+    def loss_scale_setting(self, key: str):
+        """fp16's `key` setting (loss_scale.*) as a number, None where unwritten or not a number."""
+        value = self(key)
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    def dynamic_fp16_scale(self) -> bool:
+        """fp16 on with dynamic loss scaling (fp16.loss_scale 0, the default)."""
+        return self.fp16() and self.loss_scale_setting("loss_scale.loss_scale") in (None, 0)

@@ -184,7 +184,10 @@ class DeepSpeedConfigRefused(DeepSpeedReleaseBug):
     `fp16_master_weights_and_grads` (0.5.0 on) or `bf16_master_weights_and_grads` without
     `bf16_optimizer_states` (0.18.3 on) without optimizer offload to CPU Adam; without ZeRO, bf16 with
     `grad_accum_dtype` fp32 (0.18.5 on) or bf16 (0.7.6-0.17.5, where a trainer builds the engine) and
-    any other dtype mismatch (0.7.6 on); and `amp.enabled` with fp16 or bf16 (0.3.0 on). Rows bounded by a fix, or by a release before
+    any other dtype mismatch (0.7.6 on); and `amp.enabled` with fp16 or bf16 (0.3.0 on). From the fp16
+    block: a negative `loss_scale` (0.18.8 on); with dynamic loss scaling, `loss_scale_window` 0 (every
+    release: refused from 0.19.3, a ZeroDivisionError before), a negative one or `min_loss_scale` <= 0
+    (0.19.3 on); a fraction in `loss_scale_window` or `min_loss_scale` (0.17.1 on). Rows bounded by a fix, or by a release before
     which the file ran, need the DeepSpeed version (an exact pin near the config, or the
     installed package); with it unknown only the checks that every release makes fire.
 
@@ -226,6 +229,9 @@ class DeepSpeedConfigRefused(DeepSpeedReleaseBug):
       (Adagrad from d3550dc88 #3401, v0.9.2)
     - deepspeed/runtime/engine.py _do_optimizer_sanity_check (grad_accum_dtype from 21c280296
       #2512, v0.7.6; the ZeRO dtype-equality check removed by 8afcda2ac #2847, v0.10.1)
+    - deepspeed/runtime/precision_config.py DeepSpeedFP16Config (pydantic from e440506be #6976, v0.17.1;
+      loss_scale check 63eeb114b #7889, v0.18.8; dynamic-scaling checks ded23491c #8050, v0.19.3);
+      runtime/fp16/loss_scaler.py DynamicLossScaler.update_scale (`% self.scale_window`, v0.1.0 on)
     - deepspeed/runtime/engine.py _configure_zero_optimizer (legacy_stage1 refused from 1d295ff5f,
       v0.5.9; the key from cfa63f5da, v0.4.0)
     - deepspeed/runtime/engine.py _configure_lr_scheduler / _scheduler_from_config

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from linter.registry import ERROR, WARNING, Rule, register
 
+from .deepspeed_offload import BNB_OPTIM_NAMES
 from .facts import pinned_version, training_config
 
 
@@ -98,9 +99,15 @@ _DEEPSPEED_REFUSES_CLIENT = "0.8.3"
 # (accelerator.py _prepare_deepspeed, from 0.20.0) every optimizer became DeepSpeedCPUAdam.
 _ACCELERATE_MAPS_ADAGRAD = "1.2.0"
 # transformers OptimizerNames whose optimizer is neither Adam nor mapped to a DeepSpeed CPU
-# optimizer of its own kind by any accelerate release: replaced by DeepSpeedCPUAdam.
+# optimizer of its own kind by any accelerate release: replaced by DeepSpeedCPUAdam. bitsandbytes'
+# AdEMAMix (adamw-free: optim/ademamix.py AdEMAMix(Optimizer2State)) is one of them.
 _NOT_ADAM = {"adafactor", "sgd", "rmsprop", "rmsprop_bnb", "rmsprop_bnb_8bit", "rmsprop_bnb_32bit",
-             "lion_8bit", "paged_lion_8bit", "paged_lion_32bit"}
+             "lion_8bit", "paged_lion_8bit", "ademamix", "ademamix_8bit", "paged_ademamix_32bit",
+             "paged_ademamix_8bit"}
+# Mapped to their own CPU optimizer from accelerate 1.2.0, to DeepSpeedCPUAdam before: torch Adagrad
+# (DeepSpeedCPUAdagrad), and bitsandbytes' Lion with optim_bits 32, paged or not (`isinstance(optimizer,
+# (Lion, Lion32bit))` and optim_bits == 32: DeepSpeedCPULion, with DeepSpeed >= 0.11.0).
+_MAPPED_FROM_1_2 = {"adagrad", "lion_32bit", "paged_lion_32bit"}
 
 
 def _offloaded_without_optimizer_block(run):
@@ -200,7 +207,7 @@ class OffloadReplacesOptimizer(Rule):
 
     ## What it does
     Flags a training config whose optimizer is not Adam (`adafactor`, `sgd`, `rmsprop*`,
-    8-bit or paged Lion; `adagrad` where accelerate is older than 1.2.0) when its linked
+    `ademamix*`, 8-bit Lion; `adagrad` and 32-bit Lion where accelerate is older than 1.2.0) when its linked
     DeepSpeed config offloads the optimizer (`offload_optimizer.device` cpu or nvme) and has no
     `optimizer` block, unless `zero_force_ds_cpu_optimizer` is false. Silent where transformers
     is older than 4.30.0 (DS009 covers those), and where its version is unknown (noted for
@@ -257,7 +264,8 @@ class OffloadReplacesOptimizer(Rule):
         name = str(optimizer.value).lower() if optimizer is not None else None
         if name not in _NOT_ADAM:
             accelerate = trainer.version("accelerate")
-            if name != "adagrad" or accelerate is None or not older_than(accelerate[0], _ACCELERATE_MAPS_ADAGRAD):
+            if name not in _MAPPED_FROM_1_2 or accelerate is None or not older_than(accelerate[0],
+                                                                                   _ACCELERATE_MAPS_ADAGRAD):
                 return
         transformers = pinned_version(trainer, "transformers", self.code, context)
         if transformers is None:
@@ -268,5 +276,7 @@ class OffloadReplacesOptimizer(Rule):
             trainer, optimizer.span,
             f"{optimizer.value} with optimizer offload in {deepspeed_config.path.name} and no optimizer block there: "
             "the launcher silently replaces it with DeepSpeed's CPU Adam (only lr and weight_decay kept); add an "
-            "optimizer block, drop optimizer offload, or set zero_force_ds_cpu_optimizer to false",
+            "optimizer block, drop optimizer offload, or set zero_force_ds_cpu_optimizer to false"
+            + (" (bitsandbytes >= 0.50.0 only: older ones cannot step the offloaded CPU tensors, DS033)"
+               if name in BNB_OPTIM_NAMES else ""),
         )

@@ -166,6 +166,8 @@ def test_parsed_values(tmp_path):
         "sequence.packing": True, "attention.varlen": False, "launch.deepspeed_replaces": [
             "precision.fp16", "precision.bf16", "model.load_dtype", "quantization.compute_dtype"],
         "launch.auto_precision_by_device": True,
+        # mmengine's DeepSpeedStrategy passes the optimizer it builds to deepspeed.initialize.
+        "trainer.client_optimizer": True, "optimizer.class": "torch.optim.AdamW",
     }
     assert config.get("memory.gradient_checkpointing").origin.default_source.startswith("xtuner/model/sft.py")
     # Values read through module-level names point at the constant's literal.
@@ -233,7 +235,7 @@ def test_inherited_configs_assume_no_defaults(tmp_path):
     assert {key: field.value for key, field in config.fields.items() if key != "file.kind"} == {
         "model.load_dtype": "bfloat16", "optimizer.lr": 1e-4, "launch.deepspeed_replaces": [
             "precision.fp16", "precision.bf16", "model.load_dtype", "quantization.compute_dtype"],
-        "launch.auto_precision_by_device": True}
+        "launch.auto_precision_by_device": True, "trainer.client_optimizer": True}
 
 
 def test_huggingface_framework_config(tmp_path):
@@ -256,10 +258,11 @@ def test_huggingface_framework_config(tmp_path):
 @pytest.mark.parametrize("name, values", [
     ("deepspeed_zero1", {"parallel.zero_stage": 1}),
     ("deepspeed_zero2", {"parallel.zero_stage": 2}),
-    ("deepspeed_zero2_offload", {"parallel.zero_stage": 2, "parallel.offload_optimizer": True}),
+    ("deepspeed_zero2_offload", {"parallel.zero_stage": 2, "parallel.offload_optimizer": True,
+                                 "parallel.force_ds_cpu_optimizer": False}),
     ("deepspeed_zero3", {"parallel.zero_stage": 3}),
     ("deepspeed_zero3_offload", {"parallel.zero_stage": 3, "parallel.offload_optimizer": True,
-                                 "parallel.offload_param": True}),
+                                 "parallel.offload_param": True, "parallel.force_ds_cpu_optimizer": False}),
 ])
 def test_shipped_deepspeed_names(tmp_path, name, values):
     path = run_with(tmp_path, XTUNER, deepspeed=name)
@@ -269,7 +272,7 @@ def test_shipped_deepspeed_names(tmp_path, name, values):
     assert not linked.editable
     assert {key: field.value for key, field in linked.fields.items() if key != "file.kind"} == {
         **values, "precision.fp16": "auto", "precision.bf16": "auto", "loss_scale.initial_scale_power": 16,
-        "optimizer.grad_clip": 1}
+        "optimizer.grad_clip": 1, "parallel.zero_allow_untested_optimizer": True}
     assert linked.get("parallel.zero_stage").origin.default_source == f"xtuner/configs/deepspeed/{name}.json"
 
 
@@ -283,6 +286,8 @@ def test_shipped_names_agree_with_the_corpus_copies(corpus):
         assert (zero["stage"], "offload_optimizer" in zero, "offload_param" in zero) == (
             stage, offload_optimizer, offload_param)
         assert data["fp16"] == {"enabled": "auto", "initial_scale_power": 16} and data["bf16"] == {"enabled": "auto"}
+        assert data["zero_allow_untested_optimizer"] is True
+        assert not offload_optimizer or data["zero_force_ds_cpu_optimizer"] is False
 
 
 def test_a_file_of_that_name_wins_over_the_shipped_config(tmp_path):

@@ -115,6 +115,7 @@ class DeepSpeedAdapter(Adapter):
         Binding("loss_scale.loss_scale", "fp16.loss_scale"),
         Binding("loss_scale.initial_scale_power", "fp16.initial_scale_power"),
         Binding("loss_scale.min_loss_scale", "fp16.min_loss_scale"),
+        Binding("loss_scale.window", "fp16.loss_scale_window"),
         Binding("parallel.zero_stage", "zero_optimization.stage", default=0, source=_ZERO_CONFIG),
         # ZERO_FORCE_DS_CPU_OPTIMIZER_DEFAULT = True (DeepSpeed >= 0.8.3, PR #2971).
         Binding("parallel.force_ds_cpu_optimizer", "zero_force_ds_cpu_optimizer", default=True, source=_CONSTANTS),

@@ -52,7 +52,7 @@ from ..ir import ConfigIR, Field, Link, Origin, canonical_dtype
 from ..python_reader import PythonDocument, call_name, is_open
 from ..versions import older_than
 from . import Adapter, new_config, record_literal, span_of
-from .xtuner_deepspeed import record_strategy, runs_strategy, shipped_values
+from .xtuner_deepspeed import record_optimizer, record_strategy, runs_strategy, shipped_values
 
 _SFT = "xtuner/model/sft.py (SupervisedFinetune)"
 _AMP = "mmengine/runner/amp.py (AmpOptimWrapper dtype=None: torch's default CUDA autocast dtype, float16)"
@@ -237,6 +237,7 @@ class XTunerAdapter(Adapter):
                 default("attention.varlen", False, parts.anchor("model"), f"{_SFT}: use_varlen_attn=False")
         wrapper = parts.optim_wrapper
         optimizer, _ = _arguments(document, wrapper.get("optimizer"))
+        record_optimizer(document, config, wrapper)
         record("optimizer.lr", optimizer.get("lr"))
         record("optimizer.weight_decay", optimizer.get("weight_decay"))
         record("optimizer.betas", optimizer.get("betas"))

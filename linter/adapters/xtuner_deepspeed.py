@@ -33,14 +33,16 @@ import ast
 import json
 
 from ..ir import ConfigIR, Field, Link, Origin
-from ..python_index import call_name
+from ..python_index import call_name, imported_name
 from ..python_reader import UNKNOWN, PythonDocument, is_open
 from ..versions import older_than
 from . import span_of
 
 # The DeepSpeed configs XTuner ships (xtuner/configs/deepspeed/*.json at b934f46): ZeRO stage,
 # offloaded optimizer, offloaded parameters. Every one has fp16 {"enabled": "auto",
-# "initial_scale_power": 16} and bf16 {"enabled": "auto"}.
+# "initial_scale_power": 16}, bf16 {"enabled": "auto"} and "zero_allow_untested_optimizer": true;
+# the offload ones (deepspeed_zero2_offload from 6c25fbb13, v0.1.4; deepspeed_zero3_offload from
+# v0.1.0) also "zero_force_ds_cpu_optimizer": false, in every release that ships them.
 SHIPPED = {"deepspeed_zero1": (1, False, False), "deepspeed_zero2": (2, False, False),
            "deepspeed_zero2_offload": (2, True, False), "deepspeed_zero3": (3, False, False),
            "deepspeed_zero3_offload": (3, True, True)}
@@ -57,9 +59,11 @@ def shipped_values(name: str) -> dict | None:
     if shipped is None:
         return None
     stage, offload_optimizer, offload_param = shipped
-    values = {"parallel.zero_stage": stage, "loss_scale.initial_scale_power": 16}
+    values = {"parallel.zero_stage": stage, "loss_scale.initial_scale_power": 16,
+              "parallel.zero_allow_untested_optimizer": True}
     if offload_optimizer:
         values["parallel.offload_optimizer"] = True
+        values["parallel.force_ds_cpu_optimizer"] = False
     if offload_param:
         values["parallel.offload_param"] = True
     # fp16/bf16 stay "auto" as shipped: an mmengine run decides them from the GPU
@@ -67,6 +71,24 @@ def shipped_values(name: str) -> dict | None:
     # config already states.
     values["precision.fp16"] = values["precision.bf16"] = "auto"
     return values
+
+
+def record_optimizer(document: PythonDocument, config: ConfigIR, wrapper: dict[str, ast.expr]) -> None:
+    """Under DeepSpeed, mmengine builds optim_wrapper's optimizer itself and DeepSpeedStrategy hands
+    it to deepspeed.initialize (mmengine/_strategy/deepspeed.py _wrap_model: `optimizer=self.
+    optim_wrapper.optimizer`; train.py's --deepspeed keeps `optimizer=cfg.optim_wrapper.optimizer`):
+    a client optimizer, whatever the DeepSpeed config's optimizer block says. Its class, where the
+    config's imports name it (`optim_type = PagedAdamW32bit` after `from bitsandbytes.optim import
+    PagedAdamW32bit`); a registry string is left unknown."""
+    if "optimizer" not in wrapper:
+        return
+    origin = Origin(span_of(document, *document.span(wrapper["optimizer"])),
+                    "mmengine/_strategy/deepspeed.py (DeepSpeedStrategy passes optim_wrapper.optimizer)")
+    config.set("trainer.client_optimizer", Field(True, origin))
+    kind = document.resolve(_keywords(document, wrapper["optimizer"]).get("type"))
+    name = imported_name(document, kind) if isinstance(kind, (ast.Name, ast.Attribute)) else None
+    if name is not None:
+        config.set("optimizer.class", Field(name, Origin(span_of(document, *document.span(kind)))))
 
 
 def _plain(document: PythonDocument, node: ast.expr | None, depth: int = 0):
