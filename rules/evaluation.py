@@ -13,7 +13,10 @@ in every one of them, is the adapters' (adapters/__init__.py EVAL_STRATEGY_DEFAU
 
 from __future__ import annotations
 
+from linter.changes import SetValue
+from linter.fixes import Applicability
 from linter.registry import WARNING, Rule, register
+from linter.versions import older_than
 
 from .facts import is_number, read_by_repository_script
 
@@ -22,6 +25,7 @@ from .facts import is_number, read_by_repository_script
 # Axolotl is not one: its builder (core/builders/base.py, since da10af03e, 2023-08) turns
 # eval_steps into eval_strategy "steps" itself.
 _FILES = ("trl", "trainer", "llamafactory", "unsloth")
+_RENAMED = "4.41.0"  # evaluation_strategy -> eval_strategy (training_args.py; the old name refused from 4.51.0)
 
 
 @register
@@ -62,10 +66,13 @@ class EvalStepsWithoutStrategy(Rule):
         args=SFTConfig(eval_strategy="steps", eval_steps=50, output_dir="outputs"),
 
     ## Fix safety
-    No fix: turning evaluation on makes the run evaluate (time, memory, and an error where
-    no evaluation set is given), and the key's name depends on the transformers release
-    (`evaluation_strategy` before 4.41, which 4.51 and later refuse). The message says
-    which to write.
+    Unsafe: the fix writes `eval_strategy: steps`, after which the run evaluates every
+    `eval_steps` steps (time and memory it did not spend before). Offered only for a
+    LLaMA-Factory config that gives an evaluation set (`val_size` above 0 or `eval_dataset`)
+    where the transformers in use is pinned at 4.41 or later (before, the key is
+    `evaluation_strategy`; 4.51 and later refuse that name): elsewhere whether the script has
+    an evaluation set to run on (the Trainer refuses "steps" without one), or which name the
+    release takes, is not known, and the message says what to write.
 
     ## References
     - transformers src/transformers/trainer_callback.py DefaultFlowCallback.on_step_end (the one
@@ -84,6 +91,7 @@ class EvalStepsWithoutStrategy(Rule):
     code = "TRN102"
     name = "eval-steps-without-steps-strategy"
     severity = WARNING
+    fix_applicability = Applicability.UNSAFE
     triggers = ("checkpoint.eval_steps",)
 
     def check(self, run, context):
@@ -96,14 +104,48 @@ class EvalStepsWithoutStrategy(Rule):
                     or config.value("arguments.project_parser") is True or read_by_repository_script(config)
                     or config.value("training.megatron_keys") is True):
                 continue
-            shown = int(steps.value) if float(steps.value).is_integer() else steps.value
-            script = config.value("file.kind") == "unsloth"
-            setting = 'eval_strategy="steps"' if script else "eval_strategy: steps"
             named = config.written_as("checkpoint.eval_steps")
             yield self.finding(
                 config, steps.span,
-                f"{'eval_steps' if named == 'checkpoint.eval_steps' else named} {shown} without eval_strategy, which stays \"no\" "
-                "(TrainingArguments' default): the Trainer evaluates only under the \"steps\" (or \"epoch\") "
-                "strategy, so eval_steps schedules nothing and no evaluation runs during training; set "
-                f"{setting} (evaluation_strategy before transformers 4.41)",
+                f"{'eval_steps' if named == 'checkpoint.eval_steps' else named} {_number(steps.value)} without "
+                "eval_strategy, which stays \"no\" (TrainingArguments' default): the Trainer evaluates only under "
+                "the \"steps\" (or \"epoch\") strategy, so eval_steps schedules nothing and no evaluation runs "
+                f"during training{_held_out(config)}; {_advice(config)} to evaluate",
+                fix=self._fix(config),
             )
+
+    def _fix(self, config):
+        transformers = config.version("transformers")
+        evaluated = is_number(config.value("data.val_size")) and config.value("data.val_size") > 0 \
+            or bool(config.value("data.eval_sets"))
+        if (config.value("file.kind") != "llamafactory" or not evaluated or transformers is None
+                or older_than(transformers[0], _RENAMED) is not False):
+            return None
+        return self.fix("Write eval_strategy: steps", SetValue(config, "checkpoint.eval_strategy", "steps"))
+
+
+def _advice(config) -> str:
+    """The key to write for the transformers in use: evaluation_strategy before 4.41, eval_strategy from."""
+    transformers = config.version("transformers")
+    old = transformers is not None and older_than(transformers[0], _RENAMED) is True
+    new = transformers is not None and older_than(transformers[0], _RENAMED) is False
+    name = "evaluation_strategy" if old else "eval_strategy"
+    setting = f'{name}="steps"' if config.value("file.kind") == "unsloth" else f"{name}: steps"
+    if old or new:
+        return f"set {setting} (transformers {transformers[0]})"
+    return f"set {setting} (evaluation_strategy before transformers 4.41)"
+
+
+def _number(value):
+    return int(value) if float(value).is_integer() else value
+
+
+def _held_out(config) -> str:
+    """LLaMA-Factory splits val_size off the training data whatever the strategy (data_utils.py
+    split_dataset, from v0.1.x dsets/utils.py to HEAD): that share trains nothing and is never
+    evaluated during training."""
+    share = config.get("data.val_size")
+    if config.value("file.kind") != "llamafactory" or share is None or share.origin.is_default \
+            or not is_number(share.value) or share.value <= 0:
+        return ""
+    return f", though val_size {_number(share.value)} still takes that share out of the training data"

@@ -380,7 +380,7 @@ def as_bool_or_auto(value: Any) -> Any:
 
 
 # Conversions after which the value reads back as written: a fix may write the IR value itself.
-_WRITTEN_AS_READ = {as_float, as_bool_or_auto, canonical_dtype, upper_name}
+_WRITTEN_AS_READ = {as_float, as_bool_or_auto, canonical_dtype, upper_name, strategy}
 
 # Adapters by file format, in claiming order: where formats overlap, the HF family's keys
 # appear in the others' files, so it comes last. Modules are imported on first use of a format:
