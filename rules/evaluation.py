@@ -55,15 +55,28 @@ class EvalStepsWithoutStrategy(Rule):
     `eval_steps` itself.
 
     ## Example
-    `train.py` (Unsloth):
-        trainer = SFTTrainer(
-            model=model,
-            train_dataset=splits["train"],
-            eval_dataset=splits["test"],
-            args=SFTConfig(eval_steps=50, output_dir="outputs"),
-        )
+    `train.yaml`:
+        model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        dataset: alpaca_en_demo
+        template: qwen
+        output_dir: saves/qwen-lora
+        val_size: 0.1
+        eval_steps: 500
     Use instead:
-        args=SFTConfig(eval_strategy="steps", eval_steps=50, output_dir="outputs"),
+        model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
+        stage: sft
+        do_train: true
+        finetuning_type: lora
+        dataset: alpaca_en_demo
+        template: qwen
+        output_dir: saves/qwen-lora
+        val_size: 0.1
+        eval_strategy: steps
+        eval_steps: 500
+    In an Unsloth script, `SFTConfig(eval_strategy="steps", eval_steps=50, ...)`.
 
     ## Fix safety
     Unsafe: the fix writes `eval_strategy: steps`, after which the run evaluates every
