@@ -41,8 +41,10 @@ class EvalStepsWithoutStrategy(Rule):
     purpose), computed, or may be set elsewhere (a `**kwargs`, an assignment after the call,
     a launch command's `--eval_strategy`), where the file trains nothing, where
     `load_best_model_at_end` is on (TRN011 reports the strategy mismatch), where a
-    repository's own argument classes read the file, and for a LLaMA-Factory file with
-    Megatron keys (its Megatron-Bridge trainer evaluates every `eval_steps` by itself).
+    repository's own argument classes read the file, for a LLaMA-Factory file with Megatron
+    keys (its Megatron-Bridge trainer, unreleased at ff6d4d12e, evaluates every `eval_steps`
+    by itself), and for an Unsloth script that mentions MLX (Unsloth's Apple-Silicon trainer,
+    from 2026.7.1, does too).
 
     ## Why is this bad?
     `eval_steps` is only the interval of the "steps" strategy: the Trainer evaluates during
@@ -50,8 +52,8 @@ class EvalStepsWithoutStrategy(Rule):
     on from `eval_steps`, an `eval_dataset` or `do_eval`. With the default "no" the run
     trains to the end without a single evaluation and without a warning, although the
     config asks for one every `eval_steps` steps: the evaluation loss the author watches for
-    overfitting never appears, and TRL's `trl sft` / `trl dpo` scripts do not even load the
-    test split (unslothai/unsloth#3177). Axolotl is not affected: it sets the strategy from
+    overfitting never appears, and TRL's `trl sft` / `trl dpo` scripts (0.12 on) do not even
+    load the test split (unslothai/unsloth#3177). Axolotl is not affected: it sets the strategy from
     `eval_steps` itself.
 
     ## Example
