@@ -138,6 +138,8 @@ CHECKED_KEYS = (
     ("data.val_size", "num", "the share (< 1) or count (>= 1) of training examples split off for evaluation"),
     ("data.train_sets", "list", "the named training datasets"),
     ("data.eval_sets", "list", "the named evaluation datasets"),
+    ("training.megatron_keys", "bool", "the file writes keys only LLaMA-Factory's Megatron trainers read (USE_MCA: "
+                                       "mcore_adapter; USE_MEGATRON_BRIDGE): one of them, not the HF Trainer, may run it"),
     ("data.tokenized_path", "str", "a saved, already tokenized dataset (its splits) loaded instead of the named ones"),
     ("data.max_samples", "int", "each dataset is truncated to this many examples"),
     ("data.mix_strategy", "str", "how several datasets are mixed: concat, interleave_under, interleave_over"),

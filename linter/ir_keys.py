@@ -354,7 +354,8 @@ IR_KEYS = (
     ("checkpoint.load_best", "bool", "the best checkpoint is loaded at the end (load_best_model_at_end)"),
     ("checkpoint.save_strategy", "str", "when checkpoints are saved (no, steps, epoch, best), as written"),
     ("checkpoint.save_only_model", "bool", "checkpoints hold the model only, no optimizer state (save_only_model)"),
-    ("checkpoint.eval_strategy", "str", "when the model is evaluated (no, steps, epoch), as written"),
+    ("checkpoint.eval_strategy", "str", "when the model is evaluated during training (no, steps, epoch), as written, "
+                                        "or the reader's default (TrainingArguments: no)"),
     ("checkpoint.best_metric_name", "str", "the metric the Trainer compares checkpoints by, as written "
                                            "(TrainingArguments metric_for_best_model)"),
     ("scheduler.kwargs", "list", "the keyword arguments the schedule function gets (TrainingArguments "

@@ -152,7 +152,7 @@ class LoadBestStrategyMismatch(Rule):
             if context.version_before("transformers", _STRATEGY_CHECK, config, self.code) is not None:
                 continue
             defaulted = [f"{key.split('.')[1]} {value} by default" for key, value in _DEFAULT_STRATEGIES.items()
-                         if config.get(key) is None]
+                         if config.get(key) is None or config.get(key).origin.is_default]
             yield self.finding(
                 config, config.span("checkpoint.load_best"),
                 f"load_best_model_at_end with save_strategy {save} and eval_strategy {evaluate}"

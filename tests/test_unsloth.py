@@ -93,7 +93,7 @@ def test_parsed_values():
         "precision.fp16": True, "precision.bf16": False, "model.patched_types": ["llama", "mistral"],
         "model.fused_lora_types": ["llama", "mistral"], "adapter.layer_filters": False,
         "quantization.loader_built": True, "generation.colocated_vllm": False, "memory.loss_in_place": True,
-        "memory.activation_offload": True,
+        "memory.activation_offload": True, "checkpoint.eval_strategy": "no",
     }
 
 

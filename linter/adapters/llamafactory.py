@@ -65,6 +65,10 @@ _QUANTIZATION = "llamafactory/model/model_utils/quantization.py"
 _PATCHER = "llamafactory/model/patcher.py (infer_optim_dtype)"
 _CHECKPOINTING = "llamafactory/model/model_utils/checkpointing.py"
 _TRAINING_ARGS = "transformers/training_args.py (TrainingArguments)"
+# Keys of LLaMA-Factory's Megatron trainers' argument classes (examples/megatron, examples/megatron_bridge at
+# ff6d4d12e), which HfArgumentParser over LLaMA-Factory's own classes refuses.
+_MEGATRON_KEYS = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "expert_model_parallel_size",
+                  "context_parallel_size", "use_distributed_optimizer", "overlap_grad_reduce", "overlap_param_gather")
 
 # Keys only LLaMA-Factory's argument dataclasses define (hparams/*.py): `do_train` and the other
 # TrainingArguments fields are shared with every HfArgumentParser YAML, so they are no evidence.
@@ -260,6 +264,9 @@ class LlamaFactoryAdapter(Adapter):
             if isinstance(size, int) and not isinstance(size, bool) and size > 1:
                 read.take("parallel.unmodeled", key, convert=lambda _: "Megatron model parallelism")
                 break
+        megatron = next((key for key in _MEGATRON_KEYS if read.node(key) is not None), None)
+        if megatron is not None:  # (Megatron-Bridge, at HEAD, evaluates every eval_steps with no strategy)
+            read.set("training.megatron_keys", True, megatron)
         deepspeed_link(config, document, read.node("deepspeed"), LLAMAFACTORY_DEEPSPEED)
         if not config.links and read.node("deepspeed") is None and config.value("parallel.fsdp") is not True:
             # `accelerate launch --config_file fsdp.yaml src/train.py x.yaml` shards a file that

@@ -35,8 +35,8 @@ from ..fixes import Edit
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from ..python_reader import AUTO, UNKNOWN, PythonDocument, call_name, is_open, keyword
 from . import Adapter, new_config, record_literal, span_of
-from .unsloth_engine import (record_engine_and_saving, record_patched_grpo_config, record_patched_sft,
-                             record_plain_sft_arguments)
+from .unsloth_engine import (record_engine_and_saving, record_evaluation, record_patched_grpo_config,
+                             record_patched_sft, record_plain_sft_arguments)
 from .unsloth_loading import loads_only_to_generate, record_loading
 from .unsloth_templates import record_response_markers
 
@@ -247,6 +247,7 @@ class UnslothAdapter(Adapter):
         record_plain_sft_arguments(document, config, script.trainer, script.peft)
         record_patched_sft(document, config, script.trainer)
         record_patched_grpo_config(document, config, script.arguments, record)
+        record_evaluation(document, config, script.arguments, record)
         record_loading(document, config, loader, script.peft, _flags(document, loader))
         for key, name in _KEYWORDS.items():
             found = script.keyword(name)

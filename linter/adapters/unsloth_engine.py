@@ -33,7 +33,7 @@ import re
 
 from ..ir import ConfigIR, Field, Origin
 from ..python_reader import PythonDocument, call_name, is_open, keyword
-from . import span_of
+from . import EVAL_STRATEGY_DEFAULT, span_of, strategy
 
 _ENGINE = "unsloth/models/loader.py (FastLanguageModel.from_pretrained max_lora_rank=64, 2025.2.1 and later)"
 _FORCED_VLLM = ("unsloth/models/rl.py (a trainer with use_vllm gets args.use_vllm = True when the model has a "
@@ -256,3 +256,31 @@ def record_patched_grpo_config(document: PythonDocument, config: ConfigIR, argum
         found = keyword(arguments, name)
         if found is not None:
             record(key, found.value)
+
+
+# The evaluation schedule of the script's training-argument call. eval_strategy (evaluation_strategy
+# before transformers 4.41) defaults to "no" in TrainingArguments and every TRL config (Unsloth's
+# generated subclasses, rl.py, keep it); eval_steps is read only under "steps" (see adapters/__init__.py
+# EVAL_STRATEGY_DEFAULT). Left unknown where the script may set it outside the call (an attribute
+# assignment, setattr, TrainingArguments.set_evaluate) or may train with Unsloth's MLX trainer
+# (unsloth/__init__.py from 2026.7.1, d918245834: on Apple Silicon trl.SFTConfig becomes the MLX
+# config, whose trainer evaluates every eval_steps with no strategy; unsloth-zoo mlx/trainer.py).
+_STRATEGY_ELSEWHERE = re.compile(r"\.\s*(?:eval_strategy|evaluation_strategy)\s*=(?!=)|[\"'](?:eval_strategy|"
+                                 r"evaluation_strategy)[\"']|\bset_evaluate\b|\bmlx\b|MLX")
+
+
+def record_evaluation(document: PythonDocument, config: ConfigIR, arguments: ast.Call | None, record) -> None:
+    """checkpoint.eval_steps and checkpoint.eval_strategy of the training-argument call, with the
+    strategy's default where the call spells out every keyword and nothing else may set it."""
+    if arguments is None:
+        return
+    steps = keyword(arguments, "eval_steps")
+    if steps is not None:
+        record("checkpoint.eval_steps", steps.value)
+    names = [found for found in (keyword(arguments, "eval_strategy"), keyword(arguments, "evaluation_strategy"))
+             if found is not None]
+    if len(names) == 1:
+        record("checkpoint.eval_strategy", names[0].value, strategy)
+    elif not names and not is_open(arguments) and not _STRATEGY_ELSEWHERE.search(document.source.text):
+        config.set("checkpoint.eval_strategy", Field("no", Origin(
+            span_of(document, *document.span(arguments.func)), EVAL_STRATEGY_DEFAULT, "eval_strategy")))

@@ -149,6 +149,11 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
     if code == "TRN057":
         return "true", ("transformers' TrainingArguments.max_steps 'overrides num_train_epochs' when positive "
                         "(Trainer._inner_training_loop sets num_train_epochs from max_steps)")
+    if code == "TRN102" and repo == "YuvaneshSankar/reinforcement-tuninig-llms":
+        return "true", ("SFTConfig(eval_steps=500,  # run evaluation every 500 steps) with no eval_strategy: TRL's "
+                        "SFTConfig and Unsloth's generated UnslothSFTConfig keep TrainingArguments' default 'no', so "
+                        "DefaultFlowCallback (transformers trainer_callback.py) never evaluates; the comment's evaluation "
+                        "never runs (the SFTTrainer gets no eval_dataset either)")
     if code == "TRN001" and repo == "yongjik-kim/mistral-finetune-stuff":
         return "true", ("Mistral with sample_packing, flash_attention false, xformers empty, on the Axolotl of the "
                         "files' date (2023-12): utils/models.py patches Mistral for packing only `if "

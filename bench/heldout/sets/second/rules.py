@@ -126,4 +126,10 @@ def judge(finding: dict, manifest: dict, tree: Path) -> tuple[str, str] | None:
         return "true", ZERO2_FP16
     if code == "DS004":
         return "true", OFFLOAD_PARAM_STAGE3
+    if code == "TRN102" and repo == "OpenBMB/MiniCPM":
+        return "true", ("LLaMA-Factory configs with val_size 0.1 and eval_steps 500 but no eval_strategy: LLaMA-Factory's "
+                        "parser never sets the strategy (hparams/parser.py, every tag), so Seq2SeqTrainingArguments' default "
+                        "'no' holds and DefaultFlowCallback (transformers trainer_callback.py) never evaluates; "
+                        "split_dataset still holds 10 % of the data out of training, and do_eval is unset, so it is "
+                        "never evaluated at all")
     return None
