@@ -97,7 +97,9 @@ BATCHES = {
                           "lf-dpo-full-zero2-no-optimizer, report the thread's fp16, not the missing optimizer); still 0 / 5 at 2cd9b04 after merging the rest of the "
                           "eighth session's work, written without seeing it (b10-ds-xtuner, b10-ludwig, b10-axolotl, b10-unsloth, "
                           "audit-hf, speed2, heldout, audit-axolotl2, audit-trl2, audit-lf-ludwig2, ds-engine2, trl-grpo3, "
-                          "audit-axolotl3, hf-renames)", "yes"),
+                          "audit-axolotl3, hf-renames); 3 / 5 after rules written for its misses in the ninth session (b11-eval TRN102, "
+                          "b11-accel-lf TRN073 row, b11-peft-tied MOD014; the two LLaMA-Factory misses now have TRN021 rows "
+                          "that need the pin the thread does not give)", "no"),
     "blind-2026-11-25l": ("blind batch 12 (`blind-2026-11-25l`, mined 2026-11-25 at 247cdbd)",
                           "0 / 8 as the miner labelled them at 9f4050b (rules as at 247cdbd; fixtures committed at 9f4050b before any "
                           "trainlint run; no relabelling: the only findings, PRE002 on axolotl-lora-model-dir-frozen and SCH001 "
@@ -106,7 +108,9 @@ BATCHES = {
                           "0 / 8 after trl-reward-max-length-filter and peft-target-modules-partial-typo, first written as plain "
                           "TRL / PEFT Python scripts that no trainlint adapter reads, were rewritten with the same cause as "
                           "reward.yaml and adapter_config.json so that tests/test_incidents.py passes (TRN056 does not fire on "
-                          "the reward.yaml: no RewardConfig-only key and no launch command name the trainer)", "yes"),
+                          "the reward.yaml: no RewardConfig-only key and no launch command name the trainer); still 0 / 8 after merging "
+                          "the ninth session's work written without seeing it (b11-peft-tied, b11-accel-lf, audit-axolotl4, "
+                          "ds-xtuner2, b11-eval)", "yes"),
 }
 
 ROOT = Path(__file__).resolve().parent.parent
