@@ -164,3 +164,4 @@ def test_bf16_on_a_v100_fires_on_a_script_and_not_on_its_fp16_twin(tmp_path):
     assert "PRE001" in codes(script(tmp_path, sft("bf16=True")), "V100")
     assert "PRE001" not in codes(script(tmp_path, sft("fp16=True")), "V100")
     assert "PRE001" not in codes(script(tmp_path, sft("bf16=use_bf16")), "V100")
+
