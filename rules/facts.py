@@ -29,13 +29,15 @@ def is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def read_by_repository_script(config) -> bool:
+def read_by_repository_script(config, key: str | None = None) -> bool:
     """Is `config` read by a script of its repository, into the repository's own argument classes
     (project_args) or classes it imports from another installed package (alignment-handbook's)?
     That script builds the trainer, and what it passes in code (`SFTTrainer(..., packing=True)`
     in alignment-handbook's run_sft.py) the file cannot show: a setting the file leaves out is
     not the framework's default there."""
-    return bool(config.value("arguments.project_keys")) or bool(config.value("arguments.imported_classes"))
+    unseen = config.value("arguments.unseen_keys") or ()  # a training script's (adapters/hf_script.py)
+    return bool(config.value("arguments.project_keys")) or bool(config.value("arguments.imported_classes")) \
+        or "*" in unseen or key in unseen
 
 
 def fills_deepspeed_auto(config) -> bool:

@@ -280,7 +280,7 @@ class TrlLengthLimitCutsData(Rule):
             cut = limit.effect.format(n=f"{field.value} tokens")
             return self.finding(config, field.span, f"{limit.field} {field.value}: {limit.source} {cut}; write "
                                 f"a {limit.field} above the longest pair, or null to keep every pair")
-        if read_by_repository_script(config) or (limit.unless is not None and limit.unless(config)):
+        if read_by_repository_script(config, limit.field) or (limit.unless is not None and limit.unless(config)):
             return None
         trl = config.version("trl") if limit.unpinned else pinned_version(config, "trl", self.code, context)
         if trl is None:

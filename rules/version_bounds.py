@@ -165,7 +165,7 @@ class GradAccumLossNormalization(Rule):
             steps = config.value("batch.grad_accum")
             if not positive_int(steps) or steps < 2 or config.value("sequence.packing") is True:
                 continue
-            if config.value("sequence.packing") is None and read_by_repository_script(config):
+            if config.value("sequence.packing") is None and read_by_repository_script(config, "packing"):
                 context.notes.append(f"{config.path}: {self.code} skipped: packing is not written, and the "
                                      "repository's own script that reads the file decides it")
                 continue

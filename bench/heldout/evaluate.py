@@ -86,6 +86,8 @@ def claimed_formats(tree: Path, rows: list[dict]) -> dict[tuple[str, str], tuple
             schema = getattr(config, "schema", "") or ""
             if adapter is not None and project_loaders.decided(path) is not None:
                 schema = PASSED_ON
+            elif adapter == "hf" and path.suffix == ".py":
+                schema = SCRIPT
             claims[(row["repo"], row["path"])] = (adapter, schema)
         return claims
     except Exception as error:  # noqa: BLE001 - the engine is being refactored; fall back, say why
@@ -96,10 +98,13 @@ def claimed_formats(tree: Path, rows: list[dict]) -> dict[tuple[str, str], tuple
 # The sub-format of a claim made with only the keys a project's own script passes on to a
 # framework (loading.py _project_view): the file is the project's; no misclaim of its format.
 PASSED_ON = "passed-on"
+# A training script whose TrainingArguments / TRL config call the hf adapter reads
+# (adapters/hf_script.py): the script is its own config (true format none), not a misclaim.
+SCRIPT = "script"
 
 
 def misclaimed(true_format: str, adapter: str | None, schema: str) -> bool:
-    if adapter is None or schema == PASSED_ON:
+    if adapter is None or schema in (PASSED_ON, SCRIPT):
         return False
     if true_format not in ADAPTER_FORMATS.get(adapter, {adapter}):
         return True
@@ -224,6 +229,10 @@ def main(argv: list[str] | None = None) -> int:
           f"framework; not misclaims): {len(passed_on)}")
     for key in passed_on[:10]:
         print("   ", *key, f"(true format {manifest[key]['true_format']})")
+    scripts = [key for key, claim in sorted(claims.items()) if key in manifest and claim[1] == SCRIPT]
+    print(f"training scripts read by the hf adapter (their argument calls; not misclaims): {len(scripts)}")
+    for key in scripts[:10]:
+        print("   ", *key)
     print(f"supported configs no adapter claims (coverage): {len(unclaimed)}")
     for key in unclaimed[:10]:
         print("   ", *key)

@@ -389,7 +389,8 @@ _ADAPTERS = {
     "yaml": (("ludwig", "LudwigAdapter"), ("axolotl", "AxolotlAdapter"), ("llamafactory", "LlamaFactoryAdapter"),
              ("hf", "HFAdapter")),
     "json": (("deepspeed", "DeepSpeedAdapter"), ("hf", "HFAdapter")),
-    "python": (("xtuner", "XTunerAdapter"), ("unsloth", "UnslothAdapter"), ("scripts", "ScriptAdapter")),
+    "python": (("xtuner", "XTunerAdapter"), ("unsloth", "UnslothAdapter"), ("scripts", "ScriptAdapter"),
+               ("hf_script", "HFScriptAdapter")),
 }
 
 

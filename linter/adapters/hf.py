@@ -219,10 +219,11 @@ class HFAdapter(Adapter):
 
     # ---- parsing -----------------------------------------------------------------------------
 
-    def _trainer(self, read: Reader, is_trl: bool) -> None:
+    def _trainer(self, read: Reader, is_trl: bool, script: bool = False) -> None:
+        """`script`: a training script's argument call (hf_script.py), not a file a parser reads."""
         config, document = read.config, read.document
         config.set("trainer.fills_deepspeed_auto", Field(True, Origin(config.file_span)))
-        own_parser = record_project_arguments(read)
+        own_parser = not script and record_project_arguments(read)
         read.bind(_TRAINER_BINDINGS if not own_parser else
                   [binding for binding in _TRAINER_BINDINGS if binding.default is _NO_DEFAULT])
         fp16 = config.get("precision.fp16")
@@ -240,14 +241,15 @@ class HFAdapter(Adapter):
             read.take(*_LEARNING_RATE, convert=as_float)
         else:
             fp16_on = fp16 is not None and fp16.value is True  # then bf16 is False in every TRL
-            bf16 = False if fp16_on and new_bf16 is None else new_bf16 and not fp16_on
+            bf16 = None if templated(document.find("fp16")) else (  # computed fp16: bf16's default unknown
+                False if fp16_on and new_bf16 is None else new_bf16 and not fp16_on)
             for (key, name), value, new in ((_BF16, bf16, new_bf16), (checkpointing(read), *[new_checkpointing] * 2)):
                 read.take(key, name, **{} if value is None else {
                     "default": value, "default_source": _TRL_CONFIG if new else _TRAINING_ARGS})
             read.take(*_LEARNING_RATE, convert=as_float,
                       default=2e-5 if is_trl else 5e-5, default_source=_SFT_CONFIG if is_trl else _TRAINING_ARGS)
         self._betas(read)
-        if is_trl:
+        if is_trl and not script:  # a script's trainer is the class it calls (hf_script.py)
             record_trainer(read)
         # training_args.py FSDPOption: full_shard, shard_grad_op, no_shard, hybrid_shard(_zero2), offload, auto_wrap.
         read.take("parallel.fsdp_sharding", "fsdp", convert=fsdp_sharding)
@@ -259,6 +261,7 @@ class HFAdapter(Adapter):
         trainer_fsdp_version(read, config.value("parallel.fsdp") is True)
         if is_trl:
             record_model_init_kwargs(read)
+        if is_trl and not script:  # ModelConfig: read by TRL's scripts, not by a trainer
             self._trl_model(read, config.get("model.load_dtype"))
         # An inline mapping or JSON string is the DeepSpeed config itself: no file to link.
         deepspeed_link(config, document, document.find("deepspeed"))
@@ -268,6 +271,8 @@ class HFAdapter(Adapter):
     def _betas(self, read: Reader) -> None:
         document = read.document
         nodes = [document.find(name) for name in ("adam_beta1", "adam_beta2")]
+        if any(map(templated, nodes)) or getattr(read, "open", False) and None in nodes:
+            return  # computed, or (a call with **kwargs) perhaps passed unseen
         values = [node.value if isinstance(node, Scalar) else default for node, default in zip(nodes, (0.9, 0.999))]
         spans = [span_of(document, node.start, node.end) for node in nodes if isinstance(node, Scalar)]
         spelling = "[adam_beta1, adam_beta2]"
@@ -385,8 +390,7 @@ class HFAdapter(Adapter):
 
 
 def _merge_insertions(edits: list[Edit]) -> list[Edit]:
-    """Two keys inserted at one point become one edit, in order: the engine rejects a fix
-    whose own edits overlap."""
+    """Two keys inserted at one point become one edit (the engine rejects overlapping edits)."""
     merged: list[Edit] = []
     for edit in edits:
         if merged and edit.start == edit.end == merged[-1].start == merged[-1].end:
