@@ -51,9 +51,8 @@ IR_KEYS = (
                                       "they agree"),
     ("launch.readers", "list", "every entry of the checkout's launch commands that name this file, training or not "
                                "(llamafactory-cli train, chat, webchat, api, export, eval)"),
-    ("arguments.unseen_keys", "list", "a training script's argument keywords (every spelling) whose values it "
-                                      "computes, sets later or hands the trainer itself; [\"*\"] where the call "
-                                      "unpacks **kwargs: a key left out there is not known to be the default"),
+    ("arguments.unseen_keys", "list", "a script's argument keywords (every spelling) it computes, sets later or hands "
+                                      "the trainer itself; [\"*\"] for **kwargs: a key left out is no default there"),
     ("arguments.project_parser", "bool", "the repository's own argument classes (no framework base) read this file"),
     ("arguments.model_load_in_code", "str", "the project's own script that reads this file loads the model itself, "
      "in a way its code fixes (a dtype constant, no quantization or adapter): where"),

@@ -8,7 +8,7 @@ state.global_step % state.eval_steps == 0` (evaluation_strategy before 4.41; rea
 logging_steps only under "steps", and never sets the strategy from eval_steps or do_eval (3.5.1,
 4.0.0, 4.2.0, 4.9.0, 4.20.0, 4.30.0, 4.40.2, 4.41.0, 4.46.0, 4.50.3, 4.51.0, 4.57.1, 5.0.0, 5.10.4,
 5.24.0; 3.x turned "steps" on from `evaluate_during_training` only). The strategy's default, "no"
-in every one of them, is the adapters' (adapters/__init__.py EVAL_STRATEGY_DEFAULT).
+in every one of them, is the adapters' (adapters/trainer_arguments.py EVAL_STRATEGY_DEFAULT).
 """
 
 from __future__ import annotations

@@ -359,20 +359,6 @@ def strategy(value: Any) -> Any:
     return "no" if value is False else str(value).lower() if isinstance(value, str) else value
 
 
-# TrainingArguments' checkpoint selection (transformers/training_args.py), read by the HF-family and
-# LLaMA-Factory adapters alike; written values only but eval_strategy (evaluation_strategy before 4.41,
-# an alias to 4.50.x), "no" in every wheel read (3.5.1 to 5.24.0): no __post_init__ sets it from
-# eval_steps or do_eval, nor do TRL's configs or LLaMA-Factory's parser (every tag to v0.9.5).
-EVAL_STRATEGY_DEFAULT = "transformers/training_args.py (TrainingArguments eval_strategy \"no\")"
-CHECKPOINT_BINDINGS = (
-    Binding("checkpoint.load_best", "load_best_model_at_end"),
-    Binding("checkpoint.save_strategy", "save_strategy", convert=strategy),
-    Binding("checkpoint.save_only_model", "save_only_model"),
-    Binding("checkpoint.eval_strategy", "eval_strategy", "evaluation_strategy", convert=strategy, default="no",
-            source=EVAL_STRATEGY_DEFAULT),
-)
-
-
 def as_bool_or_auto(value: Any) -> Any:
     if isinstance(value, str) and value.lower() == "auto":
         return "auto"

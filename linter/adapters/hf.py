@@ -74,13 +74,13 @@ from ..fixes import Edit
 from ..lazy_pattern import LazyPattern
 from ..ir import ConfigIR, Field, Origin, canonical_dtype
 from ..versions import older_than
-from . import (_MISSING as _NO_DEFAULT, CHECKPOINT_BINDINGS, Adapter, Binding, Reader, as_float, comma_list, deepspeed_link,
+from . import (_MISSING as _NO_DEFAULT, Adapter, Binding, Reader, as_float, comma_list, deepspeed_link,
                new_config, set_path, span_of, templated, written)
 from .model_init import model_init_path, record_model_init_kwargs
 from .fsdp_facts import accelerate_wrap_classes, trainer_fsdp_version, trainer_wrap_classes
 from .peft_facts import PEFT_BINDINGS as _PEFT_BINDINGS, null_or_absent, record_peft_facts
 from .shipped import ACCELERATE_DEEPSPEED_FILE
-from .trainer_arguments import (CHECKPOINTING_BINDING, REENTRANT_BINDING, REPORT_TO_BINDINGS, TRAINER_ARGUMENT_BINDINGS,
+from .trainer_arguments import (CHECKPOINT_BINDINGS, CHECKPOINTING_BINDING, REENTRANT_BINDING, REPORT_TO_BINDINGS, TRAINER_ARGUMENT_BINDINGS,
                                 checkpointing)
 from .trl_bindings import TRL_TRAINER_BINDINGS, true_flag, trl_bits
 from .hf_kinds import (ACCELERATE_FSDP_BINDINGS, ACCELERATE_PARALLELISM_BINDINGS, classify, distributed_type_of,

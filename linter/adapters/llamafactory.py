@@ -47,13 +47,13 @@ from ..document import Document, Mapping, RenderError, Scalar, Sequence
 from ..fixes import Edit
 from ..ir import ConfigIR, Field, KeyTree, Origin
 from ..versions import older_than
-from . import (CHECKPOINT_BINDINGS, Adapter, Binding, Reader, as_float, comma_list, deepspeed_link, new_config,
+from . import (Adapter, Binding, Reader, as_float, comma_list, deepspeed_link, new_config,
                set_path, written)
 from .llamafactory_copy import record_copy_keys
 from .llamafactory_datasets import record_dataset_ranking
 from .shipped import LLAMAFACTORY_DEEPSPEED
 from .llamafactory_keys import ARGUMENT_CHECK_BINDINGS as _ARGUMENT_CHECK_BINDINGS
-from .trainer_arguments import TRAINER_ARGUMENT_BINDINGS
+from .trainer_arguments import CHECKPOINT_BINDINGS, TRAINER_ARGUMENT_BINDINGS
 from ..lazy_pattern import LazyPattern
 
 _MODEL_ARGS = "llamafactory/hparams/model_args.py"

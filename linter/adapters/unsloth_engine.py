@@ -33,7 +33,8 @@ import re
 
 from ..ir import ConfigIR, Field, Origin
 from ..python_reader import PythonDocument, call_name, is_open, keyword
-from . import EVAL_STRATEGY_DEFAULT, span_of, strategy
+from . import span_of, strategy
+from .trainer_arguments import EVAL_STRATEGY_DEFAULT
 
 _ENGINE = "unsloth/models/loader.py (FastLanguageModel.from_pretrained max_lora_rank=64, 2025.2.1 and later)"
 _FORCED_VLLM = ("unsloth/models/rl.py (a trainer with use_vllm gets args.use_vllm = True when the model has a "
