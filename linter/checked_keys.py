@@ -64,6 +64,14 @@ CHECKED_KEYS = (
     ("parallel.pc_cp_comm_strategy", "str", "accelerate parallelism_config_cp_comm_strategy as written (default "
                                             "allgather)"),
     ("parallel.pc_sp_attn", "str", "accelerate parallelism_config_sp_attn_implementation as written (default sdpa)"),
+    ("parallel.accelerate_fsdp_sharding_strategy", "str", "accelerate fsdp_config fsdp_sharding_strategy as the "
+                                                          "launcher exports it (str of the written value)"),
+    ("parallel.accelerate_fsdp_reshard", "str", "accelerate fsdp_config fsdp_reshard_after_forward as the launcher "
+                                                "exports it (str of the written value)"),
+    ("parallel.accelerate_fsdp_wrap_policy", "str", "accelerate fsdp_config fsdp_auto_wrap_policy as the launcher "
+                                                    "exports it (str of the written value)"),
+    ("parallel.accelerate_fsdp_backward_prefetch", "str", "accelerate fsdp_config fsdp_backward_prefetch as the "
+                                                          "launcher exports it (str of the written value)"),
     ("parallel.sequence_parallel", "int", "sequence-parallel degree: GPUs that split each sequence between them "
                                           "(XTuner sequence_parallel_size)"),
     ("data.sampler", "str", "the training dataloader's sampler class, by name, where the config names one"),

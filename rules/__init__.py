@@ -4,7 +4,8 @@ modules of MODULES, every one to list or document the rules, and for a check onl
 rules can fire (Rule.triggers; rules/manifest.json lists the modules a check may skip)."""
 
 MODULES = (  # every module with rules: add a new one here
-    "accelerate_parallelism", "adapters", "argument_checks", "attention", "auto_values", "batches",
+    "accelerate_fsdp_options", "accelerate_parallelism", "adapters", "argument_checks", "attention", "auto_values",
+    "batches",
     "compile_sharding", "data", "deepspeed", "deepspeed_muon", "deepspeed_offload", "deepspeed_release_rules",
     "deepspeed_schedule", "embeddings", "evaluation", "generation_servers", "incompatible_versions", "launch_refusals",
     "launchers", "llm_validation", "loader_modes", "loss_masks", "ludwig_adapter_keys", "ludwig_refusals",

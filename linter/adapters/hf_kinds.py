@@ -269,6 +269,12 @@ def record_target_shorthand(read, key: str) -> None:
         read.take("adapter.target_string", key)
 
 
+def exported(value: Any) -> str | None:
+    """A config value as the launcher hands it on, `str(value)` (YAML's 0 is "0", true "True");
+    null: None (the launch option's default)."""
+    return None if value is None or isinstance(value, (dict, list)) else str(value)
+
+
 # accelerate config fsdp_config (commands/config/config_args.py; launch.py copies each key onto the
 # launcher's arguments): written values only.
 ACCELERATE_FSDP_BINDINGS = (
@@ -278,7 +284,14 @@ ACCELERATE_FSDP_BINDINGS = (
     # (FullyShardedDataParallelPlugin: FULL_STATE_DICT when unset for FSDP1).
     Binding("parallel.fsdp_use_orig_params", "fsdp_config.fsdp_use_orig_params"),
     Binding("parallel.fsdp_state_dict_type", "fsdp_config.fsdp_state_dict_type", convert=upper_name),
+    # the option strings utils/launch.py prepare_multi_gpu_env exports (FSDP_SHARDING_STRATEGY and the
+    # others: `str(args.fsdp_x)`) for FullyShardedDataParallelPlugin.__post_init__ to parse
+    Binding("parallel.accelerate_fsdp_sharding_strategy", "fsdp_config.fsdp_sharding_strategy", convert=exported),
+    Binding("parallel.accelerate_fsdp_reshard", "fsdp_config.fsdp_reshard_after_forward", convert=exported),
+    Binding("parallel.accelerate_fsdp_wrap_policy", "fsdp_config.fsdp_auto_wrap_policy", convert=exported),
+    Binding("parallel.accelerate_fsdp_backward_prefetch", "fsdp_config.fsdp_backward_prefetch", convert=exported),
 )
+
 
 
 def fsdp_sharding(value: Any) -> str | None:
