@@ -83,3 +83,13 @@ def model_type_if(model_name: str, wanted, config_dir: Path | None = None) -> tu
         return None
     found = model_type_of(model_name, config_dir)
     return found if found is not None and wanted(found[0]) else None
+
+
+def unadaptable_names(model_type: str) -> frozenset[str] | None:
+    """The names of `model_type`'s other modules (containers, norms, rotary embeddings, activations):
+    PEFT matches them and refuses to adapt them. None where the full module list was not read
+    (data/architectures.json modules.<type>.other; absent for remote-code architectures)."""
+    from .models import _architectures
+
+    entry = _architectures()["modules"].get(model_type)
+    return frozenset(entry["other"]) if entry and "other" in entry else None

@@ -213,18 +213,23 @@ class BaseModelUntrainedTemplateTokens(Rule):
 
     ## What it does
     Flags a LoRA or QLoRA run that formats its samples with a chat template whose special tokens
-    the base (not instruction-tuned) model never trained — Llama 3 / 3.1 base (Meta-Llama-3-8B,
-    Llama-3.1-70B...) with the `llama3` template — while the embeddings stay frozen (no
-    `embed_tokens` and `lm_head` in modules_to_save) and nothing resets the untrained rows
-    (Axolotl `fix_untrained_tokens`). Only checkpoints whose untrained tokens are documented are
-    listed (linter/data/untrained_tokens.json); others are never judged.
+    the checkpoint never trained — Llama 3 / 3.1 base (Meta-Llama-3-8B, Llama-3.1-70B...) or
+    Hermes 3 (a Llama 3.1 base fine-tune trained on ChatML) with the Llama 3 template (`llama3`
+    in LLaMA-Factory and Axolotl; Unsloth's `get_chat_template` names `llama-3`, `llama-3.1`...,
+    matched by the tokens they write) — while the embeddings stay frozen (no `embed_tokens` and
+    `lm_head` in modules_to_save, or for Unsloth in get_peft_model's target_modules) and nothing
+    resets the untrained rows (Axolotl `fix_untrained_tokens`). Only checkpoints whose untrained
+    tokens are documented are listed (linter/data/untrained_tokens.json); others are never judged.
 
     ## Why is this bad?
     `<|start_header_id|>`, `<|end_header_id|>` and `<|eot_id|>` are in the Llama 3 base
     vocabulary but were only trained in the Instruct models: their embedding and output rows
     are untrained. Under LoRA those rows stay frozen, so the fine-tuned model barely learns to
     produce `<|eot_id|>`: it does not stop at the end of its turn, or emits stray reserved
-    tokens instead of the header tokens.
+    tokens instead of the header tokens. Unsloth's patched TRL trainers check for such rows
+    before training and raise "Untrained tokens ... found" when embed_tokens or lm_head is frozen
+    (Llama 3 base in every release; Llama 3.1 base and its fine-tunes from 2024.8, every PyPI
+    release; a streaming dataset skips the check); older source installs train silently.
 
     ## Example
     `llamafactory.yaml`:
@@ -241,17 +246,27 @@ class BaseModelUntrainedTemplateTokens(Rule):
         template: llama3
 
     ## Fix safety
-    Display-only: start from the Instruct model, train `embed_tokens` and `lm_head` in full, reset
-    the untrained rows (Axolotl `fix_untrained_tokens`; Unsloth does it on load and is never
-    flagged), or use a template without these tokens — each changes the run differently.
+    Display-only: start from the Instruct model (for Hermes 3: its own ChatML format), train
+    `embed_tokens` and `lm_head` in full, reset the untrained rows (Axolotl
+    `fix_untrained_tokens`), or use a template without these tokens — each changes the run
+    differently. LLaMA-Factory's `use_unsloth` is not judged (its trainers are not the ones
+    Unsloth patches). An Unsloth script is judged only where get_peft_model's target_modules are a
+    literal list and the samples are rendered with apply_chat_template before the trainer is built.
 
     ## References
     - unslothai/unsloth#915 (maintainer: Llama 3 / 3.1 base "those tokens are actually untrained"),
-      unslothai/unsloth#929; unsloth-zoo tokenizer_utils.py fix_untrained_tokens
+      #658 (the ValueError on Llama 3 base), #1024 (Hermes 3 with the llama-3.1 template; "you'll
+      need to use Hermes's prompt format")
+    - unsloth/tokenizer_utils.py fix_untrained_tokens (5cff582cc, #548, 2024-05-29, before every tag;
+      Llama 3.1 rows from a3eee645f, #929, first in the August-2024 release, __version__ 2024.8) and
+      the SFTTrainer/DPOTrainer/KTOTrainer train() patch; unsloth_zoo/tokenizer_utils.py at ce232d6c
+    - unsloth/models/llama.py get_peft_model (embed_tokens / lm_head in target_modules go to
+      modules_to_save, August-2024); unsloth/chat_templates.py CHAT_TEMPLATES
     - meta-pytorch/torchtune#2429 (<|eot_id|> at probability 0.05 after fine-tuning Llama 3 base on chat data)
     - hiyouga/LLaMA-Factory#5834; llamafactory/data/template.py (the llama3 template: <|start_header_id|>,
       <|end_header_id|>, <|eot_id|> in every turn)
     - axolotl/train.py fix_untrained_tokens (#1771, July 2024)
+    - https://huggingface.co/NousResearch/Hermes-3-Llama-3.1-8B (base_model Meta-Llama-3.1-8B, ChatML)
     """
 
     code = "MOD006"
@@ -272,16 +287,50 @@ class BaseModelUntrainedTemplateTokens(Rule):
                     or config.value("training.enabled") is False or config.value("model.unsloth") is True \
                     or config.value("tokenizer.fix_untrained") is True:
                 continue
+            unsloth = config.value("file.kind") == "unsloth"
             saved = config.value("adapter.modules_to_save")
-            if isinstance(saved, list) and {"embed_tokens", "lm_head"} & _last(saved):
+            if unsloth:  # get_peft_model moves embed_tokens / lm_head named in target_modules to modules_to_save
+                targets = config.value("adapter.target_modules")
+                if not isinstance(targets, list) or config.get("adapter.modules_to_save") is None \
+                        or {"embed_tokens", "lm_head"} <= _last(targets) | _last(saved or []):
+                    continue
+            elif isinstance(saved, list) and {"embed_tokens", "lm_head"} & _last(saved):
                 continue
-            found = untrained_template_tokens(model[0], template.value)
+            written = config.value("data.template_special_tokens") if unsloth else None
+            found = untrained_template_tokens(model[0], template.value, written if isinstance(written, list) else None)
             if found is None:
                 continue
-            tokens, source = found
+            outcome = _unsloth_outcome(config, found) if unsloth else \
+                "the adapter keeps their embeddings frozen: the model barely learns to end its turn"
             yield self.finding(
                 config, template.origin.span,
-                f"{model[0]} is a base model whose {template.value} chat-template tokens ({', '.join(tokens)}) were "
-                "never trained, and the adapter keeps their embeddings frozen: the model barely learns to end its "
-                "turn; start from the Instruct model, or train embed_tokens and lm_head",
-                fix=self.fix("Use the Instruct model, or train embed_tokens and lm_head"))
+                f"{model[0]} is {found.kind} whose {template.value} chat-template tokens ({', '.join(found.tokens)}) "
+                f"were never trained, and {outcome}; {found.instead}, or train embed_tokens and lm_head",
+                fix=self.fix(f"{found.instead[0].upper()}{found.instead[1:]}, or train embed_tokens and lm_head"))
+
+
+_UNSLOTH_CHECK = ("Unsloth's untrained-token check (fix_untrained_tokens) stops the trainer before the first step "
+                  "with ValueError \"Unsloth: Untrained tokens ... found\" (\"embed_tokens & lm_head not trainable\")")
+_FROZEN = "the adapter trains with their embeddings frozen: the model barely learns to end its turn"
+
+
+def _unsloth_outcome(config, found) -> str:
+    """What an Unsloth script does with the untrained rows: its patched TRL trainers run
+    fix_untrained_tokens first (unsloth/tokenizer_utils.py, the train() patch; unsloth_zoo at
+    ce232d6c) and raise where embed_tokens or lm_head is frozen, from the release that detects the
+    checkpoint's rows; before it, and under any other trainer, training goes on with them frozen."""
+    from linter.version_order import older_than
+
+    since = found.unsloth_detects_from
+    if config.value("trainer.patched_sft") is not True:
+        when = f"from unsloth {since}" if since else "in every release"
+        return f"{_FROZEN} (Unsloth's patched TRL trainers refuse to start instead, {when})"
+    version = config.version("unsloth")
+    if version is None:
+        if since is None:
+            return f"in every Unsloth release {_UNSLOTH_CHECK}"
+        return (f"from unsloth {since} (every PyPI release) {_UNSLOTH_CHECK}; earlier source installs do not detect "
+                f"these rows and {_FROZEN.replace('the adapter trains', 'train')}")
+    if since is not None and older_than(version[0], since) is True:
+        return f"unsloth {version[0]} ({version[1]}) does not detect these rows (its check finds them from {since}): {_FROZEN}"
+    return f"with unsloth {version[0]} ({version[1]}) {_UNSLOTH_CHECK}"

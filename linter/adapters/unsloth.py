@@ -38,11 +38,12 @@ from . import Adapter, new_config, record_literal, span_of
 from .unsloth_engine import (record_engine_and_saving, record_evaluation, record_patched_grpo_config,
                              record_patched_sft, record_plain_sft_arguments)
 from .unsloth_loading import loads_only_to_generate, record_loading
-from .unsloth_templates import record_response_markers
+from .unsloth_templates import record_chat_template, record_response_markers
 from .script_padding import record_padding
 
 _LOADER = "unsloth/models/loader.py (FastLanguageModel.from_pretrained)"
-_PEFT = "unsloth/models/llama.py (get_peft_model use_gradient_checkpointing=\"unsloth\")"
+_PEFT, _PEFT_SAVE = ("unsloth/models/llama.py (get_peft_model use_gradient_checkpointing=\"unsloth\")",
+                     "unsloth/models/llama.py (get_peft_model modules_to_save=None)")
 _AMP_PICK = ("unsloth/models/rl.py (fp16 and bf16 both off: Unsloth's trainer picks fp16 for a float16 "
              "model, else bf16 where the GPU supports it)")
 _LOADER_OWNERS = {"FastLanguageModel", "FastModel", "FastVisionModel"}
@@ -223,6 +224,7 @@ class UnslothAdapter(Adapter):
                 record(key, found.value)
         self._automatic_precision(document, config, script)
         record_padding(document, config)
+        record_chat_template(document, config, script.trainer)
         record_response_markers(document, config)
         return config
 
@@ -261,9 +263,10 @@ class UnslothAdapter(Adapter):
         for key, name in (("adapter.r", "r"), ("adapter.alpha", "lora_alpha"),
                           ("adapter.target_modules", "target_modules"), ("adapter.modules_to_save", "modules_to_save"),
                           ("adapter.bias", "bias"), ("adapter.dropout", "lora_dropout")):
-            found = keyword(peft, name)
-            if found is not None:
+            if (found := keyword(peft, name)) is not None:
                 record(key, found.value)
+        if keyword(peft, "modules_to_save") is None and not is_open(peft):
+            default("adapter.modules_to_save", None, peft.func, _PEFT_SAVE)
         checkpointing = keyword(peft, "use_gradient_checkpointing")
         if checkpointing is not None:
             record("memory.gradient_checkpointing", checkpointing.value,

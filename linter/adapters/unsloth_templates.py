@@ -50,6 +50,34 @@ def _from_unsloth(document: PythonDocument, *names: str) -> bool:
     return all(name in imported and name not in defined for name in names)
 
 
+def record_chat_template(document: PythonDocument, config: ConfigIR, trainer: ast.Call | None) -> None:
+    """data.chat_template (the name as written), data.template_special_tokens and
+    data.template_placeholders, where the training samples are rendered with the template
+    get_chat_template installs: one call of Unsloth's get_chat_template with a literal name the
+    table holds, an apply_chat_template call after it and before the trainer is built, and no
+    `.chat_template =` assignment that could replace it."""
+    if trainer is None or not _from_unsloth(document, "get_chat_template") or _ASSIGNED_TEMPLATE.search(
+            document.source.text):
+        return
+    templates = list(document.calls("get_chat_template"))
+    if len(templates) != 1 or is_open(templates[0]):
+        return
+    if not any(templates[0].lineno <= call.lineno < trainer.lineno for call in document.calls("apply_chat_template")):
+        return
+    from ..chat_templates import unsloth_template
+
+    node = _argument(templates[0], "chat_template", 1)
+    name = document.literal(node) if node is not None else None
+    found = unsloth_template(name) if isinstance(name, str) else None
+    if found is None:
+        return
+    tokens, placeholders, source = found
+    origin = Origin(span_of(document, *document.span(node)), f"{_TEMPLATE.format(name=repr(name))} ({source})")
+    config.set("data.chat_template", Field(name, origin))
+    config.set("data.template_special_tokens", Field(list(tokens), origin))
+    config.set("data.template_placeholders", Field(placeholders, origin))
+
+
 def record_response_markers(document: PythonDocument, config: ConfigIR) -> None:
     """data.response_marker / data.instruction_marker and the named template's tokens."""
     if not _from_unsloth(document, "get_chat_template", "train_on_responses_only"):
