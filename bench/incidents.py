@@ -111,6 +111,8 @@ BATCHES = {
                           "the reward.yaml: no RewardConfig-only key and no launch command name the trainer); still 0 / 8 after merging "
                           "the ninth session's work written without seeing it (b11-peft-tied, b11-accel-lf, audit-axolotl4, "
                           "ds-xtuner2, b11-eval)", "yes"),
+    "blind-2026-11-25m": ("blind batch 13 (`blind-2026-11-25m`, mined 2026-11-25 at 753343d)",
+                          "to be measured: fixtures committed before any trainlint run", "yes"),
 }
 
 ROOT = Path(__file__).resolve().parent.parent
