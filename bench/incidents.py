@@ -111,6 +111,14 @@ BATCHES = {
                           "the reward.yaml: no RewardConfig-only key and no launch command name the trainer); still 0 / 8 after merging "
                           "the ninth session's work written without seeing it (b11-peft-tied, b11-accel-lf, audit-axolotl4, "
                           "ds-xtuner2, b11-eval)", "yes"),
+    "blind-2026-11-25m": ("blind batch 13 (`blind-2026-11-25m`, mined 2026-11-25 at 753343d)",
+                          "0 / 6 as the miner labelled them at e7dac33 (rules as at 753343d; fixtures committed at e7dac33 "
+                          "before any trainlint run; no relabelling: the only finding, TRN001 on "
+                          "axolotl-gemma3-eval-unpacked-mask-dropped, reports packed training samples attending to each other "
+                          "for want of an attention backend (a second hazard the fixture left in by naming none), not the "
+                          "unpacked eval split's dropped attention mask); trl-completion-collator-template-context's collator "
+                          "call was then given response_template as a keyword (the same call) so that tests/test_incidents.py "
+                          "finds the key in the file", "yes"),
 }
 
 ROOT = Path(__file__).resolve().parent.parent
