@@ -54,6 +54,30 @@ def _mapping(kind: str):
     return applies
 
 
+
+def _resumes_lora(f) -> bool:
+    """adapter lora / qlora with lora_model_dir: utils/models.py load_adapter -> load_lora loads the
+    saved adapter with PeftModel.from_pretrained instead of building a fresh one (get_peft_model)."""
+    return (_axolotl(f) and f("adapter.kind") in ("lora", "qlora") and isinstance(f("adapter.pretrained_weights"), str)
+            and bool(f("adapter.pretrained_weights").strip()))
+
+
+def _zero(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0
+
+
+# transformers optimization.py get_scheduler builds these without num_warmup_steps (no warmup at all)
+_NO_WARMUP_SCHEDULES = ("constant", "reduce_lr_on_plateau")
+
+
+def _zero_warmup(f) -> bool:
+    """warmup_steps 0 or warmup_ratio 0 written, the other unset or 0: no warmup meant. Not with a
+    schedule that never warms up (lr_scheduler constant / reduce_lr_on_plateau)."""
+    steps, ratio = f("scheduler.warmup_steps"), f("scheduler.warmup_ratio")
+    return (_axolotl(f) and (_zero(steps) or _zero(ratio)) and (steps is None or _zero(steps))
+            and (ratio is None or _zero(ratio)) and f("scheduler.type") not in _NO_WARMUP_SCHEDULES)
+
+
 _RL_LOADER = ("prompt_strategies/base.py load swallows the strategy's error and returns None, so utils/data/rl.py "
               "fails on mapping the dataset with \"TypeError: None is not a callable object\" (from 0.18.0: "
               "\"Failed to load dataset transform function\")")
@@ -112,4 +136,24 @@ AXOLOTL_ROWS = (
         "as a bool, so the run stops before training on every documented form (only a completion column named "
         "`chosen` without completion_format gets through)",
         "axolotl-ai-cloud/axolotl#2757; fixed in 0.18.0 (#3730)"),
+    # utils/models.py load_lora (v0.1.0, v0.2.0): PeftModel.from_pretrained(model, cfg.lora_model_dir,
+    # device_map=...) without is_trainable, whose default False (PEFT from v0.3.0; Axolotl required PEFT's
+    # main branch) loads the adapter for inference, frozen. 193c73bce (#159, 2023-06-08, first tagged v0.2.1)
+    # passes is_trainable=True (`not inference` from v0.2.1).
+    Row("TRN074", (Range("axolotl", None, "0.2.1"),), _resumes_lora, "adapter.pretrained_weights",
+        "adapter {adapter.kind} with lora_model_dir (training on from a saved adapter)",
+        "the saved adapter is loaded in inference mode with every parameter frozen, so the model has 0 trainable "
+        "parameters: the run goes through its epochs with a flat loss and saves the starting adapter unchanged, "
+        "silently",
+        "axolotl-ai-cloud/axolotl#159; fixed in 0.2.1 (193c73bce)"),
+    # core/builders/base.py _configure_warmup_and_logging (trainer_builder.py before the split) tests
+    # `if self.cfg.warmup_steps:` / `elif self.cfg.warmup_ratio:` since 677885680 (#2133, 2025-05-30, first
+    # tagged v0.10.0; v0.9.2 tested `is not None`), so 0 falls through to the default
+    # min(int(0.03 * total_num_steps), 100) steps (warmup_ratio 0.03 where the total is unknown);
+    # dd78f2e0c (#3254, 2025-11-10, first tagged v0.13.0) tests `is not None` again.
+    Row("TRN074", (Range("axolotl", "0.10.0", "0.13.0"),), _zero_warmup, "scheduler.warmup_steps scheduler.warmup_ratio",
+        "warmup_steps / warmup_ratio 0 (no warmup)",
+        "Axolotl reads 0 as unset and applies its default warmup of 3% of the training steps (at most 100), so the "
+        "learning rate ramps up from 0 although the config turns warmup off, silently",
+        "axolotl-ai-cloud/axolotl#3254; fixed in 0.13.0 (dd78f2e0c)"),
 )

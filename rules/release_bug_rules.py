@@ -192,6 +192,11 @@ class PinnedReleaseSilentBug(ReleaseBug):
       truncation runs as a dataset filter, so long samples reach the trainer untruncated; and
       `truncate` (or `raise`, accepted from 0.13.1) with `rl` dpo / ipo / orpo / simpo / kto on
       0.12.2 to 0.16.x: the RL loader drops the long samples whatever the option says.
+    - An Axolotl `adapter: lora` / `qlora` config with `lora_model_dir` (training on from a saved
+      adapter) on Axolotl <= 0.2.0: the adapter is loaded frozen, so nothing trains.
+    - Axolotl `warmup_steps: 0` or `warmup_ratio: 0` (the other unset or 0; not with lr_scheduler
+      constant / reduce_lr_on_plateau) on Axolotl 0.10.0 to 0.12.x: 0 reads as unset and the
+      default warmup (3% of the steps, at most 100) applies.
     - An accelerate config with `distributed_type: DEEPSPEED`, `mixed_precision: fp8` and its
       own `deepspeed_config` (no `deepspeed_config_file`: DS006) on accelerate 0.17.0 to 0.33.x,
       where no Trainer arguments of the run turn bf16 or fp16 on: accelerate enables neither
@@ -262,6 +267,10 @@ class PinnedReleaseSilentBug(ReleaseBug):
       dataset.filter from 0eef385b1, #3068, v0.12.2; mapped from 2b6f4a6c9, #3401, v0.15.0);
       utils/data/rl.py _load_split / _drop_long_sequences (excess_length_strategy honoured from
       63a58cfec, #3578, v0.17.0); axolotl-ai-cloud/axolotl#3401, #3547
+    - axolotl src/axolotl/utils/models.py load_lora (PeftModel.from_pretrained without is_trainable,
+      v0.1.0-v0.2.0); fixed by 193c73bce (#159, v0.2.1); axolotl-ai-cloud/axolotl#159
+    - axolotl core/builders/base.py _configure_warmup_and_logging (falsy warmup tests from
+      677885680, #2133, v0.10.0); fixed by dd78f2e0c (#3254, v0.13.0); axolotl-ai-cloud/axolotl#3254
     - accelerate utils/dataclasses.py DeepSpeedPlugin.set_mixed_precision (fp16 / bf16 enabled only
       for those names until a452327e, #2983, v0.34.0, which enables bf16 for fp8) and state.py
       AcceleratorState (`_mixed_precision = "no"` under DEEPSPEED); accelerator.py prepare (the

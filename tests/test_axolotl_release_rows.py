@@ -15,6 +15,8 @@ INCIDENTS = FIXTURES / "incidents"
 DPO = "axolotl-dpo-excess-length-truncate-ignored"
 SFT = "axolotl-excess-length-truncate-not-applied"
 KTO = "axolotl-kto-user-defined-crash"
+LORA_DIR = "axolotl-lora-model-dir-frozen"
+WARMUP = "axolotl-warmup-zero-ignored"
 # The KTO fixture's fields moved under `type:` (the mapping form docs/rlhf.qmd writes from 0.18.0)
 _FIELDS = ('field_prompt: "prompt"', 'field_system: "system"', 'field_completion: "completion"',
            'field_label: "label"', 'prompt_format: "{prompt}"', 'completion_format: "{completion}"')
@@ -84,6 +86,25 @@ def _codes(folder, incident: str, pins: str | None, *replaces: tuple[str, str]) 
     (KTO, "", (_KTO_MAPPING,), []),
     (KTO, "axolotl==0.17.0\n", (_KTO_MAPPING, ("rl: kto", "rl: dpo")), []),
     (KTO, "", (_KTO_MAPPING, ("rl: kto", "rl: orpo")), ["TRN073"]),  # no ORPO user-defined strategy
+    # lora_model_dir loaded frozen (no is_trainable): up to 0.2.0
+    (LORA_DIR, "axolotl==0.2.0\n", (), ["TRN074"]),
+    (LORA_DIR, "axolotl==0.1.0\n", (), ["TRN074"]),
+    (LORA_DIR, "axolotl==0.2.1\n", (), []),
+    (LORA_DIR, None, (), []),
+    (LORA_DIR, "axolotl==0.2.0\n", (("lora_model_dir: ./lora-out-stage1\n", ""),), []),
+    (LORA_DIR, "axolotl==0.2.0\n", (("adapter: lora", "adapter: qlora"),), ["TRN074"]),
+    (LORA_DIR, "axolotl==0.2.0\n", (("adapter: lora", "adapter: llama-adapter"),), []),
+    # warmup 0 replaced by the default warmup: 0.10.0 to 0.12.2
+    (WARMUP, "axolotl==0.12.2\n", (), ["TRN074"]),
+    (WARMUP, "axolotl==0.10.0\n", (), ["TRN074"]),
+    (WARMUP, "axolotl==0.9.2\n", (), []),
+    (WARMUP, "axolotl==0.13.0\n", (), []),
+    (WARMUP, None, (), []),
+    (WARMUP, "axolotl==0.12.2\n", (("warmup_steps: 0", "warmup_steps: 10"),), []),
+    (WARMUP, "axolotl==0.12.2\n", (("warmup_steps: 0", "warmup_ratio: 0.0"),), ["TRN074"]),
+    (WARMUP, "axolotl==0.12.2\n", (("warmup_steps: 0", "warmup_steps: 0\nwarmup_ratio: 0.1"),), []),
+    (WARMUP, "axolotl==0.12.2\n", (("lr_scheduler: cosine", "lr_scheduler: constant"),), []),
+    (WARMUP, "axolotl==0.12.2\n", (("lr_scheduler: cosine", "lr_scheduler: one_cycle"),), ["TRN074"]),
 ])
 def test_axolotl_release_rows(tmp_path, incident, pins, replaces, expected):
     assert _codes(tmp_path, incident, pins, *replaces) == expected

@@ -108,7 +108,7 @@ _LORA_BINDINGS = (
     Binding("adapter.ensure_weight_tying", "peft_ensure_weight_tying", default=False, source=_PEFT),
     # utils/schemas/config.py tokens: added to the tokenizer (loaders/tokenizer.py add_tokens)
     Binding("tokenizer.added_tokens", "tokens", convert=_as_list),
-    Binding("adapter.dora", "peft_use_dora"),
+    Binding("adapter.dora", "peft_use_dora"), Binding("adapter.pretrained_weights", "lora_model_dir"),  # load_lora
 )
 _TRAINING_BINDINGS = (
     Binding("model.name", "base_model"),

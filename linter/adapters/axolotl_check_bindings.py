@@ -63,6 +63,7 @@ CHECKED_BINDINGS = (
     Binding("training.early_stopping_patience", "early_stopping_patience", convert=_number),
     Binding("scheduler.warmup_steps", "warmup_steps"),
     Binding("scheduler.warmup_ratio", "warmup_ratio", convert=_number),
+    Binding("scheduler.type", "lr_scheduler", convert=_scalar),  # core/builders/base.py lr_scheduler_type
     Binding("batch.per_device_total", "batch_size"),
     # check_dataset_or_pretraining_dataset tests `is None` (an empty list passes)
     Binding("data.datasets", "datasets", convert=lambda _: True),
