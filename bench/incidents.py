@@ -110,7 +110,8 @@ BATCHES = {
                           "reward.yaml and adapter_config.json so that tests/test_incidents.py passes (TRN056 does not fire on "
                           "the reward.yaml: no RewardConfig-only key and no launch command name the trainer); still 0 / 8 after merging "
                           "the ninth session's work written without seeing it (b11-peft-tied, b11-accel-lf, audit-axolotl4, "
-                          "ds-xtuner2, b11-eval)", "yes"),
+                          "ds-xtuner2, b11-eval); 4 / 8 after rules written for its misses (b12-accel TRN110, b12-peft-unsloth PEF017 and "
+                          "MOD006 for Unsloth scripts x2; b12-axolotl's two TRN074 rows need the pin the threads do not give)", "no"),
     "blind-2026-11-25m": ("blind batch 13 (`blind-2026-11-25m`, mined 2026-11-25 at 753343d)",
                           "0 / 6 as the miner labelled them at e7dac33 (rules as at 753343d; fixtures committed at e7dac33 "
                           "before any trainlint run; no relabelling: the only finding, TRN001 on "
