@@ -119,7 +119,8 @@ BATCHES = {
                           "for want of an attention backend (a second hazard the fixture left in by naming none), not the "
                           "unpacked eval split's dropped attention mask); trl-completion-collator-template-context's collator "
                           "call was then given response_template as a keyword (the same call) so that tests/test_incidents.py "
-                          "finds the key in the file", "yes"),
+                          "finds the key in the file; 1 / 6 after TRN103 (dpo-beta-not-positive) was written for "
+                          "trl-dpo-beta-zero in the ninth session, after this measurement", "no (TRN103 was written for one of its misses)"),
 }
 
 ROOT = Path(__file__).resolve().parent.parent

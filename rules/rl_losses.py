@@ -277,3 +277,74 @@ class GkdConfigRefused(Rule):
                         config, config.span(key),
                         f"{name} {value}: GKDConfig raises \"{name} must be in the range [0.0, 1.0].\" when the "
                         "config is parsed (TRL 0.11.0 and later)")
+
+
+# DPOTrainer's beta-scaled losses, the same formulas from v0.5.0 (84393f3b9) to v1.9.0 (dpo_trainer.py
+# dpo_loss; v0.8.0 lines 879-886, f2cd57710 lines 1434-1451): sigmoid -F.logsigmoid(beta * logits),
+# hinge relu(1 - beta * logits), ipo (logits - 1 / (2 * beta)) ** 2. Other loss types are not judged.
+_BETA_LOSSES = {"sigmoid", "hinge", "ipo"}
+
+
+@register
+class DpoBetaNotPositive(Rule):
+    """## What it does
+    Checks the `beta` of a config DPOTrainer reads (a DPO-only key, a `trl dpo` launch, or a script
+    handing a DPOConfig to DPOTrainer) for zero or a negative value, with the sigmoid (default),
+    hinge or IPO loss.
+
+    ## Why is this bad?
+    beta scales every DPO loss. At 0 the sigmoid loss is log 2 for every pair and the hinge loss 1:
+    both have no gradient, so the run finishes and the policy never moves (the logged rewards are 0.0
+    from the first step). IPO divides by beta: 0 raises ZeroDivisionError at the first step. A
+    negative beta reverses the preference: training moves the policy towards the rejected answers.
+    No TRL release refuses either value (DPOConfig has no check on beta).
+
+    ## Example
+    `train.py`:
+        from trl import DPOConfig, DPOTrainer
+
+        args = DPOConfig(output_dir="out", beta=0.0)
+        trainer = DPOTrainer(model="Qwen/Qwen2.5-0.5B", args=args, train_dataset=None)
+
+    Use instead, in `train.py` (DPOConfig's default beta is 0.1):
+        from trl import DPOConfig, DPOTrainer
+
+        args = DPOConfig(output_dir="out", beta=0.1)
+        trainer = DPOTrainer(model="Qwen/Qwen2.5-0.5B", args=args, train_dataset=None)
+
+    ## Fix safety
+    No fix: the strength of the preference is the author's to choose.
+
+    ## References
+    - trl/trainer/dpo_trainer.py dpo_loss (v0.5.0, 84393f3b9, to v1.9.0): the sigmoid, hinge and IPO
+      formulas; trl/trainer/dpo_config.py beta default 0.1
+    - huggingface/trl#1627 (loss stuck at 0.6931, rewards 0.0 with beta 0), huggingface/trl#1311
+    """
+
+    code = "TRN103"
+    name = "dpo-beta-not-positive"
+    severity = ERROR
+    triggers = kinds("trl")
+
+    def check(self, run, context):
+        for config in run.configs:
+            if config.value("file.kind") != "trl" or config.value("training.trainer") != "dpo" \
+                    or config.value("training.trainer_candidates") not in (None, ["dpo"]):
+                continue
+            beta = config.value("training.rl_beta")
+            if not isinstance(beta, (int, float)) or isinstance(beta, bool) or beta > 0:
+                continue
+            if config.value("training.rpo_alpha") is not None:
+                continue  # RPO's NLL term still trains: the run is SFT-like, not idle
+            written = config.value("training.loss_type")
+            types = written if isinstance(written, list) else ["sigmoid" if written is None else written]
+            if not types or not set(types) <= _BETA_LOSSES:
+                continue
+            if beta == 0:
+                effect = ("IPO divides by it: ZeroDivisionError at the first step" if "ipo" in types else
+                          "the loss is constant (log 2 for sigmoid, 1 for hinge) with no gradient: the run "
+                          "finishes and the policy never moves, rewards 0.0 from the first step")
+            else:
+                effect = "the preference is reversed: training moves the policy towards the rejected answers"
+            yield self.finding(config, config.span("training.rl_beta"),
+                               f"DPO beta {beta}: {effect}; beta must be positive (DPOConfig's default is 0.1)")
