@@ -287,7 +287,9 @@ _BETA_LOSSES = {"sigmoid", "hinge", "ipo"}
 
 @register
 class DpoBetaNotPositive(Rule):
-    """## What it does
+    """TRN103 dpo-beta-not-positive
+
+    ## What it does
     Checks the `beta` of a config DPOTrainer reads (a DPO-only key, a `trl dpo` launch, or a script
     handing a DPOConfig to DPOTrainer) for zero or a negative value, with the sigmoid (default),
     hinge or IPO loss.
