@@ -6,12 +6,7 @@ from linter.changes import SetValue
 from linter.fixes import Applicability
 from linter.registry import ERROR, WARNING, Rule, register
 
-
-def _model(run):
-    found = run.first("model.name")
-    if found is None or not isinstance(found[1].value, str) or not found[1].value:
-        return None
-    return found[1].value, found[0].path.parent
+from .models import _model
 
 
 def _last(names) -> set[str]:

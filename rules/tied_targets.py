@@ -6,7 +6,8 @@ from __future__ import annotations
 from linter.fixes import Applicability
 from linter.registry import WARNING, Rule, register
 
-from .embeddings import _last, _model
+from .embeddings import _last
+from .models import _model
 
 # peft/tuners/tuners_utils.py BaseTuner._check_tied_modules: ensure_weight_tying ties a LoRA on a tied layer named in
 # target_modules (lm_head then shares embed_tokens' LoRA, transposed) from 06f042cf4 (#2879), first in v0.19.0; in
