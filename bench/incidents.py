@@ -121,6 +121,8 @@ BATCHES = {
                           "call was then given response_template as a keyword (the same call) so that tests/test_incidents.py "
                           "finds the key in the file; 1 / 6 after TRN103 (dpo-beta-not-positive) was written for "
                           "trl-dpo-beta-zero in the ninth session, after this measurement", "no (TRN103 was written for one of its misses)"),
+    "blind-2026-11-25n": ("blind batch 14 (`blind-2026-11-25n`, mined 2026-11-25 at ed9d8f0)",
+                          "PLACEHOLDER (caught when mined)", "yes"),
 }
 
 ROOT = Path(__file__).resolve().parent.parent
