@@ -122,7 +122,12 @@ BATCHES = {
                           "finds the key in the file; 1 / 6 after TRN103 (dpo-beta-not-positive) was written for "
                           "trl-dpo-beta-zero in the ninth session, after this measurement", "no (TRN103 was written for one of its misses)"),
     "blind-2026-11-25n": ("blind batch 14 (`blind-2026-11-25n`, mined 2026-11-25 at ed9d8f0)",
-                          "PLACEHOLDER (caught when mined)", "yes"),
+                          "0 / 8 as the miner labelled them at 4ac3412 (rules as at ed9d8f0; fixtures committed at 4ac3412 "
+                          "before any trainlint run; no relabelling: the only findings report other hazards, not the "
+                          "mined causes: PRE002, DS001 and DS005 on ds-offload-optimizer-top-level (the thread's fp16 and ZeRO-2 "
+                          "overlap_comm on 0.6.1, not the top-level offload_optimizer) and TRN002 on "
+                          "hf-resume-from-checkpoint-arg-unused (pad_token = eos_token with DataCollatorForLanguageModeling, a "
+                          "second hazard the miner's own script left in, not the unused resume_from_checkpoint)", "yes"),
 }
 
 ROOT = Path(__file__).resolve().parent.parent
