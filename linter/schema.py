@@ -79,6 +79,23 @@ class Schema(TypeQuestions):
         self._conditions: dict = {}  # id(`if` condition) -> (condition, *Schema._condition_form(condition))
         # id(object subschema) -> (subschema, the keys it accepts and checks nothing of)
         self._quiet: dict = {}
+        self._key_blocks: dict | None = None  # key -> its one top-level block (block_of)
+
+    def block_of(self, key: str) -> str | None:
+        """The one top-level block whose object schema lists `key` (a key written one level too
+        high: DeepSpeed's `offload_optimizer` beside `zero_optimization`), or None where no block or
+        more than one does, or where the top level lists it itself."""
+        blocks = self._key_blocks
+        if blocks is None:
+            found: dict = {}
+            top = self.root.get("properties", {})
+            for block, sub in top.items():
+                for option in [sub, *sub.get("anyOf", ()), *sub.get("oneOf", ())] if isinstance(sub, dict) else ():
+                    for name in self._resolve(option).get("properties", ()):
+                        if name not in top:
+                            found.setdefault(name, set()).add(block)
+            blocks = self._key_blocks = {name: next(iter(homes)) for name, homes in found.items() if len(homes) == 1}
+        return blocks.get(key)
 
     def validate(self, value: Any) -> list[SchemaError]:
         errors: list[SchemaError] = []

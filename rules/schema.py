@@ -39,6 +39,20 @@ def _older_than_schema(config, schema, context, code) -> bool:
     return older is not None
 
 
+def _never_top_level(schema, key: str) -> bool:
+    """No release of the schema's package reads `key` at the top level: its per-release top-level
+    key history (linter/data/key_releases.json `keys`, from the package's floor release; for
+    DeepSpeed every top-level constant _initialize_params reads, deepspeed/runtime/config.py, and
+    before it deepspeed/pt/deepspeed_config.py: none is a ZeRO field name at v0.1.0-v0.3.0) omits it."""
+    from linter.versions import key_releases
+
+    for package in schema.written_from:
+        keys = key_releases().get(package, {}).get("keys")
+        if keys is not None and key not in keys:
+            return True
+    return False
+
+
 def _each_error(run):
     """(config, schema, key tree, error) for every schema error of every file in the run."""
     for config in run.configs:
@@ -156,6 +170,12 @@ class UnknownKey(Rule):
     one (difflib ratio >= 0.8) is named as a hint ("did you mean"), never edited: the author may
     have meant another key, or a key of the project's own argument classes.
 
+    A key of one block written one level too high (DeepSpeed's `offload_optimizer` or
+    `stage3_max_live_parameters` beside `zero_optimization`, deepspeedai/DeepSpeed#1935) names
+    that block. DeepSpeed reads its top level by name and has never read a ZeRO field there
+    (deepspeed/runtime/config.py _initialize_params; deepspeed/pt/deepspeed_config.py before
+    v0.3), so this one is an error for every release, also those older than the schema.
+
     Keys the repository's own argument dataclasses define (found with `ast` in the linted
     file's repository) are known. Where those classes read the file, the script that reads it
     decides, so other unknown keys are reported as info, with that reason. Where a parser call
@@ -234,6 +254,14 @@ class UnknownKey(Rule):
                 if dropped:
                     yield self.finding(config, span, dropped[0], severity=ERROR if dropped[1] else WARNING)
                 continue  # a key a release keeps: judged by the release in use
+            home = schema.block_of(key) if len(error.path) == 1 else None
+            if home is not None and schema.drops_unknown_silently and _never_top_level(schema, key):
+                # A key of a block written one level too high is dropped by every release, so
+                # the release the schema was written from does not matter.
+                yield self.finding(config, span, f"{key} is a key of {home}, written at the top level: {schema.name} "
+                                   f"reads it only inside {home} and ignores it here, in every release; "
+                                   f"move it into {home}", severity=ERROR)
+                continue
             if _older_than_schema(config, schema, context, self.code):
                 continue
             imported = config.value("arguments.imported_classes") or config.value("arguments.extra_keys_allowed")
@@ -243,6 +271,8 @@ class UnknownKey(Rule):
                 continue  # a field of those classes or not: their fields are not known here
             close = _close_keys(str(key), error.known_keys)
             hint = f"; did you mean {' or '.join(repr(name) for name in close)}?" if close else ""
+            if home is not None:
+                hint += f"; {key} is a key of {home}: write it inside that block"
             # DeepSpeed drops an unknown key without a word; the others warn or refuse.
             severity = ERROR if schema.drops_unknown_silently else WARNING
             if schema.unknown_keys == "dropped-with-warning":

@@ -690,3 +690,30 @@ def test_no_unknown_key_where_the_parser_call_ignores_extra_keys(tmp_path):
     (root / "src" / "grpo.py").write_text(script.replace("{extra}", ", allow_extra_keys=True"))
     project_args._scan.cache_clear()
     assert [f for f in check(root / "recipes" / "plain.yaml") if f["code"] == "SCH001"] == []
+
+
+@pytest.mark.parametrize("pin", ["deepspeed==0.6.1", "deepspeed==0.16.5", None])
+def test_a_zero_key_written_at_the_top_level_is_reported_for_every_deepspeed_release(tmp_path, pin):
+    """deepspeedai/DeepSpeed#1935: offload_optimizer beside zero_optimization is dropped without a
+    word by every release (no release reads a ZeRO field at the top level), so a pin older than
+    the schema's 0.16.5 does not silence it; inside the block it is no finding."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    if pin:
+        (folder / "requirements.txt").write_text(pin + "\n")
+    misplaced = {"zero_optimization": {"stage": 2}, "offload_optimizer": {"device": "cpu"}}
+    (folder / "ds.json").write_text(json.dumps(misplaced, indent=1))
+    result = trainlint("check", str(folder), "--select", "SCH001", "--gpu", "A100")
+    assert "ds.json:5:2: SCH001 offload_optimizer is a key of zero_optimization, written at the top level" \
+        in result.out, result.out
+    assert "ignores it here, in every release; move it into zero_optimization" in result.out
+    placed = {"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}
+    (folder / "ds.json").write_text(json.dumps(placed, indent=1))
+    assert "SCH001" not in trainlint("check", str(folder), "--select", "SCH001", "--gpu", "A100").out
+
+
+def test_an_unknown_key_of_one_block_names_that_block_as_a_hint(shipped):
+    schema = schemas.load("deepspeed")
+    assert schema.block_of("overlap_comm") == "zero_optimization"
+    assert schema.block_of("enabled") == "bf16"
+    assert schema.block_of("train_micro_batch_size_per_gpu") is None  # a top-level key itself
