@@ -82,11 +82,9 @@ class Schema(TypeQuestions):
         self._key_blocks: dict | None = None  # key -> its one top-level block (block_of)
 
     def block_of(self, key: str) -> str | None:
-        """The one top-level block whose object schema lists `key` (a key written one level too
-        high: DeepSpeed's `offload_optimizer` beside `zero_optimization`), or None where no block or
-        more than one does, or where the top level lists it itself."""
-        blocks = self._key_blocks
-        if blocks is None:
+        """The one top-level block whose object schema lists `key` (written one level too high:
+        DeepSpeed's `offload_optimizer`), or None (no block, several, or a top-level key itself)."""
+        if (blocks := self._key_blocks) is None:
             found: dict = {}
             top = self.root.get("properties", {})
             for block, sub in top.items():
@@ -94,7 +92,7 @@ class Schema(TypeQuestions):
                     for name in self._resolve(option).get("properties", ()):
                         if name not in top:
                             found.setdefault(name, set()).add(block)
-            blocks = self._key_blocks = {name: next(iter(homes)) for name, homes in found.items() if len(homes) == 1}
+            blocks = self._key_blocks = {name: min(homes) for name, homes in found.items() if len(homes) == 1}
         return blocks.get(key)
 
     def validate(self, value: Any) -> list[SchemaError]:

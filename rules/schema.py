@@ -7,7 +7,7 @@ from linter.fixes import Applicability
 from linter.lazy_pattern import LazyPattern
 from linter.registry import ERROR, INFO, WARNING, Rule, register
 
-from .facts import dropped_by_release, key_history, refusal_note, removed_known_keys
+from .facts import never_top_level, older_than_schema_noted, dropped_by_release, key_history, refusal_note, removed_known_keys
 from .facts import schema_errors as _schema_errors
 
 # PyYAML's YAML 1.1 booleans: an unquoted `NO` or `on` reaches the framework as a bool.
@@ -15,42 +15,6 @@ _YAML11_BOOLEANS = {spelling for word in ("yes", "no", "on", "off", "true", "fal
                     for spelling in (word, word.capitalize(), word.upper())}
 # A number PyYAML leaves a string: no dot in the mantissa, or an unsigned exponent (`2e-5`, `1.0e5`).
 _UNREAD_FLOAT = LazyPattern(r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)[eE][-+]?\d+$")
-
-
-def release_older_than_schema(config, schema) -> tuple[str, tuple[str, str], str] | None:
-    """(package, (version, where), the schema's floor) where the run uses a release older than the
-    one the schema describes (its keys and values are then not known here); None otherwise."""
-    from linter.versions import older_than
-
-    for package, floor in schema.written_from.items():
-        found = config.version(package)
-        if found is not None and older_than(found[0], floor):
-            return package, found, floor
-    return None
-
-
-def _older_than_schema(config, schema, context, code) -> bool:
-    """release_older_than_schema, noted for --verbose: unknown means silent."""
-    older = release_older_than_schema(config, schema)
-    if older is not None:
-        package, found, floor = older
-        context.notes.append(f"{config.path}: {code} skipped: {package} {found[0]} ({found[1]}) is older than "
-                             f"the {floor} the {schema.name} schema describes")
-    return older is not None
-
-
-def _never_top_level(schema, key: str) -> bool:
-    """No release of the schema's package reads `key` at the top level: its per-release top-level
-    key history (linter/data/key_releases.json `keys`, from the package's floor release; for
-    DeepSpeed every top-level constant _initialize_params reads, deepspeed/runtime/config.py, and
-    before it deepspeed/pt/deepspeed_config.py: none is a ZeRO field name at v0.1.0-v0.3.0) omits it."""
-    from linter.versions import key_releases
-
-    for package in schema.written_from:
-        keys = key_releases().get(package, {}).get("keys")
-        if keys is not None and key not in keys:
-            return True
-    return False
 
 
 def _each_error(run):
@@ -255,14 +219,14 @@ class UnknownKey(Rule):
                     yield self.finding(config, span, dropped[0], severity=ERROR if dropped[1] else WARNING)
                 continue  # a key a release keeps: judged by the release in use
             home = schema.block_of(key) if len(error.path) == 1 else None
-            if home is not None and schema.drops_unknown_silently and _never_top_level(schema, key):
+            if home is not None and schema.drops_unknown_silently and never_top_level(schema, key):
                 # A key of a block written one level too high is dropped by every release, so
                 # the release the schema was written from does not matter.
                 yield self.finding(config, span, f"{key} is a key of {home}, written at the top level: {schema.name} "
                                    f"reads it only inside {home} and ignores it here, in every release; "
                                    f"move it into {home}", severity=ERROR)
                 continue
-            if _older_than_schema(config, schema, context, self.code):
+            if older_than_schema_noted(config, schema, context, self.code):
                 continue
             imported = config.value("arguments.imported_classes") or config.value("arguments.extra_keys_allowed")
             if len(error.path) == 1 and imported:
@@ -383,7 +347,7 @@ class InvalidValue(Rule):
                 continue  # a placeholder a launcher fills in before the framework reads the file
             span = located.value_span if located else None
             where = _dotted(error.path) or "the file"
-            if _older_than_schema(config, schema, context, self.code):
+            if older_than_schema_noted(config, schema, context, self.code):
                 continue
             gone = schema.removed_value(tree.value, error)
             if gone is not None:
