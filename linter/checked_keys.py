@@ -134,6 +134,11 @@ CHECKED_KEYS = (
                                              "samples are rendered with writes literally"),
     ("data.template_placeholders", "int", "how many bos/eos placeholders that chat template renders (each one "
                                           "token the tokenizer decides)"),
+    ("data.template_names_eos", "bool", "the text of that chat template names eos_token (a {{ eos_token }} "
+                                        "placeholder or the word), so the tokenizer's eos token may be written"),
+    ("data.turn_terminators", "list", "the tokens that end a trained turn, as written (Axolotl eot_tokens)"),
+    ("tokenizer.eos_written", "str", "the eos token the config sets on the tokenizer (Axolotl "
+                                     "special_tokens.eos_token)"),
     ("data.collator_masks_padding", "str", "the collator (by name) that labels every pad id -100"),
     # The argument checks a trainer's own parser runs at launch (rules/argument_checks.py): the keys
     # they read, as written or with the framework's default.
