@@ -95,7 +95,27 @@ template: llama3
 def test_mod004_fires_on_a_tied_model(tmp_path):
     path = write_file(tmp_path / "lf.yaml", LF_TIED.format(model="meta-llama/Llama-3.2-1B-Instruct",
                                                        targets="embed_tokens,lm_head"))
+    assert codes(path, "--select", "MOD004") == []  # PEFT unknown
+    write_file(tmp_path / "requirements.txt", "peft==0.18.1\n")
     assert codes(path, "--select", "MOD004") == ["MOD004"]
+    write_file(tmp_path / "requirements.txt", "peft==0.19.0\n")  # merge_and_unload unties the merged config
+    assert codes(path, "--select", "MOD004") == []
+
+
+@pytest.mark.parametrize("inference_mode, remedy", [(True, "merge it with PEFT >= 0.19.0 or use it unmerged"),
+                                                    (False, "set ensure_weight_tying: true (PEFT >= 0.18)")])
+def test_mod004_reads_a_peft_adapter_config(tmp_path, inference_mode, remedy):
+    adapter = {"peft_type": "LORA", "task_type": "CAUSAL_LM", "base_model_name_or_path": "Qwen/Qwen2.5-1.5B-Instruct",
+               "inference_mode": inference_mode, "r": 8, "lora_alpha": 16, "target_modules": ["q_proj", "v_proj"],
+               "modules_to_save": ["embed_tokens", "lm_head"]}
+    path = write_file(tmp_path / "adapter_config.json", json.dumps(adapter))
+    write_file(tmp_path / "requirements.txt", "peft==0.18.1\n")
+    found = json.loads(trainlint("check", path, "--no-detect", "--format", "json", "--select", "MOD004").out)
+    assert [f["code"] for f in found] == ["MOD004"] and remedy in found[0]["message"]
+    write_file(path, json.dumps({**adapter, "ensure_weight_tying": True}))
+    assert codes(path, "--select", "MOD004") == []
+    write_file(path, json.dumps({**adapter, "modules_to_save": ["embed_tokens"]}))
+    assert codes(path, "--select", "MOD004") == []
 
 
 @pytest.mark.parametrize("model, targets", [
@@ -105,11 +125,13 @@ def test_mod004_fires_on_a_tied_model(tmp_path):
 ])
 def test_mod004_silent(tmp_path, model, targets):
     path = write_file(tmp_path / "lf.yaml", LF_TIED.format(model=model, targets=targets))
+    write_file(tmp_path / "requirements.txt", "peft==0.18.1\n")
     assert codes(path, "--select", "MOD004") == []
 
 
 def test_mod004_reads_the_local_config(tmp_path):
     path = write_file(tmp_path / "lf.yaml", LF_TIED.format(model="models/m", targets="embed_tokens,lm_head"))
+    write_file(tmp_path / "requirements.txt", "peft==0.18.1\n")
     write_file(tmp_path / "models" / "m" / "config.json", json.dumps({"model_type": "qwen2", "tie_word_embeddings": True}))
     assert codes(path, "--select", "MOD004") == ["MOD004"]
     write_file(tmp_path / "models" / "m" / "config.json", json.dumps({"model_type": "qwen2", "tie_word_embeddings": False}))
