@@ -89,8 +89,7 @@ IR_KEYS = (
     ("quantization.quant_storage", "dtype", "dtype the packed 4-bit weights are stored in (sharding needs it); a str "
                                             "starting 'unknown' where the framework's unknown version decides"),
     # Parameter-efficient adapters
-    ("adapter.kind", "str", "lora, qlora, ...; a PEFT peft_type lower-cased (adalora, prefix_tuning, prompt_tuning, "
-                          "p_tuning, ...); None (written) when every parameter trains"),
+    ("adapter.kind", "str", "lora, qlora, prefix_tuning, ... (PEFT peft_type, lower-cased); None: every parameter trains"),
     ("adapter.r", "int", "LoRA rank"),
     ("adapter.alpha", "num", "LoRA alpha"),
     ("adapter.target_modules", "list|str", "modules the adapter wraps (a list, or a shorthand such as all-linear)"),
@@ -128,8 +127,6 @@ IR_KEYS = (
     ("adapter.adalora_tfinal", "int", "AdaLoRA tfinal: final fine-tuning steps after rank budgeting"),
     ("adapter.allocates_ranks", "bool", "the framework's own training loop calls AdaLoRA's update_and_allocate "
                                         "after each optimizer step (False: it never does)"),
-    ("adapter.generic_model", "bool", "PEFT wraps the model in the generic PeftModel (no task_type, not prompt "
-                                      "learning), whose forward(*args, **kwargs) names no labels argument"),
     ("adapter.adalora_total_step", "int", "AdaLoRA total_step: the training steps the rank schedule is planned for"),
     ("adapter.target_string", "str", "target_modules written as one string, which PEFT's LoraConfig keeps a str "
                                      "(a regular expression matched against module names, or all-linear)"),
@@ -361,8 +358,6 @@ IR_KEYS = (
     ("checkpoint.save_only_model", "bool", "checkpoints hold the model only, no optimizer state (save_only_model)"),
     ("checkpoint.eval_strategy", "str", "when the model is evaluated during training (no, steps, epoch), as written, "
                                         "or the reader's default (TrainingArguments: no)"),
-    ("checkpoint.label_names", "list|str", "the input names the Trainer reads as labels (TrainingArguments "
-                                       "label_names), written value only"),
     ("checkpoint.best_metric_name", "str", "the metric the Trainer compares checkpoints by, as written "
                                            "(TrainingArguments metric_for_best_model)"),
     ("scheduler.kwargs", "list", "the keyword arguments the schedule function gets (TrainingArguments "
@@ -380,10 +375,6 @@ IR_KEYS = (
     ("device.cpu_only", "bool", "TrainingArguments use_cpu (no_cuda before 4.34): the Trainer runs on the CPU"),
     ("checkpoint.greater_is_better", "bool", "a larger metric_for_best_model is better (TrainingArguments "
                                              "greater_is_better), written value only"),
-    ("training.trainer_class", "str", "the trainer class a training script calls, where every trainer call is one "
-                                      "class imported from transformers or trl (Trainer, Seq2SeqTrainer, SFTTrainer, ...)"),
-    ("training.sft_use_liger", "bool", "TRL SFTConfig use_liger (0.15-0.17): the model is loaded with Liger's "
-                                       "kernels and returns no logits, as written"),
     ("training.label_smoothing", "num", "label smoothing factor of the Trainer's loss (label_smoothing_factor), as written"),
     # Model family, features and prompt, where the framework declares them in the config (Ludwig)
     ("model.kind", "str", "the framework's model family, as written or defaulted: ecd, llm, gbm (Ludwig model_type)"),

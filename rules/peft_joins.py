@@ -47,12 +47,19 @@ class PrefixTuningGradientCheckpointing(Rule):
 
     ## Example
     `train.py`:
-        peft_config = PrefixTuningConfig(task_type="CAUSAL_LM", num_virtual_tokens=20)
-        model = get_peft_model(model, peft_config)
+        from peft import PrefixTuningConfig, get_peft_model
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+        model = AutoModelForCausalLM.from_pretrained("mistralai/Mistral-7B-v0.1")
+        model = get_peft_model(model, PrefixTuningConfig(task_type="CAUSAL_LM", num_virtual_tokens=20))
         args = TrainingArguments("out", gradient_checkpointing=True)
         Trainer(model=model, args=args, train_dataset=data).train()
     Use instead:
+        from peft import PrefixTuningConfig, get_peft_model
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+        model = AutoModelForCausalLM.from_pretrained("mistralai/Mistral-7B-v0.1")
+        model = get_peft_model(model, PrefixTuningConfig(task_type="CAUSAL_LM", num_virtual_tokens=20))
         args = TrainingArguments("out", gradient_checkpointing=False)
+        Trainer(model=model, args=args, train_dataset=data).train()
 
     ## Fix safety
     No fix: a script is edited by hand (and turning checkpointing off costs memory; prompt
@@ -187,11 +194,15 @@ class SftPromptLearningTokenAccuracy(_Rows):
     then fails the same way until 0.24.0.
 
     ## Example
-    `train.py` with `trl==0.19.1` pinned:
+    `train.py`:
+        from peft import PromptEncoderConfig
+        from trl import SFTConfig, SFTTrainer
         peft_config = PromptEncoderConfig(task_type="CAUSAL_LM", num_virtual_tokens=32)
         args = SFTConfig(output_dir="out")
-        SFTTrainer(model=model, args=args, train_dataset=data, peft_config=peft_config).train()
-    Use instead a TRL with the fix:
+        SFTTrainer(model="Qwen/Qwen3-1.7B", args=args, train_dataset=data, peft_config=peft_config).train()
+    `requirements.txt`:
+        trl==0.19.1
+    Use instead, in `requirements.txt`:
         trl==0.24.0
 
     ## Fix safety
@@ -230,14 +241,22 @@ class PeftNoTaskTypeWithoutLabelNames(_Rows):
     transformers 4.55.0 reads the base model's forward instead.
 
     ## Example
-    `train.py` with `transformers==4.43.3` pinned:
-        peft_config = LoraConfig(r=16, target_modules=["query", "value"])
-        model = get_peft_model(model, peft_config)
+    `train.py`:
+        from peft import LoraConfig, get_peft_model
+        from transformers import AutoModelForImageClassification, Trainer, TrainingArguments
+        model = AutoModelForImageClassification.from_pretrained("google/vit-base-patch16-224-in21k")
+        model = get_peft_model(model, LoraConfig(r=16, target_modules=["query", "value"]))
         args = TrainingArguments("out", eval_strategy="steps", load_best_model_at_end=True)
         Trainer(model=model, args=args, train_dataset=train, eval_dataset=test).train()
+    `requirements.txt`:
+        transformers==4.43.3
     Use instead:
-        args = TrainingArguments("out", eval_strategy="steps", load_best_model_at_end=True,
-                                 label_names=["labels"])
+        from peft import LoraConfig, get_peft_model
+        from transformers import AutoModelForImageClassification, Trainer, TrainingArguments
+        model = AutoModelForImageClassification.from_pretrained("google/vit-base-patch16-224-in21k")
+        model = get_peft_model(model, LoraConfig(r=16, target_modules=["query", "value"]))
+        args = TrainingArguments("out", eval_strategy="steps", load_best_model_at_end=True, label_names=["labels"])
+        Trainer(model=model, args=args, train_dataset=train, eval_dataset=test).train()
 
     ## Fix safety
     No fix: a script is edited by hand.
@@ -277,10 +296,15 @@ class PromptLearningClassifierHeadFrozen(_Rows):
     predicts with a fresh random head, without an error (huggingface/peft#2646).
 
     ## Example
-    `train.py` with `peft==0.16.0` pinned:
-        peft_config = PromptTuningConfig(task_type="SEQ_CLS", num_virtual_tokens=20)
-        model = get_peft_model(model, peft_config)
-    Use instead:
+    `train.py`:
+        from peft import PromptTuningConfig, get_peft_model
+        from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments
+        model = AutoModelForSequenceClassification.from_pretrained("FacebookAI/roberta-large", num_labels=2)
+        model = get_peft_model(model, PromptTuningConfig(task_type="SEQ_CLS", num_virtual_tokens=20))
+        Trainer(model=model, args=TrainingArguments("out"), train_dataset=data).train()
+    `requirements.txt`:
+        peft==0.16.0
+    Use instead, in `requirements.txt`:
         peft==0.17.0
 
     ## Fix safety
