@@ -373,4 +373,13 @@ CHECKED_KEYS = (
     ("training.torch_compile_option_names", "list", "the Inductor options named in torch_compile_options"),
     ("attention.large_head_written", "str", "the attention policy for heads too large for flash attention (Axolotl "
      "large_head_attention), lower-cased"),
+    # A PEFT adapter joined with the trainer's settings (rules/peft_joins.py)
+    ("adapter.generic_model", "bool", "PEFT wraps the model in the generic PeftModel (no task_type, not prompt "
+                                      "learning), whose forward(*args, **kwargs) names no labels argument"),
+    ("checkpoint.label_names", "list|str", "the input names the Trainer reads as labels (TrainingArguments "
+                                       "label_names), written value only"),
+    ("training.trainer_class", "str", "the trainer class a training script calls, where every trainer call is one "
+                                      "class imported from transformers or trl (Trainer, Seq2SeqTrainer, SFTTrainer, ...)"),
+    ("training.sft_use_liger", "bool", "TRL SFTConfig use_liger (0.15-0.17): the model is loaded with Liger's "
+                                       "kernels and returns no logits, as written"),
 )

@@ -8,7 +8,7 @@ MODULES = (  # every module with rules: add a new one here
     "batches",
     "compile_sharding", "data", "deepspeed", "deepspeed_muon", "deepspeed_offload", "deepspeed_release_rules",
     "deepspeed_schedule", "embeddings", "evaluation", "generation_servers", "incompatible_versions", "launch_refusals",
-    "launchers", "llm_validation", "loader_modes", "loss_masks", "ludwig_adapter_keys", "ludwig_refusals",
+    "launchers", "llm_validation", "loader_modes", "peft_joins", "loss_masks", "ludwig_adapter_keys", "ludwig_refusals",
     "memory", "model_features", "model_layers", "model_loading", "models", "multimodal_data", "image_caps", "numerics",
     "optimizer_sharding", "optimizers", "parallelism",
     "patched_models", "peft_configs", "peft_layers", "peft_methods", "peft_patterns", "precision",
