@@ -15,7 +15,6 @@ the padding facts any script shows (script_padding.py).
 
 from __future__ import annotations
 
-
 from ..document import Document, Mapping, Pair, RenderError, Scalar, Sequence
 from ..ir import ConfigIR, Field, Origin
 from ..python_reader import PythonDocument, call_name, is_open
