@@ -53,6 +53,9 @@ IR_KEYS = (
                                "(llamafactory-cli train, chat, webchat, api, export, eval)"),
     ("arguments.unseen_keys", "list", "a script's argument keywords (every spelling) it computes, sets later or hands "
                                       "the trainer itself; [\"*\"] for **kwargs: a key left out is no default there"),
+    ("arguments.class", "str", "the argument class a training script constructs with keywords and hands its trainer "
+                               "(TrainingArguments, Seq2SeqTrainingArguments, SFTConfig, ...); the file's key tree "
+                               "holds the call's keywords"),
     ("arguments.project_parser", "bool", "the repository's own argument classes (no framework base) read this file"),
     ("arguments.model_load_in_code", "str", "the project's own script that reads this file loads the model itself, "
      "in a way its code fixes (a dtype constant, no quantization or adapter): where"),

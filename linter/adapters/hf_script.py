@@ -38,6 +38,8 @@ def read_script(script: Script, config: ConfigIR) -> None:
     from .hf import _QLORA_BINDINGS, _TRAINER_BINDINGS, HFAdapter
 
     document, call = script.document, script.arguments
+    # The constructor's own keywords, as written (a keyword the class lacks raises TypeError there).
+    config.set("arguments.class", Field(script.class_name, Origin(span_of(document, *document.span(call.func)))))
     arguments = call_mapping(document, call, first="output_dir")
     # Keys set on the object later, or that a trainer call receives itself: unknown.
     hidden = set(script.later) | {item.arg for trainer in script.trainers for item in trainer.keywords
@@ -69,6 +71,8 @@ def read_script(script: Script, config: ConfigIR) -> None:
     _model(document, script, config, [b for b in _TRAINER_BINDINGS if b.key in _MODEL_KEYS], _QLORA_BINDINGS)
     _lora(document, script, config)
     record_padding(document, config)
+    # Last: peft_facts reads a key tree as an adapter_config.json's, which a script has none of.
+    config.key_tree = HFScriptAdapter().key_tree(_facade(document, call_mapping(document, call)))
 
 
 def _computed(node) -> bool:
