@@ -52,7 +52,8 @@ IR_KEYS = (
     ("launch.readers", "list", "every entry of the checkout's launch commands that name this file, training or not "
                                "(llamafactory-cli train, chat, webchat, api, export, eval)"),
     ("arguments.unseen_keys", "list", "a script's argument keywords (every spelling) it computes, sets later or hands "
-                                      "the trainer itself; [\"*\"] for **kwargs: a key left out is no default there"),
+                                      "the trainer itself, and the IR keys they set; [\"*\"] for **kwargs: a key left out is "
+                                      "no default there"),
     ("arguments.class", "str", "the argument class a training script constructs with keywords and hands its trainer "
                                "(TrainingArguments, Seq2SeqTrainingArguments, SFTConfig, ...); the file's key tree "
                                "holds the call's keywords"),

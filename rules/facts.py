@@ -40,6 +40,16 @@ def read_by_repository_script(config, key: str | None = None) -> bool:
         or "*" in unseen or key in unseen
 
 
+def left_out(config, key: str) -> bool:
+    """Does the file leave IR key `key` out, so that the framework's default applies? Not where a
+    training script computes it or may pass it in **kwargs (`arguments.unseen_keys` names the IR
+    key, or "*"): absent there means unknown."""
+    if config.get(key) is not None:
+        return False
+    unseen = config.value("arguments.unseen_keys") or ()
+    return "*" not in unseen and key not in unseen
+
+
 def fills_deepspeed_auto(config) -> bool:
     """Does the trainer that reads `config` fill a linked DeepSpeed config's "auto" values?"""
     return config.value("trainer.fills_deepspeed_auto") is True

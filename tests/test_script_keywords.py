@@ -90,3 +90,33 @@ def test_a_splat_and_uncovered_classes_are_not_judged(tmp_path):
 def test_a_keyword_set_later_is_no_constructor_keyword(tmp_path):
     body = "args = TrainingArguments(output_dir='o')\nargs.made_up_key = 1\nTrainer(model=None, args=args)\n"
     assert findings(tmp_path, body) == []
+
+
+# ---- a key the script computes is unknown, not the framework's default (rules/facts.py left_out) -------
+
+
+def _trn076(tmp_path: Path, body: str, pins: str) -> list[str]:
+    (tmp_path / "train.py").write_text("from peft import LoraConfig\n" + HEADER + body)
+    (tmp_path / "requirements.txt").write_text(pins + "\n")
+    out = trainlint("check", tmp_path / "train.py", "--select", "TRN076", "--format", "json").out
+    return [f["message"] for f in json.loads(out)]
+
+
+@pytest.mark.parametrize("loss, fires", [("", True), ("loss_type=cli.loss, ", False), ("**extra, ", False)])
+def test_an_unwritten_loss_type_is_the_default_only_where_not_computed(tmp_path, loss, fires):
+    body = (f"config = SFTConfig(output_dir='o', {loss}bf16=True)\npeft = LoraConfig(r=8, target_modules=['q_proj', 'lm_head'])\n"
+            "SFTTrainer(model='m', args=config, peft_config=peft).train()\n")
+    assert bool(_trn076(tmp_path, body, "trl==1.7.0")) is fires
+
+
+@pytest.mark.parametrize("keywords, fires", [("", True), ("max_length=cli.max_length", False)])
+def test_padding_free_reads_an_unwritten_max_length_as_its_default_only(tmp_path, keywords, fires):
+    body = f"config = SFTConfig(output_dir='o', padding_free=True, {keywords})\nSFTTrainer(model='m', args=config)\n"
+    assert bool(_trn076(tmp_path, body, "trl==1.0.0")) is fires
+
+
+@pytest.mark.parametrize("keywords, fires", [("", True), ("label_smoothing=cli.smoothing", False)])
+def test_exo_pair_reads_an_unwritten_label_smoothing_as_zero_only(tmp_path, keywords, fires):
+    body = (f"config = DPOConfig(output_dir='o', loss_type='exo_pair', {keywords})\n"
+            "DPOTrainer(model='m', args=config).train()\n")
+    assert bool(_trn076(tmp_path, body, "trl==0.29.0")) is fires

@@ -61,10 +61,10 @@ def read_script(script: Script, config: ConfigIR) -> None:
     arguments._index = {}
     open_call = not script.closed() or any(is_open(trainer) for trainer in script.trainers)
     unseen = {"*"} if open_call else hidden | {pair.key.value for pair in arguments.pairs if _computed(pair.value)}
-    for binding in _TRAINER_BINDINGS:  # every spelling of a key whose value is unknown
+    for binding in _TRAINER_BINDINGS:  # every spelling of a key whose value is unknown, and its IR key
         names = {".".join(path) for path in binding.paths}
         if names & unseen:
-            unseen |= names
+            unseen |= names | {binding.key}
     if unseen:
         config.set("arguments.unseen_keys", Field(sorted(unseen), Origin(span_of(document, *span))))
     read = CallReader(config, _facade(document, arguments), open_call)
