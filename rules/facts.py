@@ -50,6 +50,11 @@ def left_out(config, key: str) -> bool:
     return "*" not in unseen and key not in unseen
 
 
+def off(config, key: str) -> bool:
+    """A boolean IR key written off, or left out where its default is off (left_out)."""
+    return config.value(key) is False or left_out(config, key)
+
+
 def fills_deepspeed_auto(config) -> bool:
     """Does the trainer that reads `config` fill a linked DeepSpeed config's "auto" values?"""
     return config.value("trainer.fills_deepspeed_auto") is True

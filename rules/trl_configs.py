@@ -22,7 +22,7 @@ from __future__ import annotations
 from linter.registry import WARNING, Rule, kinds, register
 from linter.versions import older_than
 
-from .facts import left_out
+from .facts import left_out, off
 from .trl_config_rows import MORE_ROWS, exact as _exact, losses as _losses, sft_base as _sft_base
 from .validation_table import Row, TableRule
 
@@ -67,7 +67,7 @@ def _chunked_head(config, written: bool) -> bool:
     """A LoRA adapter whose target_modules name lm_head (PEFT matches the top-level module by its
     name; a pattern or all-linear, which leaves the output layer out, is not judged) under SFT's
     chunked loss: written chunked_nll, or loss_type unwritten, without the Liger kernel."""
-    if not _sft_base(config) or config.value("adapter.kind") != "lora" or config.value("memory.fused_cross_entropy") is True:
+    if not _sft_base(config) or config.value("adapter.kind") != "lora" or not off(config, "memory.fused_cross_entropy"):
         return False
     targets = config.value("adapter.target_modules")
     if not ("lm_head" in targets if isinstance(targets, list) else targets == "lm_head"):
@@ -111,7 +111,7 @@ ROWS = (
     # padding_free without packing while max_length (SFTConfig default 1024, v0.16.0 to v1.9.0) is set;
     # a dataset with image columns is exempt (huggingface/trl#5923; unsloth#7951).
     Row(lambda config: (_sft_base(config) and config.value("sequence.padding_free") is True
-                        and config.value("sequence.packing") is not True and config.value("model.multimodal") is not True
+                        and off(config, "sequence.packing") and config.value("model.multimodal") is not True
                         and (left_out(config, "sequence.max_length") or config.value("sequence.max_length") is not None)),
         "sequence.padding_free", "padding_free without packing in an SFT config whose max_length is set (SFTConfig's "
         f"default is {_SFT_MAX_LENGTH}): the padding-free collator does not truncate",

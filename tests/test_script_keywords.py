@@ -102,14 +102,16 @@ def _trn076(tmp_path: Path, body: str, pins: str) -> list[str]:
     return [f["message"] for f in json.loads(out)]
 
 
-@pytest.mark.parametrize("loss, fires", [("", True), ("loss_type=cli.loss, ", False), ("**extra, ", False)])
+@pytest.mark.parametrize("loss, fires", [("", True), ("loss_type=cli.loss, ", False), ("**extra, ", False),
+                                         ("use_liger_kernel=cli.liger, ", False), ("use_liger_kernel=False, ", True)])
 def test_an_unwritten_loss_type_is_the_default_only_where_not_computed(tmp_path, loss, fires):
     body = (f"config = SFTConfig(output_dir='o', {loss}bf16=True)\npeft = LoraConfig(r=8, target_modules=['q_proj', 'lm_head'])\n"
             "SFTTrainer(model='m', args=config, peft_config=peft).train()\n")
     assert bool(_trn076(tmp_path, body, "trl==1.7.0")) is fires
 
 
-@pytest.mark.parametrize("keywords, fires", [("", True), ("max_length=cli.max_length", False)])
+@pytest.mark.parametrize("keywords, fires", [("", True), ("max_length=cli.max_length", False),
+                                             ("packing=cli.packing", False), ("packing=False", True)])
 def test_padding_free_reads_an_unwritten_max_length_as_its_default_only(tmp_path, keywords, fires):
     body = f"config = SFTConfig(output_dir='o', padding_free=True, {keywords})\nSFTTrainer(model='m', args=config)\n"
     assert bool(_trn076(tmp_path, body, "trl==1.0.0")) is fires
