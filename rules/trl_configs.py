@@ -154,7 +154,7 @@ ROWS = (
         since="0.29.0", package="trl"),
     # 035c3ff15 (#4818, v0.28.0) added log_completions_hub_repo with the check (log_completions defaults to False).
     Row(lambda config: (_exact(config, "grpo") and config.value("logging.completions_hub_repo") is not None
-                        and config.value("logging.completions") is not True),
+                        and off(config, "logging.completions")),
         "logging.completions_hub_repo", "log_completions_hub_repo without log_completions in a GRPO config",
         "log_completions_hub_repo is set, but log_completions is False. Enable log_completions to upload completions "
         "to the Hub, or unset log_completions_hub_repo.",

@@ -122,3 +122,10 @@ def test_exo_pair_reads_an_unwritten_label_smoothing_as_zero_only(tmp_path, keyw
     body = (f"config = DPOConfig(output_dir='o', loss_type='exo_pair', {keywords})\n"
             "DPOTrainer(model='m', args=config).train()\n")
     assert bool(_trn076(tmp_path, body, "trl==0.29.0")) is fires
+
+
+@pytest.mark.parametrize("keywords, fires", [("", True), ("log_completions=cli.log", False), ("log_completions=False", True)])
+def test_log_completions_a_script_computes_is_not_off(tmp_path, keywords, fires):
+    body = (f"from trl import GRPOConfig, GRPOTrainer\nconfig = GRPOConfig(output_dir='o', log_completions_hub_repo='me/c', "
+            f"{keywords})\nGRPOTrainer(model='m', reward_funcs=[], args=config).train()\n")
+    assert bool(_trn076(tmp_path, body, "trl==0.28.0")) is fires
