@@ -1,6 +1,5 @@
-"""Every IR key: its name, the type of its value and what it means (linter/catalogue.py turns
-these rows into `Key`s and checks every read and write against them). Grouped by topic; a new
-fact an adapter records starts here."""
+"""Every IR key: its name, value type and meaning (linter/catalogue.py turns these rows into `Key`s and
+checks every read and write against them). Grouped by topic; a new fact an adapter records starts here."""
 
 from __future__ import annotations
 
@@ -51,8 +50,9 @@ IR_KEYS = (
                                       "they agree"),
     ("launch.readers", "list", "every entry of the checkout's launch commands that name this file, training or not "
                                "(llamafactory-cli train, chat, webchat, api, export, eval)"),
-    ("arguments.unseen_keys", "list", "a script's argument keywords (every spelling) it computes, sets later or hands "
-                                      "the trainer itself; [\"*\"] for **kwargs: a key left out is no default there"),
+    ("arguments.unseen_keys", "list", "a script's argument keywords (every spelling, and their IR keys) it computes, sets "
+                                      "later or hands the trainer; [\"*\"] for **kwargs: a key left out is no default there"),
+    ("arguments.class", "str", "the argument class a training script builds; its call's keywords are the key tree"),
     ("arguments.project_parser", "bool", "the repository's own argument classes (no framework base) read this file"),
     ("arguments.model_load_in_code", "str", "the project's own script that reads this file loads the model itself, "
      "in a way its code fixes (a dtype constant, no quantization or adapter): where"),

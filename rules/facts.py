@@ -40,6 +40,21 @@ def read_by_repository_script(config, key: str | None = None) -> bool:
         or "*" in unseen or key in unseen
 
 
+def left_out(config, key: str) -> bool:
+    """Does the file leave IR key `key` out, so that the framework's default applies? Not where a
+    training script computes it or may pass it in **kwargs (`arguments.unseen_keys` names the IR
+    key, or "*"): absent there means unknown."""
+    if config.get(key) is not None:
+        return False
+    unseen = config.value("arguments.unseen_keys") or ()
+    return "*" not in unseen and key not in unseen
+
+
+def off(config, key: str) -> bool:
+    """A boolean IR key written off, or left out where its default is off (left_out)."""
+    return config.value(key) is False or left_out(config, key)
+
+
 def fills_deepspeed_auto(config) -> bool:
     """Does the trainer that reads `config` fill a linked DeepSpeed config's "auto" values?"""
     return config.value("trainer.fills_deepspeed_auto") is True
@@ -348,39 +363,3 @@ def removed_known_keys(config, context, code):
             yield (key,), (f"{key} was removed in {package} {removed[1]}"
                            f"{f' ({removed[2]})' if removed[2] else ''}, the last release with it being {removed[0]}; "
                            f"{package} {found[0]} ({found[1]}) does not have it: {outcome}"), refused
-
-
-def release_older_than_schema(config, schema) -> tuple[str, tuple[str, str], str] | None:
-    """(package, (version, where), the schema's floor) where the run uses a release older than the
-    one the schema describes (its keys and values are then not known here); None otherwise."""
-    from linter.versions import older_than
-
-    for package, floor in schema.written_from.items():
-        found = config.version(package)
-        if found is not None and older_than(found[0], floor):
-            return package, found, floor
-    return None
-
-
-def older_than_schema_noted(config, schema, context, code) -> bool:
-    """release_older_than_schema, noted for --verbose: unknown means silent."""
-    older = release_older_than_schema(config, schema)
-    if older is not None:
-        package, found, floor = older
-        context.notes.append(f"{config.path}: {code} skipped: {package} {found[0]} ({found[1]}) is older than "
-                             f"the {floor} the {schema.name} schema describes")
-    return older is not None
-
-
-def never_top_level(schema, key: str) -> bool:
-    """No release of the schema's package reads `key` at the top level: its per-release top-level
-    key history (linter/data/key_releases.json `keys`, from the package's floor release; for
-    DeepSpeed every top-level constant _initialize_params reads, deepspeed/runtime/config.py, and
-    before it deepspeed/pt/deepspeed_config.py: none is a ZeRO field name at v0.1.0-v0.3.0) omits it."""
-    from linter.versions import key_releases
-
-    for package in schema.written_from:
-        keys = key_releases().get(package, {}).get("keys")
-        if keys is not None and key not in keys:
-            return True
-    return False

@@ -7,8 +7,10 @@ from linter.fixes import Applicability
 from linter.lazy_pattern import LazyPattern
 from linter.registry import ERROR, INFO, WARNING, Rule, register
 
-from .facts import never_top_level, older_than_schema_noted, dropped_by_release, key_history, refusal_note, removed_known_keys
+from .facts import dropped_by_release, key_history, refusal_note, removed_known_keys
+from .schema_releases import never_top_level, older_than_schema_noted
 from .facts import schema_errors as _schema_errors
+from .script_keywords import refused_keywords
 
 # PyYAML's YAML 1.1 booleans: an unquoted `NO` or `on` reaches the framework as a bool.
 _YAML11_BOOLEANS = {spelling for word in ("yes", "no", "on", "off", "true", "false")
@@ -175,12 +177,18 @@ class UnknownKey(Rule):
     release. A key TRL's or LLaMA-Factory's own classes declare too (LLaMA-Factory's
     `overwrite_output_dir` from v0.9.4) only where their pinned release does not.
 
+    A training script's `TrainingArguments(...)` / `Seq2SeqTrainingArguments(...)` / TRL config
+    call (`SFTConfig(...)`) is checked keyword by keyword against the class's fields per release
+    (linter/argument_keys.py): a keyword the class lacks in the pinned release, or, unpinned, in
+    every release read, raises TypeError at construction (an error, naming the releases that keep
+    it). Keys a `**kwargs` splat carries and classes the tables do not cover are not judged. No fix.
+
     ## References
     - schemas/*.schema.json (each names the upstream files and version it was written from)
     - deepspeed/runtime/config.py (top-level keys are read by name; others are ignored)
     - transformers/hf_argparser.py: HfArgumentParser.parse_dict(allow_extra_keys=False)
     - transformers training_args.py TrainingArguments, per released wheel (4.20.0 to 5.24.0):
-      linter/data/key_releases.json `transformers`
+      linter/data/key_releases.json `transformers`; TRL configs per tag: linter/data/trl_config_keys.json
     """
 
     code = "SCH001"
@@ -250,6 +258,7 @@ class UnknownKey(Rule):
             yield self.finding(config, span, f"unknown key {_dotted(error.path)!s} for {schema.name}{hint}",
                                severity=severity)
 
+        yield from refused_keywords(self, run, context)  # a training script's argument call
         for config in run.configs:
             for path, message, refused in removed_known_keys(config, context, self.code):
                 located = config.key_tree.locate(path)

@@ -128,7 +128,7 @@ def _schema_reports(config, argument: str) -> bool:
     """Does SCH002 report the value already (the file's schema has an error at `argument`, and no
     pinned package is older than the release the schema was written from)?"""
     from .facts import schema_errors
-    from .facts import release_older_than_schema
+    from .schema_releases import release_older_than_schema
 
     schema, _, errors = schema_errors(config)
     if schema is None or not any(error.path and error.path[0] in _SPELLINGS.get(argument, (argument,))

@@ -13,7 +13,7 @@ builds only LoRA); KTO with Liger and precompute_ref_log_probs.
 
 from __future__ import annotations
 
-from .facts import is_number
+from .facts import is_number, left_out
 from .rl_losses import _liger_loss_on
 from .validation_table import Row
 
@@ -52,6 +52,7 @@ def _grpo_liger(config) -> bool:
 
 # GRPOConfig vllm_importance_sampling_clip_max default 3.0 (0bef67208, #4732, v1.6.0 to v1.9.0)
 _IS_CLIP_MAX = 3.0
+_UNKNOWN = object()  # a bound a training script computes (arguments.unseen_keys): neither a number nor null
 
 
 def _is_bounds(config) -> tuple:
@@ -62,9 +63,11 @@ def _is_bounds(config) -> tuple:
         high = cap
     elif config.get("training.vllm_is_clip_max") is not None:
         high = config.value("training.vllm_is_clip_max")
-    else:
-        high = _IS_CLIP_MAX
-    return config.value("training.vllm_is_clip_min"), high
+    else:  # unwritten: the default; computed by a script: unknown
+        high = _IS_CLIP_MAX if left_out(config, "training.vllm_is_clip_max") and left_out(
+            config, "training.vllm_is_cap") else _UNKNOWN
+    written = config.get("training.vllm_is_clip_min") is not None or left_out(config, "training.vllm_is_clip_min")
+    return (config.value("training.vllm_is_clip_min") if written else _UNKNOWN), high
 
 
 def _is_inverted(config) -> bool:
@@ -76,7 +79,7 @@ def _is_unbounded(config) -> bool:
     """A `*_truncate` mode with the correction on (its default) and neither bound: clip_max written
     null (no cap), clip_min unwritten or null."""
     low, high = _is_bounds(config)
-    correction = config.get("training.vllm_is_correction") is None or config.value("training.vllm_is_correction")
+    correction = left_out(config, "training.vllm_is_correction") or config.value("training.vllm_is_correction")
     return (_grpo(config) and correction is True and low is None and high is None
             and config.value("training.vllm_is_mode") in ("token_truncate", "sequence_truncate"))
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from linter.registry import WARNING, Rule, kinds, register
 from linter.versions import older_than
 
+from .facts import left_out, off
 from .trl_config_rows import MORE_ROWS, exact as _exact, losses as _losses, sft_base as _sft_base
 from .validation_table import Row, TableRule
 
@@ -32,16 +33,21 @@ _ONLINE_DPO = "trl/trainer/online_dpo_config.py OnlineDPOConfig.__post_init__ (t
 _MAX_NEW_TOKENS, _MAX_LENGTH = 64, 512
 
 
+def _unknown(config, key: str) -> bool:
+    """Absent because a training script computes the key (arguments.unseen_keys), not left out."""
+    return config.get(key) is None and not left_out(config, key)
+
+
 def _int(config, key: str, default: int | None = None) -> int | None:
     value = config.value(key)
     if value is None:
-        return default
+        return default if left_out(config, key) else None  # computed by a script: unknown
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _completion_fills_length(written_length: bool):
     def when(config) -> bool:
-        if not _exact(config, "online_dpo") or (config.get("sequence.max_length") is not None) != written_length:
+        if not _exact(config, "online_dpo") or (not left_out(config, "sequence.max_length")) != written_length:
             return False
         new, length = _int(config, "generation.max_new_tokens", _MAX_NEW_TOKENS), _int(config, "sequence.max_length",
                                                                                          _MAX_LENGTH)
@@ -61,12 +67,12 @@ def _chunked_head(config, written: bool) -> bool:
     """A LoRA adapter whose target_modules name lm_head (PEFT matches the top-level module by its
     name; a pattern or all-linear, which leaves the output layer out, is not judged) under SFT's
     chunked loss: written chunked_nll, or loss_type unwritten, without the Liger kernel."""
-    if not _sft_base(config) or config.value("adapter.kind") != "lora" or config.value("memory.fused_cross_entropy") is True:
+    if not _sft_base(config) or config.value("adapter.kind") != "lora" or not off(config, "memory.fused_cross_entropy"):
         return False
     targets = config.value("adapter.target_modules")
     if not ("lm_head" in targets if isinstance(targets, list) else targets == "lm_head"):
         return False
-    return config.value("training.loss_type") == "chunked_nll" if written else config.get("training.loss_type") is None
+    return config.value("training.loss_type") == "chunked_nll" if written else left_out(config, "training.loss_type")
 
 
 _TRUNCATED = ("max_new_tokens >= max_length in an Online DPO config: max_length bounds prompt plus completion and "
@@ -105,8 +111,8 @@ ROWS = (
     # padding_free without packing while max_length (SFTConfig default 1024, v0.16.0 to v1.9.0) is set;
     # a dataset with image columns is exempt (huggingface/trl#5923; unsloth#7951).
     Row(lambda config: (_sft_base(config) and config.value("sequence.padding_free") is True
-                        and config.value("sequence.packing") is not True and config.value("model.multimodal") is not True
-                        and (config.get("sequence.max_length") is None or config.value("sequence.max_length") is not None)),
+                        and off(config, "sequence.packing") and config.value("model.multimodal") is not True
+                        and (left_out(config, "sequence.max_length") or config.value("sequence.max_length") is not None)),
         "sequence.padding_free", "padding_free without packing in an SFT config whose max_length is set (SFTConfig's "
         f"default is {_SFT_MAX_LENGTH}): the padding-free collator does not truncate",
         "When `padding_free=True` without packing, `max_length` is not enforced. Either enable packing (e.g., "
@@ -135,7 +141,8 @@ ROWS = (
     # e3b7897c8 (Refactor DPO, #3906, v0.29.0): before, exo_pair silently replaced label_smoothing 0
     # (DPOConfig's default) with 1e-3 (dpo_trainer.py dpo_loss).
     Row(lambda config: (_exact(config, "dpo") and "exo_pair" in _losses(config)
-                        and config.value("training.preference_label_smoothing") in (None, 0, 0.0)),
+                        and config.value("training.preference_label_smoothing") in (None, 0, 0.0)
+                        and not _unknown(config, "training.preference_label_smoothing")),
         "training.loss_type", "loss_type exo_pair with label_smoothing 0 (DPOConfig's default) in a DPO config",
         "Label smoothing must be greater than 0.0 when using 'exo_pair' loss. The EXO paper recommends a value of "
         "1e-3.", _DPO, "e3b7897c8 #3906, v0.29.0", since="0.29.0", package="trl"),
@@ -147,7 +154,7 @@ ROWS = (
         since="0.29.0", package="trl"),
     # 035c3ff15 (#4818, v0.28.0) added log_completions_hub_repo with the check (log_completions defaults to False).
     Row(lambda config: (_exact(config, "grpo") and config.value("logging.completions_hub_repo") is not None
-                        and config.value("logging.completions") is not True),
+                        and off(config, "logging.completions")),
         "logging.completions_hub_repo", "log_completions_hub_repo without log_completions in a GRPO config",
         "log_completions_hub_repo is set, but log_completions is False. Enable log_completions to upload completions "
         "to the Hub, or unset log_completions_hub_repo.",

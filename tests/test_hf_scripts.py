@@ -222,3 +222,39 @@ def test_bf16_on_a_v100_fires_on_a_script_and_not_on_its_fp16_twin(tmp_path):
     assert "PRE001" not in codes(script(tmp_path, sft("fp16=True")), "V100")
     assert "PRE001" not in codes(script(tmp_path, sft("bf16=use_bf16")), "V100")
 
+
+
+# ---- from_pretrained's own load_in_4bit / load_in_8bit: the BitsAndBytesConfig transformers builds -------
+
+
+def _loaded(tmp_path: Path, load: str, pins: str = "") -> dict:
+    if pins:
+        (tmp_path / "requirements.txt").write_text(pins + "\n")
+    body = f"model = AutoModelForCausalLM.from_pretrained('org/model', {load})\n" + sft("bf16=True")
+    found = values(script(tmp_path, body))
+    return {key: value for key, value in found.items() if key.startswith("quantization.")}
+
+
+@pytest.mark.parametrize("keywords", ["load_in_4bit=True", "load_in_8bit=True",
+                                      "load_in_4bit=True, bnb_4bit_compute_dtype=torch.float16, bnb_4bit_quant_type='nf4'"])
+def test_load_in_bits_keywords_record_what_bitsandbytesconfig_does(tmp_path, keywords):
+    deprecated = _loaded(tmp_path, keywords)
+    (tmp_path / "b").mkdir()
+    config = _loaded(tmp_path / "b", f"quantization_config=BitsAndBytesConfig({keywords})")
+    assert deprecated == config and deprecated["quantization.bits"] in (4, 8)
+
+
+@pytest.mark.parametrize("pins", ["transformers==5.0.0", "transformers==4.29.2"])  # removed (#41287) / not yet read
+def test_load_in_4bit_outside_the_releases_reading_it_records_nothing(tmp_path, pins):
+    assert _loaded(tmp_path, "load_in_4bit=True", pins) == {}
+
+
+def test_load_in_4bit_computed_or_beside_a_quantization_config_records_nothing_of_it(tmp_path):
+    assert _loaded(tmp_path, "load_in_4bit=flag") == {}
+    assert _loaded(tmp_path, "load_in_4bit=True, **extra") == {"quantization.bits": 4, "quantization.bnb_on_load": True}
+
+
+def test_qnt001_fires_on_load_in_4bit_with_fp16_compute_and_not_with_bf16(tmp_path):
+    body = "model = AutoModelForCausalLM.from_pretrained('org/m', load_in_4bit=True, bnb_4bit_compute_dtype={})\n"
+    assert "QNT001" in codes(script(tmp_path, body.format("torch.float16") + sft("bf16=True")), "A100")
+    assert "QNT001" not in codes(script(tmp_path, body.format("torch.bfloat16") + sft("bf16=True")), "A100")

@@ -9,6 +9,11 @@ the padding facts any script shows (script_padding.py).
   becomes torch.float32 (the compute dtype of a 4-bit model whose config names none); from
   BitsAndBytesConfig(load_in_4bit=True) the model loads in 4 bits (modeling_utils.py
   from_pretrained, quantization_config=...).
+- from_pretrained's own `load_in_4bit=True` / `load_in_8bit=True` (read from transformers 4.30.0 /
+  4.22.0, the wheels): modeling_utils.py builds the BitsAndBytesConfig itself from them and the
+  other BitsAndBytesConfig keywords the call gives (4.57.6: `BitsAndBytesConfig.from_dict(config_dict,
+  return_unused_kwargs=True, **kwargs)`), so they are read as that config. 5.0.0 removed them
+  (huggingface/transformers PR #41287): the keyword reaches the model's __init__, which refuses it.
 - peft/tuners/lora/config.py LoraConfig and the other PEFT config classes script_peft.py reads: the
   keywords of adapter_config.json (PeftConfig.to_dict writes the fields under the same names).
 """
@@ -28,6 +33,12 @@ from .script_peft import record_script_peft
 
 _MODEL_KEYS = ("model.name", "model.load_dtype", "attention.implementation")
 _DTYPES = {"float16", "bfloat16", "float32"}
+# BitsAndBytesConfig.__init__'s parameters (transformers 4.57.6 utils/quantization_config.py).
+_BNB_KEYWORDS = {"load_in_8bit", "load_in_4bit", "llm_int8_threshold", "llm_int8_skip_modules",
+                 "llm_int8_enable_fp32_cpu_offload", "llm_int8_has_fp16_weight", "bnb_4bit_compute_dtype",
+                 "bnb_4bit_quant_type", "bnb_4bit_use_double_quant", "bnb_4bit_quant_storage"}
+_LOAD_IN = {"load_in_8bit": "4.22.0", "load_in_4bit": "4.30.0"}  # the first release whose from_pretrained reads it
+_LOAD_IN_REMOVED = "5.0.0"
 _BNB = ("transformers/utils/quantization_config.py (BitsAndBytesConfig: bnb_4bit_compute_dtype None "
         "becomes torch.float32)")
 
@@ -40,6 +51,8 @@ def read_script(script: Script, config: ConfigIR) -> None:
     from .hf import _QLORA_BINDINGS, _TRAINER_BINDINGS, HFAdapter
 
     document, call = script.document, script.arguments
+    # The constructor's own keywords, as written (a keyword the class lacks raises TypeError there).
+    config.set("arguments.class", Field(script.class_name, Origin(span_of(document, *document.span(call.func)))))
     arguments = call_mapping(document, call, first="output_dir")
     # Keys set on the object later, or that a trainer call receives itself: unknown.
     hidden = set(script.later) | {item.arg for trainer in script.trainers for item in trainer.keywords
@@ -50,10 +63,10 @@ def read_script(script: Script, config: ConfigIR) -> None:
     arguments._index = {}
     open_call = not script.closed() or any(is_open(trainer) for trainer in script.trainers)
     unseen = {"*"} if open_call else hidden | {pair.key.value for pair in arguments.pairs if _computed(pair.value)}
-    for binding in _TRAINER_BINDINGS:  # every spelling of a key whose value is unknown
+    for binding in _TRAINER_BINDINGS:  # every spelling of a key whose value is unknown, and its IR key
         names = {".".join(path) for path in binding.paths}
         if names & unseen:
-            unseen |= names
+            unseen |= names | {binding.key}
     if unseen:
         config.set("arguments.unseen_keys", Field(sorted(unseen), Origin(span_of(document, *span))))
     read = CallReader(config, _facade(document, arguments), open_call)
@@ -78,6 +91,8 @@ def read_script(script: Script, config: ConfigIR) -> None:
     record_script_peft(document, script, config, [binding for binding in PEFT_BINDINGS if binding.key not in
                        ("model.name", "adapter.kind")], record_peft_facts)
     record_padding(document, config)
+    # Last: peft_facts reads a key tree as an adapter_config.json's, which a script has none of.
+    config.key_tree = HFScriptAdapter().key_tree(_facade(document, call_mapping(document, call)))
 
 
 def _computed(node) -> bool:
@@ -106,8 +121,16 @@ def _model(document: PythonDocument, script: Script, config: ConfigIR, bindings,
         return
     bnb = script.reaching("transformers", "BitsAndBytesConfig", (load,), "quantization_config")
     quantization = call_mapping(document, bnb) if bnb is not None else None
-    extra = {"quantization_config": quantization} if quantization is not None else None
-    model = call_mapping(document, load, first="model_name_or_path", extra=extra)
+    model = call_mapping(document, load, first="model_name_or_path")
+    if quantization is None and _loads_in_bits(model, config):  # from_pretrained's own load_in_4bit=True
+        bnb = load
+        quantization = Mapping([pair for pair in model.pairs if pair.key.value in _BNB_KEYWORDS], model.start, model.end,
+                               flow=True)
+    if quantization is not None:
+        model.pairs = [pair for pair in model.pairs if bnb is not load or pair.key.value not in _BNB_KEYWORDS]
+        model.pairs = [pair for pair in model.pairs if pair.key.value != "quantization_config"] + \
+            [Pair(Scalar("quantization_config", quantization.start, quantization.start), quantization)]
+        model._index = {}
     if _recast(document):
         model.pairs = [pair for pair in model.pairs if pair.key.value not in ("dtype", "torch_dtype")]
         model.pairs += [runtime("dtype", document.span(load.func))]
@@ -131,6 +154,20 @@ def _model(document: PythonDocument, script: Script, config: ConfigIR, bindings,
     if written is None and not is_open(bnb) and config.get("quantization.compute_dtype") is None:
         config.set("quantization.compute_dtype", Field("float32", Origin(span_of(document, *document.span(bnb.func)),
                                                                          _BNB, "bnb_4bit_compute_dtype")))
+
+
+def _loads_in_bits(model: Mapping, config: ConfigIR) -> bool:
+    """Does from_pretrained load in 4 or 8 bits through its own `load_in_4bit=True` / `load_in_8bit=True`
+    (no quantization_config beside it: ValueError), in a transformers that reads it (or one not known)?"""
+    from ..versions import older_than
+
+    written = [name for name in _LOAD_IN if (pair := model.get(name)) is not None and isinstance(pair.value, Scalar)
+               and pair.value.value is True]
+    if len(written) != 1 or model.get("quantization_config") is not None:
+        return False
+    found = config.version("transformers")
+    return found is None or (older_than(found[0], _LOAD_IN_REMOVED) is True
+                             and older_than(found[0], _LOAD_IN[written[0]]) is False)
 
 
 class HFScriptAdapter(Adapter):
