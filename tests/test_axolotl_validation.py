@@ -255,6 +255,24 @@ CASES = [
      {"base_model": "nvidia/Nemotron-H-8B-Base-8K", "gradient_checkpointing": True, "sample_packing": True}),
     ("disallowed inductor flags", {"torch_compile": True, "torch_compile_options": {"max_autotune": True}},
      {"torch_compile": True, "torch_compile_options": {"max_autotune_gemm": True}}),
+    # fifth audit (rules/refusal_rows_fifth.py)
+    ("AMP is not supported with BetterTransformer", {"flash_optimum": True, "fp16": True},
+     {"flash_optimum": True, "bf16": False}),
+    ("not compatible with the one_cycle", {**_LORA, "relora": True, "jagged_restart_steps": 100,
+                                           "lr_scheduler": "one_cycle"},
+     {**_LORA, "relora": True, "jagged_restart_steps": 100, "lr_scheduler": "cosine"}),
+    ("match matmul ops", {**_LORA, "gradient_checkpointing": True, "selective_checkpointing": {"save": ["mm"]}},
+     {**_LORA, "gradient_checkpointing": True, "selective_checkpointing": {"save": ["attention"]}}),
+    ("Conflicting message role fields",
+     {"datasets": [{"path": "a/b", "type": "chat_template", "message_field_role": "from",
+                    "message_property_mappings": {"role": "speaker"}}]},
+     {"datasets": [{"path": "a/b", "type": "chat_template", "message_field_role": "speaker",
+                    "message_property_mappings": {"role": "speaker"}}]}),
+    ("Conflicting message content fields",
+     {"datasets": [{"path": "a/b", "type": "chat_template", "message_field_content": "value",
+                    "message_property_mappings": {"content": "text"}}]},
+     {"rl": "dpo", "datasets": [{"path": "a/b", "type": "chat_template", "message_field_content": "value",
+                                 "message_property_mappings": {"content": "text"}}]}),
 ]
 # Checks Axolotl dropped later: (piece, fires, neighbour, a release that has the check)
 DROPPED = [
@@ -375,6 +393,26 @@ def test_dropped_check_fires_only_while_axolotl_had_it(tmp_path, piece, fire, ne
                                 ("before", fire, _BEFORE[row.since])):
         (tmp_path / name).mkdir()
         assert not any(piece in message for message in _messages(_config(tmp_path / name, settings, pin=pin))), name
+
+
+def test_bettertransformer_without_bf16_refused_from_the_auto_default(tmp_path):
+    """bf16 left out: the schema's default "auto" (v0.5.0 on) is AMP to check_better_transformers;
+    v0.4.0's DictDefault reads None; `bf16: false` passes; unpinned it is not judged."""
+    assert _messages(_config(tmp_path, {"flash_optimum": True}, pin=None)) == []  # unpinned: not judged
+    for name, settings, pin, fires in (("head", {"flash_optimum": True}, "0.18.0", True),
+                                       ("first", {"flash_optimum": True}, "0.5.0", True),
+                                       ("old", {"flash_optimum": True}, "0.4.0", False),
+                                       ("off", {"flash_optimum": True, "bf16": False}, "0.18.0", False)):
+        (tmp_path / name).mkdir()
+        found = _messages(_config(tmp_path / name, settings, pin=pin))
+        assert any("BetterTransformer" in m for m in found) == fires and len(found) == fires, name
+
+
+def test_matmul_saves_need_an_adapter(tmp_path):
+    settings = {"gradient_checkpointing": True, "selective_checkpointing": {"save": ["aten::addmm"]}}
+    assert _messages(_config(tmp_path, settings)) == []
+    (tmp_path / "lora").mkdir()
+    assert any("match matmul ops" in m for m in _messages(_config(tmp_path / "lora", {**settings, **_LORA})))
 
 
 def test_early_stopping_incident_caught():
