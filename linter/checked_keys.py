@@ -70,6 +70,8 @@ CHECKED_KEYS = (
                                                 "exports it (str of the written value)"),
     ("parallel.accelerate_fsdp_wrap_policy", "str", "accelerate fsdp_config fsdp_auto_wrap_policy as the launcher "
                                                     "exports it (str of the written value)"),
+    ("parallel.accelerate_fsdp_min_num_params", "str", "accelerate fsdp_config fsdp_min_num_params as the launcher "
+     "exports it (str of the written value)"),
     ("parallel.accelerate_fsdp_backward_prefetch", "str", "accelerate fsdp_config fsdp_backward_prefetch as the "
                                                           "launcher exports it (str of the written value)"),
     ("parallel.sequence_parallel", "int", "sequence-parallel degree: GPUs that split each sequence between them "
