@@ -8,7 +8,7 @@ __post_init__ reads the launcher's PARALLELISM_CONFIG_* variables (every size de
 whose _validate_accelerator (called from Accelerator.__init__) compares the sizes with the job.
 Only the multi-GPU launcher (utils/launch.py prepare_multi_gpu_env: MULTI_* and FSDP) exports the
 sizes from the config; DeepSpeed and single-process launches are left out. Left out too: checks on
-handlers and device meshes a script passes, and the sizes < 1 checks.
+handlers and device meshes a script passes.
 """
 
 from __future__ import annotations
@@ -38,7 +38,11 @@ class _Sizes:
         self.state_dict = str(config.value("parallel.fsdp_state_dict_type") or "")
         world = config.value("batch.world_size")
         self.world = world if isinstance(world, int) and not isinstance(world, bool) else None
-        self.written = {"sp_backend": config.value("parallel.pc_sp_backend"),
+        # ParallelismConfig.__post_init__ checks dp_replicate, dp_shard, tp, cp, then sp (sp from 1.12.0)
+        small = next(((name, self.size[name]) for name in ("dp_replicate", "dp_shard", "tp", "cp", "sp")
+                      if self.size[name] < 1), (None, None))
+        self.written = {"small_name": small[0], "small_size": small[1],
+                        "sp_backend": config.value("parallel.pc_sp_backend"),
                         "cp_backend": config.value("parallel.pc_cp_backend"),
                         "cp_comm_strategy": config.value("parallel.pc_cp_comm_strategy"),
                         "sp_attn": config.value("parallel.pc_sp_attn")}
@@ -95,6 +99,13 @@ _ROWS = (
          "parallel.fsdp_state_dict_type", "FSDP2 does not support LOCAL_STATE_DICT.",
          "src/accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin.set_state_dict_type (8fb07353, #3527)",
          "1.7.0", why="fsdp_state_dict_type {state_dict} with fsdp_version 2"),
+    # __post_init__'s size checks (9359a019, #3682, v1.10.0; sp_size from c7e59dd7, #3817, v1.12.0): the
+    # launcher exports each written size, int() of it
+    _Row(lambda s, v: s.exports(v) and s.written["small_name"] is not None
+         and (s.written["small_name"] != "sp" or older_than(v, "1.12.0") is False),
+         "parallel.pc_{small_name}_size", "{small_name}_size must be at least 1, but got {small_size}",
+         f"{_WHERE}.__post_init__ (9359a019, #3682)", "1.10.0",
+         why="parallelism_config_{small_name}_size {small_size}", any_launch=True),
     _Row(lambda s, v: (s.size["tp"] > 1 or s.size["cp"] > 1) and s.size["dp_replicate"] > 1 and s.size["dp_shard"] == 1,
          "parallel.pc_dp_replicate_size",
          "Tensor/Context parallelism (tp/cp_size > 1) cannot be used with pure data parallelism",
@@ -175,7 +186,8 @@ class AccelerateParallelismRefused(Rule):
     `sp_size` > 1 a `parallelism_config_sp_attn_implementation` other than flash_attention_2,
     flash_attention_3 or sdpa (1.12.0 to 1.13.x; from 1.14.0 a hub flash-attn kernel is taken
     too, eager and flex_attention never); and DeepSpeed sequence parallelism with a DeepSpeed
-    pinned below 0.18.2 (from 1.12.0). It also checks the process layout
+    pinned below 0.18.2 (from 1.12.0); a size below 1 (from 1.10.0; `sp_size` from 1.12.0). It
+    also checks the process layout
     `accelerate launch` reads: with `num_machines` above 1 under a MULTI_* type, FSDP or
     MEGATRON_LM, a `num_processes` below `num_machines` (every release: num_processes is the
     total, and each node gets num_processes // num_machines = 0 processes); and from 0.17.0
@@ -321,7 +333,8 @@ def _described(config, row, sizes):
                          state_dict=sizes.state_dict, deepspeed=deepspeed and f"{deepspeed[0]} ({deepspeed[1]})",
                          **sizes.written)
     message = row.message.format(total=sizes.total, world=sizes.world, **sizes.written)
-    return why, message, config.span(row.at) or config.span("parallel.pc_cp_size") or config.file_span
+    span = config.span(row.at.format(**sizes.written))
+    return why, message, span or config.span("parallel.pc_cp_size") or config.file_span
 
 
 # accelerate launch's handling of the config's process layout (read at 16cb6eb8; `git log -S`, `git tag
