@@ -70,6 +70,8 @@ CHECKED_KEYS = (
                                                 "exports it (str of the written value)"),
     ("parallel.accelerate_fsdp_wrap_policy", "str", "accelerate fsdp_config fsdp_auto_wrap_policy as the launcher "
                                                     "exports it (str of the written value)"),
+    ("parallel.zero_block_missing", "bool", "the DeepSpeed config has no zero_optimization key (DeepSpeed runs stage 0; "
+     "accelerate's DeepSpeedPlugin refuses the file)"),
     ("parallel.accelerate_fsdp_min_num_params", "str", "accelerate fsdp_config fsdp_min_num_params as the launcher "
      "exports it (str of the written value)"),
     ("parallel.accelerate_fsdp_backward_prefetch", "str", "accelerate fsdp_config fsdp_backward_prefetch as the "
