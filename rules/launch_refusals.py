@@ -76,7 +76,10 @@ class ConfigRefused(Rule):
     `beta` unequal to `trl.beta` (v0.8.0), qlora with `gptq`, an `attn_implementation` no backend
     has (v0.17.0), ReLoRA without an adapter or with FSDP or DeepSpeed (v0.12.0), a Nemotron-H
     base model checkpointed without packing (v0.16.0), `flash_optimum` with bf16 left out (its
-    schema default auto, v0.5.0), ReLoRA with `lr_scheduler: one_cycle` (v0.12.0).
+    schema default auto, v0.5.0), ReLoRA with `lr_scheduler: one_cycle` (v0.12.0), and where the
+    torch in use is known (pinned or installed) Axolotl's torch floors: an ADOPT optimizer below
+    torch 2.5.1 (v0.6.0), flex attention below 2.6.0 (v0.8.1), QAT below 2.6.0 (v0.10.0), FSDP2
+    below 2.7.0 (v0.12.0).
 
     ## Why is this bad?
     `axolotl train` / `axolotl preprocess` validate the YAML before anything else
@@ -148,7 +151,9 @@ class ConfigRefused(Rule):
       SFTDataset.check_chat_template_config bfc77b0f3, #1970, reached from b194e17c2, #2260); the
       fifth audit's in rules/refusal_rows_fifth.py (check_better_transformers 1edc30c78, v0.3.0, bf16
       default "auto" cc3cebfa7, #1239; check_relora 7b68dfafd, #1680; check_selective_checkpointing
-      f51fa20a9, #3786; handle_legacy_message_fields_logic b194e17c2, #2260); peft src/peft/tuners/lora/layer.py ParamWrapper.__init__ ("does not work with
+      f51fa20a9, #3786; handle_legacy_message_fields_logic b194e17c2, #2260; the torch floors
+      check_adopt_torch_version d5f58b650, check_flex_torch_version a8f38c367, #2363, check_qat_config
+      5fca21410, #2590, check_fsdp_torch_version d6e4a611e, #2760); peft src/peft/tuners/lora/layer.py ParamWrapper.__init__ ("does not work with
       lora_dropout != 0.", f3b97c370, #2638, v0.17.0)
     - axolotl-ai-cloud/axolotl#833 (early stopping with eval_steps 1.0), #1286 (test_datasets
       with early stopping), #28, #73, #1513

@@ -176,6 +176,20 @@ class Since(FromRelease):
         return all(condition.holds(config) for condition in self.conditions)
 
 
+class TorchBelow(Condition):
+    """The torch in use (pinned near the config, or installed) is older than `bound`; unknown: no.
+    Axolotl's torch checks read env_capabilities.torch_version, the installed torch."""
+
+    def __init__(self, bound: str):
+        self.bound = bound
+
+    def holds(self, config) -> bool:
+        from linter.versions import older_than
+
+        found = config.version("torch")
+        return found is not None and older_than(found[0], self.bound) is True
+
+
 class NotLaxBool(Condition):
     """Written as a value pydantic v2's lax bool refuses ("Input should be a valid boolean"): a
     string whose lower-cased form is none of its words, a number other than 0 and 1."""

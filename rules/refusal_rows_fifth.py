@@ -6,9 +6,10 @@ the raises of utils/schemas/*.py and utils/config/__init__.py that the fourth au
 row although the file alone decides them. Each row's first release from `git log -S '<message>'` and
 `git tag --contains`, its condition read at that tag and at later ones.
 
-Still left out: checks on the GPU, its count or the torch version (check_fp8, sage / fp8 attention
-compute capability, check_rl_config_gradient_checkpointing's capabilities.n_gpu, GRPO's world_size
-test, ADOPT / flex / QAT / FSDP2 torch floors; the table's conditions read the config only), on
+The torch floors (ADOPT, flex attention, QAT, FSDP2) fire where the torch in use is known (a pin
+near the config, or the installed package). Still left out: checks on the GPU or its count (check_fp8:
+PRE005 under --gpu; sage / fp8 attention compute capability, check_rl_config_gradient_checkpointing's
+capabilities.n_gpu, GRPO's world_size test; the table's conditions read the config only), on
 installed packages (mistral-common, ring-flash-attn, fp8 libraries, ROCm, Ascend NPU), `merge_lora`
 with qlora in 4/8 bit (`axolotl merge-lora` turns both off before validating), and raises the schema
 rules already report (SCH002: image_resize_algorithm, torchao dtypes, eval_causal_lm_metrics not a
@@ -19,9 +20,10 @@ load_adapter's NotImplementedError in every earlier release).
 
 from __future__ import annotations
 
-from .refusal_conditions import AnyOf, Eq, In, PartOf, Refusal, Set, Since, Unset
+from .refusal_conditions import AnyOf, Contains, Eq, In, NotIn, PartOf, Refusal, Set, Since, TorchBelow, Unset
 
 _V = "utils/schemas/validation.py"
+_C = "utils/schemas/config.py"
 _SFT = In("training.trainer", None, "sft")  # no `rl`: every datasets[] entry is built as SFTDataset
 _BETTERTRANSFORMER = Eq("attention.bettertransformer", True)  # `cfg.flash_optimum is True` / the bool field
 _MATMUL_OPS = ("aten::mm", "aten::addmm", "aten::matmul", "aten::bmm")
@@ -65,4 +67,23 @@ FIFTH_ROWS = (
             "message_property_mappings.content='<mapped>'",
             "utils/schemas/datasets.py SFTDataset.handle_legacy_message_fields", "0.7.0", "b194e17c2 (#2260)",
             unpinned=_MESSAGE_KEY),
+    # The torch floors of utils/schemas/config.py, read from env_capabilities.torch_version (the installed
+    # torch; here a torch pinned near the config or installed), each threshold unchanged since its release.
+    Refusal((Contains("optimizer.name", "adopt"), TorchBelow("2.5.1")),
+            "ADOPT optimizer is incompatible with torch version < 2.5.1", f"{_C} check_adopt_torch_version", "0.6.0",
+            "d5f58b650"),
+    # v0.8.1 to v0.16.x test the legacy `flex_attention` flag; from e4032fc90 (#3602, v0.17.0) the normalised
+    # attn_implementation (the flag is mapped onto it)
+    Refusal((AnyOf(Set("attention.flex_flag"), Since("0.17.0", Eq("attention.implementation_written", "flex_attention"))),
+             TorchBelow("2.6.0")),
+            "Flex attention is not supported on torch version < 2.6.0", f"{_C} check_flex_torch_version", "0.8.1",
+            "a8f38c367 (#2363)"),
+    # check_qat_config, after its PEFT / load_in_* rows (0.10.0-0.11.x first refuse FSDP2 + QAT below torch 2.7)
+    Refusal((Set("quantization.qat"), Unset("adapter.peft_block"), NotIn("quantization.bits", 4, 8),
+             TorchBelow("2.6.0")),
+            "QAT is not supported on torch version < 2.6.0", f"{_C} check_qat_config", "0.10.0", "5fca21410 (#2590)"),
+    # check_fsdp_torch_version (d6e4a611e, #2760, v0.12.0): fsdp_config given and the top-level fsdp_version 2
+    Refusal((Set("parallel.fsdp_config_given"), In("parallel.fsdp_version_written", 2, "2"), TorchBelow("2.7.0")),
+            "FSDP2 is not supported on torch version < 2.7.0", f"{_C} check_fsdp_torch_version", "0.12.0",
+            "d6e4a611e (#2760)"),
 )
