@@ -233,6 +233,16 @@ def test_trn063_size_below_one(tmp_path, sizes, pin, fires):
     assert found == (["TRN063"] if fires else [])
 
 
+@pytest.mark.parametrize("pins, fires", [
+    (("accelerate==1.7.0", "torch==2.5.1"), True), (("accelerate==1.14.0", "torch==2.6.0"), False),
+    (("accelerate==1.6.0", "torch==2.5.1"), False), (("accelerate==1.6.0", "torch==2.4.1"), True),
+    (("accelerate==1.5.2", "torch==2.4.1"), False), (("accelerate==1.14.0",), False),  # torch unknown
+])
+def test_trn063_fsdp2_torch_floor(tmp_path, pins, fires):
+    text = "distributed_type: FSDP\nnum_processes: 2\nfsdp_config:\n  fsdp_version: 2\n"
+    assert _codes(tmp_path, {"a.yaml": text}, "TRN063", pins) == (["TRN063"] if fires else [])
+
+
 # ---- PEF009 / PEF010 ------------------------------------------------------------------------------
 
 def _adapter(**fields) -> dict[str, str]:
