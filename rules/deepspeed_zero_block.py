@@ -44,6 +44,11 @@ class DeepSpeedConfigWithoutZeroBlock(Rule):
     stage 0 (zjunlp/KnowLM#87).
 
     ## Example
+    `accelerate.yaml`:
+        distributed_type: DEEPSPEED
+        num_processes: 2
+        deepspeed_config:
+          deepspeed_config_file: ds.json
     `ds.json`:
         {"train_micro_batch_size_per_gpu": "auto", "bf16": {"enabled": "auto"}}
     Use instead, in `ds.json`:
