@@ -30,9 +30,11 @@ import tarfile
 import urllib.request
 import zipfile
 
-# The frameworks whose releases pin their dependencies exactly. LLaMA-Factory, Unsloth, XTuner
-# and Ludwig require ranges (requirements.txt / pyproject.toml), which say nothing exact.
-FRAMEWORKS = ("axolotl",)
+# The frameworks whose releases pin their dependencies exactly. LLaMA-Factory, Unsloth and Ludwig
+# require ranges (requirements.txt / pyproject.toml), which say nothing exact; XTuner did up to 0.1.23
+# and pins bitsandbytes==0.45.0 and transformers==4.48.0 from 0.2.0 (requirements/runtime.txt, the
+# wheel's Requires-Dist; its 1.0 tags are not on PyPI).
+FRAMEWORKS = ("axolotl", "xtuner")
 # The packages trainlint's version-bound rules ask about (config.version(...)).
 PACKAGES = ("transformers", "trl", "peft", "accelerate", "deepspeed", "bitsandbytes")
 # Set from the torch installed where the sdist is built (axolotl setup.py parse_requirements).
@@ -96,6 +98,8 @@ def releases(framework: str) -> dict[str, dict]:
         if read is None:
             continue
         pins, source = read
+        if not any(package in pins for package in PACKAGES):
+            continue  # a release that pins none of them implies nothing
         found[version] = {"pins": {p: pins[p] for p in PACKAGES if p in pins}, "read_from": source}
         print(f"{framework} {version}: {found[version]['pins']}", file=sys.stderr)
     return found

@@ -70,6 +70,10 @@ CHECKED_KEYS = (
                                                 "exports it (str of the written value)"),
     ("parallel.accelerate_fsdp_wrap_policy", "str", "accelerate fsdp_config fsdp_auto_wrap_policy as the launcher "
                                                     "exports it (str of the written value)"),
+    ("parallel.zero_block_missing", "bool", "the DeepSpeed config has no zero_optimization key (DeepSpeed runs stage 0; "
+     "accelerate's DeepSpeedPlugin refuses the file)"),
+    ("parallel.accelerate_fsdp_min_num_params", "str", "accelerate fsdp_config fsdp_min_num_params as the launcher "
+     "exports it (str of the written value)"),
     ("parallel.accelerate_fsdp_backward_prefetch", "str", "accelerate fsdp_config fsdp_backward_prefetch as the "
                                                           "launcher exports it (str of the written value)"),
     ("parallel.sequence_parallel", "int", "sequence-parallel degree: GPUs that split each sequence between them "
@@ -286,6 +290,14 @@ CHECKED_KEYS = (
     ("model.trust_remote_code", "bool", "the model's own code from the hub is run"),
     ("model.revision", "bool", "a revision (branch, tag or commit) of the base model is named"),
     ("memory.selective_checkpointing", "bool", "only selected modules are recomputed in the backward pass"),
+    ("memory.selective_checkpointing_saves", "list", "the ops selective checkpointing saves instead of recomputing "
+     "(Axolotl selective_checkpointing.save; `true` saves attention)"),
+    ("attention.bettertransformer", "bool|str|num", "optimum's BetterTransformer is asked for (Axolotl flash_optimum), "
+     "as written"),
+    ("precision.amp_written", "bool", "mixed precision is written on (Axolotl fp16 or bf16 truthy, `auto` included)"),
+    ("precision.bf16_unwritten", "bool", "the file has no bf16 key (Axolotl's schema defaults it to auto from v0.5.0)"),
+    ("data.message_field_conflict", "str", "the first dataset entry whose legacy message_field_role / "
+     "message_field_content differs from its message_property_mappings entry: role or content"),
     ("memory.max_memory", "bool", "a per-device memory map for model loading is written"),
     ("memory.gpu_memory_limit", "bool", "a GPU memory limit for model loading is written"),
     ("parallel.deepspeed", "bool", "a DeepSpeed config is named"),

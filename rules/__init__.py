@@ -6,7 +6,7 @@ rules can fire (Rule.triggers; rules/manifest.json lists the modules a check may
 MODULES = (  # every module with rules: add a new one here
     "accelerate_fsdp_options", "accelerate_parallelism", "adapters", "argument_checks", "attention", "auto_values",
     "batches",
-    "compile_sharding", "data", "deepspeed", "deepspeed_muon", "deepspeed_offload", "deepspeed_release_rules",
+    "compile_sharding", "data", "deepspeed", "deepspeed_muon", "deepspeed_offload", "deepspeed_zero_block", "deepspeed_release_rules",
     "deepspeed_schedule", "embeddings", "evaluation", "generation_servers", "incompatible_versions", "launch_refusals",
     "launchers", "llm_validation", "loader_modes", "peft_joins", "loss_masks", "ludwig_adapter_keys", "ludwig_refusals",
     "memory", "model_features", "model_layers", "model_loading", "models", "multimodal_data", "image_caps", "numerics",

@@ -26,6 +26,9 @@ builds its Accelerator (or Trainer):
 - FSDP_STATE_DICT_TYPE (fsdp_state_dict_type from 0c6bdc2c, v0.12.0): `FSDP_STATE_DICT_TYPE.index`
   on the names to v0.33.x; from 3bde6156 a digit through `StateDictType(int(...))` or a name in any
   case. The IR holds the name upper-cased, so a lower-case name on 0.12-0.33 is not flagged.
+- FSDP_MIN_NUM_PARAMS (fsdp_min_num_params, 0c6bdc2c, v0.12.0): `int(...)` where the policy is
+  SIZE_BASED_WRAP (exactly as written to v0.33.x); always exported, the argparse default 1e8 (a
+  float argparse does not convert) as "100000000.0" until c7a77460 (#3902, v1.13.0).
 Only the FSDP launcher (distributed_type FSDP) exports them.
 """
 
@@ -69,10 +72,30 @@ class _Regime:
 
 
 class _Option:
-    __slots__ = ("key", "setting", "env", "regimes", "source")
+    """`when(config, version)`: the plugin reads the option at all; `default(version)`: the string the
+    launch exports where the file leaves the option out, if that one is refused (else None)."""
 
-    def __init__(self, key, setting, env, regimes, source):
+    __slots__ = ("key", "setting", "env", "regimes", "source", "when", "default")
+
+    def __init__(self, key, setting, env, regimes, source, when=None, default=None):
         self.key, self.setting, self.env, self.regimes, self.source = key, setting, env, regimes, source
+        self.when, self.default = when, default
+
+
+def _size_based(config, version) -> bool:
+    """The policy is SIZE_BASED_WRAP, the one the plugin reads min_num_params for: the exact name
+    before 0.34.0 (set_auto_wrap_policy compared it as written), any case from 3bde6156 (v0.34.0)."""
+    policy = config.value("parallel.accelerate_fsdp_wrap_policy")
+    if policy == "SIZE_BASED_WRAP":
+        return True
+    return isinstance(policy, str) and policy.upper() == "SIZE_BASED_WRAP" and version is not None \
+        and older_than(version, "0.34.0") is False
+
+
+def _min_params_default(version: str):
+    """commands/launch.py `--fsdp_min_num_params` default=1e8, a float argparse leaves as it is, exported
+    as "100000000.0" (utils/launch.py str(args.fsdp_min_num_params)); int(1e8) from c7a77460 (#3902, v1.13.0)."""
+    return "100000000.0" if older_than(version, "1.13.0") is True else None
 
 
 _STRATEGY_NAMES = "FULL_SHARD, SHARD_GRAD_OP, NO_SHARD, HYBRID_SHARD or HYBRID_SHARD_ZERO2"
@@ -131,6 +154,13 @@ _OPTIONS = (
                 "FULL_STATE_DICT, LOCAL_STATE_DICT or SHARDED_STATE_DICT in any case, or 1 to 3",
                 "KeyError or ValueError from StateDictType (\"{value}\")"),
     ), f"{_PLUGIN}.set_state_dict_type (0c6bdc2c, #532, v0.12.0; 3bde6156, #2998, v0.34.0)"),
+    # read by `int(os.environ["FSDP_MIN_NUM_PARAMS"])` for SIZE_BASED_WRAP: set_auto_wrap_policy (0c6bdc2c,
+    # #532, v0.12.0) to v0.33.x, __post_init__ from 3bde6156 (v0.34.0)
+    _Option("parallel.accelerate_fsdp_min_num_params", "fsdp_min_num_params", "FSDP_MIN_NUM_PARAMS", (
+        _Regime("0.12.0", None, lambda v, fsdp2: _is_int(v), "an integer, written without a decimal point or exponent",
+                "ValueError: invalid literal for int() with base 10: '{value}'"),
+    ), f"{_PLUGIN} int(FSDP_MIN_NUM_PARAMS) for SIZE_BASED_WRAP (0c6bdc2c, #532, v0.12.0; huggingface/accelerate#1361, "
+       "#3854)", when=_size_based, default=_min_params_default),
 )
 
 
@@ -146,7 +176,10 @@ class AccelerateFsdpOptionRefused(Rule):
     `fsdp_reshard_after_forward` other than a truth value under `fsdp_version: 2` (1.6.0 on),
     `fsdp_auto_wrap_policy` outside TRANSFORMER_BASED_WRAP / SIZE_BASED_WRAP / NO_WRAP (0.34.0
     on), `fsdp_backward_prefetch` outside BACKWARD_PRE / BACKWARD_POST / NO_PREFETCH (0.26.0
-    on), `fsdp_state_dict_type` outside the three state dict types (digits only from 0.34.0).
+    on), `fsdp_state_dict_type` outside the three state dict types (digits only from 0.34.0),
+    and under `fsdp_auto_wrap_policy: SIZE_BASED_WRAP` a `fsdp_min_num_params` that is no
+    integer (`1e8`, `1.0e8`: `int()` of the exported string, every release), or none at all on
+    0.12.0 to 1.12.x (the launch's default, the float 1e8, is exported as "100000000.0").
     With the version unknown it fires only where every release that reads the key refuses the
     value (a sharding strategy of 0, a truth-less reshard_after_forward under FSDP2, a name no
     release has); otherwise a --verbose note.
@@ -183,7 +216,9 @@ class AccelerateFsdpOptionRefused(Rule):
       commands/launch.py _validate_launch_command; utils/environment.py str_to_bool; utils/constants.py
       FSDP_SHARDING_STRATEGY, FSDP_AUTO_WRAP_POLICY, FSDP_BACKWARD_PREFETCH, FSDP_STATE_DICT_TYPE
     - torch torch/distributed/fsdp/api.py ShardingStrategy, BackwardPrefetch, StateDictType (auto(): from 1)
-    - huggingface/accelerate#2273
+    - accelerate commands/launch.py `--fsdp_min_num_params` default=1e8 until c7a77460 (#3902, v1.13.0);
+      FSDP_MIN_NUM_PARAMS read with int() (set_auto_wrap_policy, __post_init__ from 3bde6156)
+    - huggingface/accelerate#2273, #1361 (invalid literal for int() with base 10: '100000000.0'), #3854
     """
 
     code = "TRN110"
@@ -197,9 +232,14 @@ class AccelerateFsdpOptionRefused(Rule):
                 continue
             fsdp2 = str(config.value("parallel.fsdp_version")) == "2"
             overridden = set(config.value("launch.overridden") or ())
+            found = config.version("accelerate")
             for option in _OPTIONS:
                 value = config.value(option.key)
-                if not isinstance(value, str) or option.key in overridden:
+                if option.key in overridden or (option.when and not option.when(config, found and found[0])):
+                    continue
+                if not isinstance(value, str):
+                    if option.default is not None and value is None:
+                        yield from self._default(config, option, found, context)
                     continue
                 finding = self._option(config, option, value, fsdp2, context)
                 if finding is not None:
@@ -227,6 +267,24 @@ class AccelerateFsdpOptionRefused(Rule):
         return self.finding(config, span, f"{said}: accelerate {found[0]} ({found[1]}) refuses it at launch: "
                                           f"{_said(regime.error, value)} (it takes {regime.taken}; {option.env}, "
                                           f"{option.source})")
+
+
+    def _default(self, config, option, found, context):
+        """The option left out: the value the launch exports in its place, where the release refuses it."""
+        if found is None:
+            context.notes.append(f"{config.path}: {self.code} skipped: the accelerate version is unknown (without "
+                                 f"{option.setting} the launch's default parses only from some release on)")
+            return
+        if older_than(found[0], option.regimes[0].first) is not False:
+            return
+        value = option.default(found[0])
+        if value is None:
+            return
+        span = config.span("parallel.accelerate_fsdp_wrap_policy") or config.file_span
+        yield self.finding(config, span, f"fsdp_config without {option.setting}: accelerate {found[0]} ({found[1]}) "
+                                         f"exports its default as {option.env}={value!r}, which it refuses at launch: "
+                                         f"{_said(option.regimes[-1].error, value)} ({option.source}; the default "
+                                         f"is an integer from 1.13.0, c7a77460, #3902)")
 
 
 def _said(error, value: str) -> str:

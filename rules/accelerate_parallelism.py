@@ -8,7 +8,7 @@ __post_init__ reads the launcher's PARALLELISM_CONFIG_* variables (every size de
 whose _validate_accelerator (called from Accelerator.__init__) compares the sizes with the job.
 Only the multi-GPU launcher (utils/launch.py prepare_multi_gpu_env: MULTI_* and FSDP) exports the
 sizes from the config; DeepSpeed and single-process launches are left out. Left out too: checks on
-handlers and device meshes a script passes, and the sizes < 1 checks.
+handlers and device meshes a script passes.
 """
 
 from __future__ import annotations
@@ -38,7 +38,11 @@ class _Sizes:
         self.state_dict = str(config.value("parallel.fsdp_state_dict_type") or "")
         world = config.value("batch.world_size")
         self.world = world if isinstance(world, int) and not isinstance(world, bool) else None
-        self.written = {"sp_backend": config.value("parallel.pc_sp_backend"),
+        # ParallelismConfig.__post_init__ checks dp_replicate, dp_shard, tp, cp, then sp (sp from 1.12.0)
+        small = next(((name, self.size[name]) for name in ("dp_replicate", "dp_shard", "tp", "cp", "sp")
+                      if self.size[name] < 1), (None, None))
+        self.written = {"small_name": small[0], "small_size": small[1],
+                        "sp_backend": config.value("parallel.pc_sp_backend"),
                         "cp_backend": config.value("parallel.pc_cp_backend"),
                         "cp_comm_strategy": config.value("parallel.pc_cp_comm_strategy"),
                         "sp_attn": config.value("parallel.pc_sp_attn")}
@@ -51,6 +55,11 @@ class _Sizes:
         kind = str(self.kind)
         return kind == "FSDP" or kind.startswith("MULTI_") or (
             kind == "DEEPSPEED" and older_than(version, "1.12.0") is False)
+
+    def torch_below(self, release) -> bool:
+        """Is the torch pinned (or installed) for this file older than `release`? (unknown: no)"""
+        found = self.config.version("torch")
+        return found is not None and older_than(found[0], release) is True
 
     def deepspeed_below(self, release) -> bool:
         """Is the DeepSpeed pinned (or installed) for this file older than `release`? (unknown: no)"""
@@ -84,6 +93,15 @@ _ROWS = (
          "ParallelismConfig is only compatible DistributedType.FSDP (version 2) or DistributedType.Multi{{Device}}",
          f"{_WHERE}._validate_accelerator (9359a019, #3682; DEEPSPEED accepted from c7e59dd7, #3817, v1.12.0)",
          "1.10.0", why="distributed_type {kind}{fsdp1} cannot run a parallelism_config"),
+    # FSDP2's torch floor: Accelerator.__init__ (d7c741a6, #3394, v1.6.0; FSDP2_PYTORCH_VERSION 2.5.1), then
+    # FullyShardedDataParallelPlugin.__post_init__ with 2.6.0 (ee4cab96, #3499, v1.7.0; unchanged to v1.14.0)
+    _Row(lambda s, v: s.fsdp2 and s.torch_below("2.5.1"), "parallel.fsdp_version",
+         "FSDP2 requires PyTorch >= 2.5.1", "src/accelerate/accelerator.py Accelerator.__init__ (d7c741a6, #3394)",
+         "1.6.0", until="1.7.0", why="fsdp_version 2 with torch {torch}"),
+    _Row(lambda s, v: s.fsdp2 and s.torch_below("2.6.0"), "parallel.fsdp_version",
+         "FSDP2 requires PyTorch >= 2.6.0",
+         "src/accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin.__post_init__ (ee4cab96, #3499)",
+         "1.7.0", why="fsdp_version 2 with torch {torch}"),
     # FullyShardedDataParallelPlugin.set_state_dict_type (utils/dataclasses.py), run from __post_init__
     # with the launcher's FSDP_STATE_DICT_TYPE: FSDP2 took only SHARDED_STATE_DICT in 1.6.x (d7c741a6,
     # #3394); 8fb07353 (#3527, v1.7.0) accepted FULL_STATE_DICT and kept refusing LOCAL_STATE_DICT.
@@ -95,6 +113,13 @@ _ROWS = (
          "parallel.fsdp_state_dict_type", "FSDP2 does not support LOCAL_STATE_DICT.",
          "src/accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin.set_state_dict_type (8fb07353, #3527)",
          "1.7.0", why="fsdp_state_dict_type {state_dict} with fsdp_version 2"),
+    # __post_init__'s size checks (9359a019, #3682, v1.10.0; sp_size from c7e59dd7, #3817, v1.12.0): the
+    # launcher exports each written size, int() of it
+    _Row(lambda s, v: s.exports(v) and s.written["small_name"] is not None
+         and (s.written["small_name"] != "sp" or older_than(v, "1.12.0") is False),
+         "parallel.pc_{small_name}_size", "{small_name}_size must be at least 1, but got {small_size}",
+         f"{_WHERE}.__post_init__ (9359a019, #3682)", "1.10.0",
+         why="parallelism_config_{small_name}_size {small_size}", any_launch=True),
     _Row(lambda s, v: (s.size["tp"] > 1 or s.size["cp"] > 1) and s.size["dp_replicate"] > 1 and s.size["dp_shard"] == 1,
          "parallel.pc_dp_replicate_size",
          "Tensor/Context parallelism (tp/cp_size > 1) cannot be used with pure data parallelism",
@@ -175,7 +200,10 @@ class AccelerateParallelismRefused(Rule):
     `sp_size` > 1 a `parallelism_config_sp_attn_implementation` other than flash_attention_2,
     flash_attention_3 or sdpa (1.12.0 to 1.13.x; from 1.14.0 a hub flash-attn kernel is taken
     too, eager and flex_attention never); and DeepSpeed sequence parallelism with a DeepSpeed
-    pinned below 0.18.2 (from 1.12.0). It also checks the process layout
+    pinned below 0.18.2 (from 1.12.0); a size below 1 (from 1.10.0; `sp_size` from 1.12.0);
+    `fsdp_version: 2` with a torch pinned (or installed) below 2.5.1 on 1.6.x, below 2.6.0 from
+    1.7.0 (FSDP2's own floor). It
+    also checks the process layout
     `accelerate launch` reads: with `num_machines` above 1 under a MULTI_* type, FSDP or
     MEGATRON_LM, a `num_processes` below `num_machines` (every release: num_processes is the
     total, and each node gets num_processes // num_machines = 0 processes); and from 0.17.0
@@ -317,11 +345,14 @@ class AccelerateParallelismRefused(Rule):
 def _described(config, row, sizes):
     """(why, the refusal's message, the span) of a _ROWS row that holds for `sizes`."""
     deepspeed = sizes.config.version("deepspeed")
+    torch = sizes.config.version("torch")
     why = row.why.format(kind=sizes.kind, fsdp1=" (FSDP1)" if sizes.kind == "FSDP" else "",
+                         torch=torch and f"{torch[0]} ({torch[1]})",
                          state_dict=sizes.state_dict, deepspeed=deepspeed and f"{deepspeed[0]} ({deepspeed[1]})",
                          **sizes.written)
     message = row.message.format(total=sizes.total, world=sizes.world, **sizes.written)
-    return why, message, config.span(row.at) or config.span("parallel.pc_cp_size") or config.file_span
+    span = config.span(row.at.format(**sizes.written))
+    return why, message, span or config.span("parallel.pc_cp_size") or config.file_span
 
 
 # accelerate launch's handling of the config's process layout (read at 16cb6eb8; `git log -S`, `git tag

@@ -64,7 +64,10 @@ class ConfigRefused(Rule):
     without `dpo_loss_type` or of another length, EBFT strided with `torch_compile` and
     checkpointing or with activation offloading under flex, QAT with a `peft:` block,
     `use_onebitllms` with LoRA, `selective_checkpointing` with reentrant checkpointing or another
-    offloader, Inductor options outside Axolotl's allowlist; the others stay silent. Pinned only: `attn_implementation` beside a legacy
+    offloader, Inductor options outside Axolotl's allowlist; from the fifth audit `flash_optimum`
+    (BetterTransformer) with fp16 or bf16 on, `selective_checkpointing.save` entries naming matmul
+    ops with an adapter, a dataset's legacy `message_field_role` / `message_field_content` unequal
+    to its `message_property_mappings` entry; the others stay silent. Pinned only: `attn_implementation` beside a legacy
     attention flag or as a short alias (flash, flex, sdp; v0.17.0), FSDP2 (`fsdp_version: 2`)
     with load_in_*bit for DPO/KTO/ORPO/IPO (v0.12.0), two cross-entropy replacements
     (cut/chunked/liger; v0.13.1), `relora` without `jagged_restart_steps` (v0.12.0), a
@@ -72,7 +75,11 @@ class ConfigRefused(Rule):
     dataset entry with `chat_template: jinja` and no `chat_template_jinja` of its own (v0.7.0),
     `beta` unequal to `trl.beta` (v0.8.0), qlora with `gptq`, an `attn_implementation` no backend
     has (v0.17.0), ReLoRA without an adapter or with FSDP or DeepSpeed (v0.12.0), a Nemotron-H
-    base model checkpointed without packing (v0.16.0).
+    base model checkpointed without packing (v0.16.0), `flash_optimum` with bf16 left out (its
+    schema default auto, v0.5.0), ReLoRA with `lr_scheduler: one_cycle` (v0.12.0), and where the
+    torch in use is known (pinned or installed) Axolotl's torch floors: an ADOPT optimizer below
+    torch 2.5.1 (v0.6.0), flex attention below 2.6.0 (v0.8.1), QAT below 2.6.0 (v0.10.0), FSDP2
+    below 2.7.0 (v0.12.0).
 
     ## Why is this bad?
     `axolotl train` / `axolotl preprocess` validate the YAML before anything else
@@ -141,7 +148,12 @@ class ConfigRefused(Rule):
       5a5d47458 (#1274, v0.5.0); the fourth audit's rows in rules/refusal_rows_fourth.py, each
       with its commit (check_muon_deepspeed_fsdp bbd3486f5, #3264, v0.13.1; check_qgalore
       20f56fac1, #3654; check_scaling_softmax_requires_flex 258ce8d4f, #3338, and e4032fc90, #3602;
-      SFTDataset.check_chat_template_config bfc77b0f3, #1970, reached from b194e17c2, #2260); peft src/peft/tuners/lora/layer.py ParamWrapper.__init__ ("does not work with
+      SFTDataset.check_chat_template_config bfc77b0f3, #1970, reached from b194e17c2, #2260); the
+      fifth audit's in rules/refusal_rows_fifth.py (check_better_transformers 1edc30c78, v0.3.0, bf16
+      default "auto" cc3cebfa7, #1239; check_relora 7b68dfafd, #1680; check_selective_checkpointing
+      f51fa20a9, #3786; handle_legacy_message_fields_logic b194e17c2, #2260; the torch floors
+      check_adopt_torch_version d5f58b650, check_flex_torch_version a8f38c367, #2363, check_qat_config
+      5fca21410, #2590, check_fsdp_torch_version d6e4a611e, #2760); peft src/peft/tuners/lora/layer.py ParamWrapper.__init__ ("does not work with
       lora_dropout != 0.", f3b97c370, #2638, v0.17.0)
     - axolotl-ai-cloud/axolotl#833 (early stopping with eval_steps 1.0), #1286 (test_datasets
       with early stopping), #28, #73, #1513

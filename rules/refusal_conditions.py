@@ -163,6 +163,33 @@ class FromRelease(Condition):
         return all(condition.holds(config) for condition in self.conditions)
 
 
+class Since(FromRelease):
+    """Conditions that hold only from release `bound` on (a default that changed there): False for a
+    pinned older release or an unknown one."""
+
+    def holds(self, config) -> bool:
+        from linter.versions import older_than
+
+        pinned = config.version("axolotl")
+        if pinned is None or older_than(pinned[0], self.bound) is not False:
+            return False
+        return all(condition.holds(config) for condition in self.conditions)
+
+
+class TorchBelow(Condition):
+    """The torch in use (pinned near the config, or installed) is older than `bound`; unknown: no.
+    Axolotl's torch checks read env_capabilities.torch_version, the installed torch."""
+
+    def __init__(self, bound: str):
+        self.bound = bound
+
+    def holds(self, config) -> bool:
+        from linter.versions import older_than
+
+        found = config.version("torch")
+        return found is not None and older_than(found[0], self.bound) is True
+
+
 class NotLaxBool(Condition):
     """Written as a value pydantic v2's lax bool refuses ("Input should be a valid boolean"): a
     string whose lower-cased form is none of its words, a number other than 0 and 1."""
@@ -242,3 +269,15 @@ class Refusal:
 
     def holds(self, config) -> bool:
         return all(condition.holds(config) for condition in self.conditions)
+
+
+class PartOf(Condition):
+    """A list holding a string (other than `skip`) found inside one of `names` (`spec in op`)."""
+
+    def __init__(self, key: str, names: tuple[str, ...], skip: str = ""):
+        self.keys, self.names, self.skip = (key,), names, skip
+
+    def holds(self, config) -> bool:
+        found = config.value(self.keys[0])
+        return isinstance(found, list) and any(
+            isinstance(spec, str) and spec != self.skip and any(spec in name for name in self.names) for spec in found)

@@ -20,7 +20,8 @@ backend); v0.4.0-v0.5.0's ZeRO-3 + flash_attention check on the DeepSpeed JSON's
 FSDP offload with 8-bit optimizers: TRN020); and checks whose tested keys changed between
 releases (ReLoRA's relora_steps -> relora before v0.12.0: the relora row needs a pinned release;
 fsdp_version's resolution order, bf16's "auto" default for BetterTransformer). The second and
-third audits' rows are in rules/refusal_rows.py, the fourth's in rules/refusal_rows_fourth.py.
+third audits' rows are in rules/refusal_rows.py, the fourth's in rules/refusal_rows_fourth.py, the
+fifth's in rules/refusal_rows_fifth.py.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from .refusal_conditions import (  # noqa: F401 (re-exported)
     Unset,
 )
 from .refusal_rows import LATER_ROWS
+from .refusal_rows_fifth import FIFTH_ROWS
 from .refusal_rows_fourth import FOURTH_ROWS
 
 
@@ -266,4 +268,4 @@ REFUSALS = (
              Unset("memory.checkpointing_reentrant")),
             "Set `gradient_checkpointing_kwargs: {use_reentrant: true}` for when kto is enabled",
             f"{_V} check_kto_config (v0.7.1)", "0.6.0", "c78de6f21 (#2158)", until="0.8.0"),
-) + LATER_ROWS + FOURTH_ROWS  # rules/refusal_rows.py (second and third audits), refusal_rows_fourth.py
+) + LATER_ROWS + FOURTH_ROWS + FIFTH_ROWS  # rules/refusal_rows.py (second and third audits), _fourth.py, _fifth.py

@@ -196,3 +196,21 @@ def accelerate_fp8(kind: str):
             other.value(key) not in (None, False) for key in ("precision.bf16", "precision.fp16"))
             for other in f.others())
     return applies
+
+
+_WRAP_NAMES = ("TRANSFORMER_BASED_WRAP", "SIZE_BASED_WRAP", "NO_WRAP")  # accelerate utils/constants.py
+
+
+def accelerate_wrap_unread(f) -> bool:
+    """An accelerate FSDP config whose fsdp_auto_wrap_policy set_auto_wrap_policy does not know (it
+    compares the exact names), in a run where no Trainer arguments file turns FSDP on (TrainingArguments
+    then exports its own FSDP_AUTO_WRAP_POLICY) and no launch command gives the policy."""
+    if f("file.kind") != "accelerate" or f("parallel.accelerate_distributed_type") != "FSDP":
+        return False
+    policy = f("parallel.accelerate_fsdp_wrap_policy")
+    if not isinstance(policy, str) or policy in _WRAP_NAMES:
+        return False
+    if "parallel.accelerate_fsdp_wrap_policy" in (f("launch.overridden") or ()):
+        return False
+    return not any(other.value("file.kind") in ARGUMENT_FILES and other.value("parallel.fsdp") is True
+                   for other in f.others())

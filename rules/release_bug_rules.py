@@ -203,6 +203,11 @@ class PinnedReleaseSilentBug(ReleaseBug):
       fp16 nor bf16 in the DeepSpeed config it builds and applies no fp8 layers under DeepSpeed,
       so the model trains in fp32 (from 0.19 where transformer_engine or MS-AMP is installed; without
       either, AcceleratorState refuses fp8 at creation).
+    - An accelerate FSDP config whose `fsdp_auto_wrap_policy` is not exactly
+      TRANSFORMER_BASED_WRAP, SIZE_BASED_WRAP or NO_WRAP (a lower-case or misspelled name) on
+      accelerate 0.11.0 to 0.33.x, in a run whose Trainer arguments (if any) do not turn FSDP on:
+      no layer is wrapped, and the whole model is one FSDP unit gathered in full on every rank
+      (from 0.34.0 any case is taken and other names are refused: TRN110).
     - A Ludwig LLM config whose text output feature's own `max_sequence_length` is above 32 and
       that writes no `generation.max_new_tokens`, on Ludwig 0.8 to 0.8.5: evaluation and
       `predict` generate the default 32 new tokens, cutting longer answers off (Ludwig 0.8.6
@@ -275,6 +280,9 @@ class PinnedReleaseSilentBug(ReleaseBug):
       for those names until a452327e, #2983, v0.34.0, which enables bf16 for fp8) and state.py
       AcceleratorState (`_mixed_precision = "no"` under DEEPSPEED); accelerator.py prepare (the
       Transformer Engine conversion in prepare_model only, which DeepSpeed skips)
+    - accelerate utils/dataclasses.py FullyShardedDataParallelPlugin.set_auto_wrap_policy (exact
+      FSDP_AUTO_WRAP_POLICY names from c93b3eb5, #522, v0.11.0; any case, others refused, from
+      3bde6156, #2998, v0.34.0)
     - ludwig/schema/llms/generation.py LLMGenerationConfig.max_new_tokens (default 32);
       cb1f7d9d1 (#3713, v0.8.6) schema/model_types/utils.py _set_generation_max_new_tokens
     """

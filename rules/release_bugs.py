@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .facts import GRPO_LIKE, read_by_repository_script
 from .release_bug_cases import (
-    BNB_LION, LM_HEAD_SHARD, VISION_WORDS, accelerate_fp8, bfd_packing, bnb_lion_32bit, chunked_nll_zero3,
+    BNB_LION, LM_HEAD_SHARD, VISION_WORDS, accelerate_fp8, accelerate_wrap_unread, bfd_packing, bnb_lion_32bit, chunked_nll_zero3,
     grpo_curriculum, grpo_liger_zero3, lora_embedding_scaled, ludwig_default_generation_short, preference_liger_zero3,
     sft_file, trainable_tokens_scaled, truncated_still_counted, zero3_bf16_lora,
 )
@@ -313,6 +313,15 @@ ROWS = (
         "fp32 unless the DeepSpeed config itself enables bf16, with no error (from 0.19, without "
         "transformer_engine or MS-AMP installed, the Accelerator refuses fp8 at creation instead)",
         "accelerate DeepSpeedPlugin.set_mixed_precision; DeepSpeed with fp8 from accelerate 0.34.0 (#2983)"),
+    # accelerate utils/dataclasses.py FullyShardedDataParallelPlugin.set_auto_wrap_policy (c93b3eb5, #522, v0.11.0)
+    # compares FSDP_AUTO_WRAP_POLICY with TRANSFORMER_BASED_WRAP / SIZE_BASED_WRAP as written and leaves
+    # auto_wrap_policy None for anything else; 3bde6156 (#2998, v0.34.0) takes any case and refuses the rest (TRN110).
+    Row("TRN074", (Range("accelerate", "0.11.0", "0.34.0"),), accelerate_wrap_unread,
+        "parallel.accelerate_fsdp_wrap_policy", "fsdp_auto_wrap_policy {parallel.accelerate_fsdp_wrap_policy}",
+        "accelerate's FSDP plugin knows only TRANSFORMER_BASED_WRAP and SIZE_BASED_WRAP as written, so it wraps no "
+        "layer: the whole model is one FSDP unit whose parameters every rank gathers in full for each forward and "
+        "backward, silently (far more memory, no overlap)",
+        "accelerate set_auto_wrap_policy; other spellings refused from 0.34.0 (3bde6156, #2998)"),
     # peft tuners_utils.py _maybe_include_all_linear_layers ("all-linear", cbd783b4d, #1295, v0.8.0) drops
     # only get_output_embeddings(), which a *ForSequenceClassification model lacks; 1a5d0f815 (#2033,
     # v0.13.0) also drops the classifier head for task_type SEQ_CLS.

@@ -86,3 +86,61 @@ def test_reshard_after_forward_under_fsdp2(tmp_path, options, pin, fires):
 ])
 def test_wrap_policy_prefetch_state_dict(tmp_path, options, pin, fires):
     assert _codes(tmp_path, options, pin) == (["TRN110"] if fires else [])
+
+
+_SIZE = {"fsdp_auto_wrap_policy": "SIZE_BASED_WRAP"}
+
+
+@pytest.mark.parametrize("options, pin, fires", [
+    # int() of the exported string: a float or an exponent is refused by every release
+    ({**_SIZE, "fsdp_min_num_params": "1e8"}, None, True),
+    ({**_SIZE, "fsdp_min_num_params": 100000000.0}, "1.14.0", True),
+    ({**_SIZE, "fsdp_min_num_params": 100000000}, None, False),
+    ({**_SIZE, "fsdp_min_num_params": 100000000}, "0.20.0", False),
+    ({"fsdp_auto_wrap_policy": "TRANSFORMER_BASED_WRAP", "fsdp_min_num_params": "1e8"}, None, False),  # not read
+    # lower-case policy: SIZE_BASED_WRAP from 0.34.0 only (before, no wrapping: min_num_params not read)
+    ({"fsdp_auto_wrap_policy": "size_based_wrap", "fsdp_min_num_params": "1e8"}, "0.34.0", True),
+    ({"fsdp_auto_wrap_policy": "size_based_wrap", "fsdp_min_num_params": "1e8"}, "0.33.0", False),
+    ({"fsdp_auto_wrap_policy": "size_based_wrap", "fsdp_min_num_params": "1e8"}, None, False),
+    # left out: the launch's float default 1e8 exported as "100000000.0" until 1.13.0 (#3902)
+    (_SIZE, "1.12.0", True), (_SIZE, "0.20.0", True), (_SIZE, "1.13.0", False), (_SIZE, None, False),
+    (_SIZE, "0.11.0", False),
+])
+def test_min_num_params_under_size_based_wrap(tmp_path, options, pin, fires):
+    assert _codes(tmp_path, options, pin) == (["TRN110"] if fires else [])
+
+
+def _silent_bugs(tmp_path, policy: str, pin: str | None, args: str = "") -> list[str]:
+    (tmp_path / "accelerate.yaml").write_text(f"distributed_type: FSDP\nnum_processes: 8\nfsdp_config:\n"
+                                              f"  fsdp_auto_wrap_policy: {policy}\n")
+    (tmp_path / "requirements.txt").write_text(f"accelerate=={pin}\n" if pin else "")
+    if args:
+        (tmp_path / "train_args.json").write_text(args)
+    result = trainlint("check", str(tmp_path), "--select", "TRN074", "--no-detect", "--format", "json")
+    assert result.code in (0, 1), result.err
+    return [finding["message"] for finding in json.loads(result.out)]
+
+
+@pytest.mark.parametrize("policy, pin, fires", [
+    ("transformer_based_wrap", "0.33.0", True), ("TRANSFORMER_WRAP", "0.20.0", True), ("size", "0.11.0", True),
+    ("TRANSFORMER_BASED_WRAP", "0.33.0", False), ("NO_WRAP", "0.20.0", False),
+    ("transformer_based_wrap", "0.34.0", False),  # any case from 0.34.0 (others refused: TRN110)
+    ("transformer_based_wrap", "0.10.0", False), ("transformer_based_wrap", None, False),
+])
+def test_wrap_policy_unknown_wraps_nothing_before_0_34(tmp_path, policy, pin, fires):
+    found = _silent_bugs(tmp_path, policy, pin)
+    assert bool(found) == fires, found
+    if fires:
+        assert "wraps no layer" in found[0] and f"fsdp_auto_wrap_policy {policy}" in found[0]
+
+
+def test_wrap_policy_left_to_trainer_arguments_that_turn_fsdp_on(tmp_path):
+    """TrainingArguments with fsdp export their own FSDP_AUTO_WRAP_POLICY: the launcher's is not what runs."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "train.sh").write_text("accelerate launch --config_file accelerate.yaml -m trl.scripts.sft "
+                                       "--config sft.yaml\n")
+    (tmp_path / "sft.yaml").write_text("model_name_or_path: m\ndataset_name: d\noutput_dir: out\n"
+                                       "fsdp: full_shard auto_wrap\n")
+    assert _silent_bugs(tmp_path, "transformer_based_wrap", "0.33.0") == []
+    (tmp_path / "sft.yaml").write_text("model_name_or_path: m\ndataset_name: d\noutput_dir: out\n")
+    assert len(_silent_bugs(tmp_path, "transformer_based_wrap", "0.33.0")) == 1

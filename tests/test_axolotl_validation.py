@@ -255,6 +255,24 @@ CASES = [
      {"base_model": "nvidia/Nemotron-H-8B-Base-8K", "gradient_checkpointing": True, "sample_packing": True}),
     ("disallowed inductor flags", {"torch_compile": True, "torch_compile_options": {"max_autotune": True}},
      {"torch_compile": True, "torch_compile_options": {"max_autotune_gemm": True}}),
+    # fifth audit (rules/refusal_rows_fifth.py)
+    ("AMP is not supported with BetterTransformer", {"flash_optimum": True, "fp16": True},
+     {"flash_optimum": True, "bf16": False}),
+    ("not compatible with the one_cycle", {**_LORA, "relora": True, "jagged_restart_steps": 100,
+                                           "lr_scheduler": "one_cycle"},
+     {**_LORA, "relora": True, "jagged_restart_steps": 100, "lr_scheduler": "cosine"}),
+    ("match matmul ops", {**_LORA, "gradient_checkpointing": True, "selective_checkpointing": {"save": ["mm"]}},
+     {**_LORA, "gradient_checkpointing": True, "selective_checkpointing": {"save": ["attention"]}}),
+    ("Conflicting message role fields",
+     {"datasets": [{"path": "a/b", "type": "chat_template", "message_field_role": "from",
+                    "message_property_mappings": {"role": "speaker"}}]},
+     {"datasets": [{"path": "a/b", "type": "chat_template", "message_field_role": "speaker",
+                    "message_property_mappings": {"role": "speaker"}}]}),
+    ("Conflicting message content fields",
+     {"datasets": [{"path": "a/b", "type": "chat_template", "message_field_content": "value",
+                    "message_property_mappings": {"content": "text"}}]},
+     {"rl": "dpo", "datasets": [{"path": "a/b", "type": "chat_template", "message_field_content": "value",
+                                 "message_property_mappings": {"content": "text"}}]}),
 ]
 # Checks Axolotl dropped later: (piece, fires, neighbour, a release that has the check)
 DROPPED = [
@@ -323,8 +341,13 @@ def _messages(path) -> list[str]:
     return [finding["message"] for finding in json.loads(result.out)]
 
 
+# Rows that need the torch version (a pin beside the config): test_torch_floors
+_TORCH_ROWS = ["ADOPT optimizer is incompatible", "Flex attention is not supported", "QAT is not supported on torch",
+               "FSDP2 is not supported on torch"]
+
+
 def test_every_row_has_a_case():
-    pieces = _IDS + [piece for piece, *_ in DROPPED]
+    pieces = _IDS + [piece for piece, *_ in DROPPED] + _TORCH_ROWS
     assert sorted(id(_row(piece)) for piece in pieces) == sorted(id(row) for row in _refusals())
 
 
@@ -375,6 +398,57 @@ def test_dropped_check_fires_only_while_axolotl_had_it(tmp_path, piece, fire, ne
                                 ("before", fire, _BEFORE[row.since])):
         (tmp_path / name).mkdir()
         assert not any(piece in message for message in _messages(_config(tmp_path / name, settings, pin=pin))), name
+
+
+def test_bettertransformer_without_bf16_refused_from_the_auto_default(tmp_path):
+    """bf16 left out: the schema's default "auto" (v0.5.0 on) is AMP to check_better_transformers;
+    v0.4.0's DictDefault reads None; `bf16: false` passes; unpinned it is not judged."""
+    assert _messages(_config(tmp_path, {"flash_optimum": True}, pin=None)) == []  # unpinned: not judged
+    for name, settings, pin, fires in (("head", {"flash_optimum": True}, "0.18.0", True),
+                                       ("first", {"flash_optimum": True}, "0.5.0", True),
+                                       ("old", {"flash_optimum": True}, "0.4.0", False),
+                                       ("off", {"flash_optimum": True, "bf16": False}, "0.18.0", False)):
+        (tmp_path / name).mkdir()
+        found = _messages(_config(tmp_path / name, settings, pin=pin))
+        assert any("BetterTransformer" in m for m in found) == fires and len(found) == fires, name
+
+
+@pytest.mark.parametrize("settings, torch, fires", [
+    ({"optimizer": "adopt_adamw"}, "2.5.0", True), ({"optimizer": "adopt_adamw"}, "2.5.1", False),
+    ({"flex_attention": True}, "2.5.1", True), ({"attn_implementation": "flex_attention"}, "2.5.1", True),
+    ({"flex_attention": True}, "2.6.0", False),
+    ({"qat": {"weight_dtype": "int8"}}, "2.5.1", True), ({"qat": {"weight_dtype": "int8"}}, "2.6.0", False),
+    ({"fsdp_version": 2, "fsdp_config": {"reshard_after_forward": True}}, "2.6.0", True),
+    ({"fsdp_version": 2, "fsdp_config": {"reshard_after_forward": True}}, "2.7.0", False),
+    ({"fsdp_version": 2, "fsdp_config": {"reshard_after_forward": True}}, None, False),  # torch unknown
+])
+def test_torch_floors(tmp_path, settings, torch, fires):
+    path = _config(tmp_path, settings)
+    if torch:
+        (tmp_path / "requirements.txt").write_text(f"axolotl==0.18.0\ntorch=={torch}\n")
+    found = [m for m in _messages(path) if "torch version" in m]
+    assert len(found) == fires, found
+
+
+def test_torch_floors_by_release(tmp_path):
+    """attn_implementation flex_attention counts from 0.17.0 (0.8.1 to 0.16.x test the flag); each floor only
+    from its check's release."""
+    for name, settings, pin, fires in (("flag", {"flex_attention": True}, "0.8.1", True),
+                                       ("impl", {"attn_implementation": "flex_attention"}, "0.16.0", False),
+                                       ("before", {"flex_attention": True}, "0.8.0", False),
+                                       ("adopt", {"optimizer": "adopt_adamw"}, "0.5.2", False),
+                                       ("fsdp2", {"fsdp_version": 2, "fsdp_config": {"x": 1}}, "0.11.0", False)):
+        (tmp_path / name).mkdir()
+        path = _config(tmp_path / name, settings, pin=pin)
+        (tmp_path / name / "requirements.txt").write_text(f"axolotl=={pin}\ntorch==2.4.0\n")
+        assert any("torch version" in m for m in _messages(path)) == fires, name
+
+
+def test_matmul_saves_need_an_adapter(tmp_path):
+    settings = {"gradient_checkpointing": True, "selective_checkpointing": {"save": ["aten::addmm"]}}
+    assert _messages(_config(tmp_path, settings)) == []
+    (tmp_path / "lora").mkdir()
+    assert any("match matmul ops" in m for m in _messages(_config(tmp_path / "lora", {**settings, **_LORA})))
 
 
 def test_early_stopping_incident_caught():

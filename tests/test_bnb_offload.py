@@ -79,3 +79,20 @@ def test_xtuner_client_optimizer_needs_allow_untested_and_force_false(tmp_path):
                          ({"zero_allow_untested_optimizer": True}, False)):  # ZeRORuntimeException first
         files["ds.json"] = json.dumps({**offload, **extra})
         assert _codes(tmp_path, files, pins) == (["DS033"] if fires else []), extra
+
+
+@pytest.mark.parametrize("pins, fires", [
+    (("xtuner==0.2.0",), True),  # its install requirements pin bitsandbytes==0.45.0 (linter/data/implied_pins.json)
+    (("xtuner==0.1.23",), False),  # a range: bitsandbytes unknown
+])
+def test_xtuner_pin_implies_its_bitsandbytes(tmp_path, pins, fires):
+    config = ("from bitsandbytes.optim import PagedAdamW8bit\nfrom mmengine.optim import AmpOptimWrapper\n"
+              "from xtuner.model import SupervisedFinetune\n"
+              "model = dict(type=SupervisedFinetune, llm=dict(pretrained_model_name_or_path='m'))\n"
+              "optim_wrapper = dict(type=AmpOptimWrapper, optimizer=dict(type=PagedAdamW8bit, lr=1e-4))\n")
+    ds = {"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}},
+          "zero_force_ds_cpu_optimizer": False, "zero_allow_untested_optimizer": True}
+    files = {"train.py": config, "launch.sh": "xtuner train train.py --deepspeed ds.json\n", "ds.json": json.dumps(ds)}
+    (tmp_path / ".git").mkdir()
+    assert _codes(tmp_path, files, pins) == (["DS033"] if fires else [])
+

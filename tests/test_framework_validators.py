@@ -223,6 +223,26 @@ def test_trn063_cp_comm_strategy_every_release(tmp_path):
     assert _codes(tmp_path, {"c.yaml": fine}, "TRN063") == []
 
 
+@pytest.mark.parametrize("sizes, pin, fires", [
+    ({"dp_shard": 4, "tp": 0}, "1.10.0", True), ({"dp_shard": 4, "dp_replicate": -1}, "1.14.0", True),
+    ({"dp_shard": 4, "tp": 0}, "1.9.0", False), ({"dp_shard": 4, "tp": 1}, "1.14.0", False),
+    ({"dp_shard": 4, "sp": 0}, "1.12.0", True), ({"dp_shard": 4, "sp": 0}, "1.11.0", False),  # sp_size from 1.12.0
+])
+def test_trn063_size_below_one(tmp_path, sizes, pin, fires):
+    found = _codes(tmp_path, {"a.yaml": _parallel(sizes, processes=4)}, "TRN063", (f"accelerate=={pin}",))
+    assert found == (["TRN063"] if fires else [])
+
+
+@pytest.mark.parametrize("pins, fires", [
+    (("accelerate==1.7.0", "torch==2.5.1"), True), (("accelerate==1.14.0", "torch==2.6.0"), False),
+    (("accelerate==1.6.0", "torch==2.5.1"), False), (("accelerate==1.6.0", "torch==2.4.1"), True),
+    (("accelerate==1.5.2", "torch==2.4.1"), False), (("accelerate==1.14.0",), False),  # torch unknown
+])
+def test_trn063_fsdp2_torch_floor(tmp_path, pins, fires):
+    text = "distributed_type: FSDP\nnum_processes: 2\nfsdp_config:\n  fsdp_version: 2\n"
+    assert _codes(tmp_path, {"a.yaml": text}, "TRN063", pins) == (["TRN063"] if fires else [])
+
+
 # ---- PEF009 / PEF010 ------------------------------------------------------------------------------
 
 def _adapter(**fields) -> dict[str, str]:

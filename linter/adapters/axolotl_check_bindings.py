@@ -35,6 +35,13 @@ def _count(value: Any) -> Any:
     return len(value) if isinstance(value, list) else None
 
 
+def _saved_ops(value: Any) -> Any:
+    """selective_checkpointing's `save` list as SelectiveCheckpointingConfig builds it (`true`: the
+    default ["attention"]); None where it is no list of strings."""
+    saves = ["attention"] if value is True else value.get("save", ["attention"]) if isinstance(value, dict) else None
+    return list(saves) if isinstance(saves, list) and all(isinstance(item, str) for item in saves) else None
+
+
 def _flag_or_text(value: Any) -> Any:
     return value if isinstance(value, (bool, str)) else bool(value)
 
@@ -176,4 +183,6 @@ CHECKED_BINDINGS = (
     Binding("eval.causal_lm_metrics", "eval_causal_lm_metrics", convert=_as_written),
     Binding("training.torch_compile_option_names", "torch_compile_options", convert=lambda value: list(value) if isinstance(value, dict) else None),
     Binding("attention.large_head_written", "large_head_attention", convert=lambda value: str(value).lower()),
+    Binding("attention.bettertransformer", "flash_optimum", convert=_as_written),
+    Binding("memory.selective_checkpointing_saves", "selective_checkpointing", convert=_saved_ops),
 )

@@ -70,6 +70,13 @@ def record_checked(read: Reader) -> None:
         read.set("training.cross_entropy_patches", len(patches), patches[min(1, len(patches) - 1)])
     _record_grpo_batch(read)
     _record_dataset_templates(read)
+    _record_message_fields(read)
+    # check_better_transformers (utils/config.py validate_config to v0.4.x, then an after-validator):
+    # `self.fp16 or self.bf16`, with bf16 defaulting to "auto" in the schema from v0.5.0
+    if "flash_optimum" in written:
+        amp = [key for key in ("fp16", "bf16") if _truthy(read, key)]
+        read.set("precision.amp_written", bool(amp), *(amp[:1] or ["flash_optimum"]))
+        read.set("precision.bf16_unwritten", "bf16" not in written, "flash_optimum")
     read.config.set("launch.validated_by", _fact(read, "axolotl"))
     # utils/data/rl.py load_prepare_dpo_datasets (load_prepare_preference_datasets from v0.7.0): every
     # `rl` kind takes this loader (cli/train.py `if cfg.rl:`), and it built the eval set from
@@ -115,6 +122,29 @@ def _record_dataset_templates(read: Reader) -> None:
         span = span_of(read.document, template.key.start, template.value.end)
         read.config.set("data.dataset_jinja_missing", Field(True, Origin(span, written_as="datasets[].chat_template")))
         return
+
+
+def _record_message_fields(read: Reader) -> None:
+    """The first datasets[] entry SFTDataset.handle_legacy_message_fields refuses (utils/schemas/utils.py
+    handle_legacy_message_fields_logic, b194e17c2, #2260, v0.7.0): message_field_role (checked first)
+    or message_field_content written and differing from message_property_mappings' role / content."""
+    datasets = read.node("datasets")
+    if not isinstance(datasets, Sequence):
+        return
+    for item in datasets.items:
+        if not isinstance(item, Mapping) or item.get("message_property_mappings") is None:
+            continue
+        fields = item.plain()
+        mappings = fields.get("message_property_mappings")
+        if not isinstance(mappings, dict) or fields.get("type") == "_synthetic":
+            continue  # None reads as {}: nothing to conflict with
+        for legacy, mapped in (("message_field_role", "role"), ("message_field_content", "content")):
+            if legacy in fields and mapped in mappings and mappings[mapped] != fields[legacy] \
+                    and "${" not in f"{mappings[mapped]}{fields[legacy]}":
+                pair = item.get(legacy)
+                read.config.set("data.message_field_conflict", Field(mapped, Origin(
+                    span_of(read.document, pair.key.start, pair.value.end), written_as=f"datasets[].{legacy}")))
+                return
 
 
 # How the data is prepared: utils/schemas/config.py excess_length_strategy (drop, truncate; raise from

@@ -220,6 +220,10 @@ class DeepSpeedAdapter(Adapter):
                     if node is not None:
                         read.set(key, _offloaded(node.plain()), "zero_optimization", name)
                         break
+        root = document.root
+        if isinstance(root, Mapping) and not any(pair.key.value == "zero_optimization" for pair in root.pairs):
+            # accelerate DeepSpeedPlugin.__post_init__: `"zero_optimization" not in config` raises
+            config.set("parallel.zero_block_missing", Field(True, Origin(config.file_span)))
         auto = _auto_keys(config.key_tree.value if config.key_tree is not None else None)
         if auto:
             config.set("file.auto_keys", Field(auto, Origin(config.file_span)))

@@ -290,6 +290,7 @@ ACCELERATE_FSDP_BINDINGS = (
     Binding("parallel.accelerate_fsdp_reshard", "fsdp_config.fsdp_reshard_after_forward", convert=exported),
     Binding("parallel.accelerate_fsdp_wrap_policy", "fsdp_config.fsdp_auto_wrap_policy", convert=exported),
     Binding("parallel.accelerate_fsdp_backward_prefetch", "fsdp_config.fsdp_backward_prefetch", convert=exported),
+    Binding("parallel.accelerate_fsdp_min_num_params", "fsdp_config.fsdp_min_num_params", convert=exported),
 )
 
 
