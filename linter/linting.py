@@ -28,6 +28,7 @@ class Linter:
         self._verbose = verbose
         self._rules: dict[int, list[registry.Rule | registry.Declared]] = {}  # by id of a Settings: they live as long as the session
         self._triggers: dict[int, tuple[list[int], dict[str, list[int]]]] = {}  # by id of a Settings, as _rules
+        self._resolved: dict[int, registry.Rule] = {}  # registry.resolve, by id of an entry of _rules' lists
         self.notes: dict[str, None] = {}  # why rules stayed silent (--verbose), ordered, without repeats
 
     def rules_for(self, settings: Settings) -> list[registry.Rule | registry.Declared]:
@@ -73,11 +74,14 @@ class Linter:
                    if (loaded := self.loader.document_of(config)) is not None)
         context = Context(hardware, self._world_size or settings.world_size, verbose=self._verbose)
         findings: list[Finding] = []
-        targets, resolve = hardware.targets, registry.resolve
+        targets, resolved = hardware.targets, self._resolved
         for chosen in self._can_fire(settings, registry.present(run)):
             if chosen.needs_targets and not targets:
                 continue
-            for finding in resolve(chosen).check(run, context):
+            rule = resolved.get(id(chosen))
+            if rule is None:
+                rule = resolved[id(chosen)] = registry.resolve(chosen)
+            for finding in rule.check(run, context):
                 if finding.fix is not None:
                     finding = finding.with_fix(self.render(finding.fix, keep_changes))
                 findings.append(finding)

@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from .schema_accept import ARRAY_KEYWORDS as _ARRAY_KEYWORDS, OBJECT_KEYWORDS as _OBJECT_KEYWORDS
-from .schema_accept import VALUE_KEYWORDS as _VALUE_KEYWORDS, acceptor, excluded
+from .schema_accept import VALUE_KEYWORDS as _VALUE_KEYWORDS, acceptor, excluded, listed_pattern
 from .schema_values import NUMERIC, TypeQuestions, _describe, _equal, _is_type, _options, _pattern, _simple_types
 
 _HERE = Path(__file__).parent
 SCHEMA_DIRS = (_HERE / "schemas", _HERE.parent / "schemas")  # in an installed wheel; beside a checkout
 _IF_ONLY = frozenset(("if", "then", "else"))
-_ANY, _TAG, _LACKS, _TYPE = range(4)  # the forms of an `if` condition (Schema._condition_form)
+_ANY, _TAG, _LACKS, _TYPE, _LISTS = range(5)  # the forms of an `if` condition (Schema._condition_form)
 
 
 class SchemaError:
@@ -203,6 +203,9 @@ class Schema(TypeQuestions):
             return isinstance(value, dict) and any(key not in value for key in first)
         if kind == _TYPE:
             return _is_type(value, first)
+        if kind == _LISTS:  # an object's list `first` holds a string matching `second` (a plugin listed)
+            return not isinstance(value, dict) or isinstance(found := value.get(first, _LISTS), list) and any(
+                isinstance(item, str) and _pattern(second).search(item) for item in found)
         # `required` (like `properties`) says nothing of a value that is not an object; on an
         # object that lacks a required key the whole condition fails, whatever else it says.
         if first is not None and isinstance(value, dict) and any(key not in value for key in first):
@@ -212,7 +215,7 @@ class Schema(TypeQuestions):
     def _condition_form(self, condition: Any) -> tuple:
         """(kind, first, second) of an `if` condition, worked out once: _TAG (key, const): the key
         is there with that value; _LACKS (keys,): an object without one of the keys; _TYPE (type,);
-        else _ANY (its `required` list or None,): a full check."""
+        _LISTS (key, pattern): a list under the key names a match; else _ANY (its `required` list or None,): a full check."""
         if isinstance(condition, dict):
             keys = condition.keys()
             required = condition.get("required")
@@ -222,6 +225,8 @@ class Schema(TypeQuestions):
                     (key, spec), = properties.items()
                     if isinstance(spec, dict) and spec.keys() == {"const"}:
                         return _TAG, key, spec["const"]
+                    if (pattern := listed_pattern(spec)) is not None:
+                        return _LISTS, key, pattern
             elif keys == {"not"} and isinstance(condition["not"], dict) and condition["not"].keys() == {"required"}:
                 return _LACKS, condition["not"]["required"], None
             elif keys == {"type"} and not self.coerces_numeric_strings:

@@ -37,6 +37,21 @@ def excluded(owner, branch: Any, value: dict) -> bool:
     return False
 
 
+def listed_pattern(spec: Any) -> str | None:
+    """p of `{"type": "array", "not": {"items": {"not": {"type": "string", "pattern": p}}}}` (a
+    list holding a string that matches p: Axolotl's schema asks it of `plugins` 17 times a file),
+    else None."""
+    try:
+        if spec.keys() == {"type", "not"} and spec["type"] == "array" and spec["not"].keys() == {"items"} \
+                and spec["not"]["items"].keys() == {"not"}:
+            wanted = spec["not"]["items"]["not"]
+            if wanted.keys() == {"type", "pattern"} and wanted["type"] == "string" and isinstance(wanted["pattern"], str):
+                return wanted["pattern"]
+    except (AttributeError, TypeError):  # not a mapping where one is written: no such form
+        pass
+    return None
+
+
 def acceptor(owner, branches: list, building: set | None = None) -> tuple[tuple, tuple] | None:
     """(types, tests): a value some branch accepts (`owner.validate_at(branch, value) == []`) is
     an instance of `types` or passes one of `tests`; None where a branch has other keywords. Not

@@ -164,8 +164,7 @@ def _locate(document: Document, path: tuple) -> Located | None:
 
 def span_of(document: Document, start: int, end: int) -> Span:
     source = document.source
-    begin, finish = source.position(start), source.position(end)
-    return Span(source.path, start, end, begin.line, begin.column, finish.line, finish.column)
+    return Span(source.path, start, end, *source.span_lines(start, end))
 
 
 def new_config(adapter: Adapter, document: Document, kind: str | None = None) -> ConfigIR:
