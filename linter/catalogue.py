@@ -32,18 +32,23 @@ _CHECKS = {
 
 
 class Key:
-    __slots__ = ("name", "type", "meaning", "_checks")
+    __slots__ = ("name", "type", "meaning", "_checks", "_check")
 
     def __init__(self, name: str, type: str, meaning: str):
         self.name = name
         self.type = type
         self.meaning = meaning
         self._checks = tuple(_CHECKS[part] for part in type.split("|"))
+        self._check = self._checks[0] if len(self._checks) == 1 else None  # most keys have one type
 
     def accepts(self, value) -> bool:
         """Is `value` of this key's type? Rules may rely on it: a value of another type never
         reaches them (the adapter reports it instead)."""
-        return value is None or any(check(value) for check in self._checks)
+        if value is None:
+            return True
+        if self._check is not None:
+            return self._check(value)
+        return any(check(value) for check in self._checks)
 
     def __repr__(self) -> str:
         return f"Key({self.name!r}, {self.type!r})"

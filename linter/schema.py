@@ -19,16 +19,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .schema_accept import ARRAY_KEYWORDS as _ARRAY_KEYWORDS, OBJECT_KEYWORDS as _OBJECT_KEYWORDS
+from .schema_accept import VALUE_KEYWORDS as _VALUE_KEYWORDS, acceptor, excluded, listed_pattern
 from .schema_values import NUMERIC, TypeQuestions, _describe, _equal, _is_type, _options, _pattern, _simple_types
 
 _HERE = Path(__file__).parent
 SCHEMA_DIRS = (_HERE / "schemas", _HERE.parent / "schemas")  # in an installed wheel; beside a checkout
 _IF_ONLY = frozenset(("if", "then", "else"))
-_VALUE_KEYWORDS = frozenset(("enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-                             "pattern", "minLength"))
-_OBJECT_KEYWORDS = frozenset(("properties", "patternProperties", "additionalProperties", "required"))
-_ARRAY_KEYWORDS = frozenset(("prefixItems", "items", "minItems", "maxItems"))
-_ANY, _TAG, _LACKS, _TYPE = range(4)  # the forms of an `if` condition (Schema._condition_form)
+_ANY, _TAG, _LACKS, _TYPE, _LISTS = range(5)  # the forms of an `if` condition (Schema._condition_form)
 
 
 class SchemaError:
@@ -79,21 +77,7 @@ class Schema(TypeQuestions):
         self._conditions: dict = {}  # id(`if` condition) -> (condition, *Schema._condition_form(condition))
         # id(object subschema) -> (subschema, the keys it accepts and checks nothing of)
         self._quiet: dict = {}
-        self._key_blocks: dict | None = None  # key -> its one top-level block (block_of)
-
-    def block_of(self, key: str) -> str | None:
-        """The one top-level block whose object schema lists `key` (written one level too high:
-        DeepSpeed's `offload_optimizer`), or None (no block, several, or a top-level key itself)."""
-        if (blocks := self._key_blocks) is None:
-            found: dict = {}
-            top = self.root.get("properties", {})
-            for block, sub in top.items():
-                for option in [sub, *sub.get("anyOf", ()), *sub.get("oneOf", ())] if isinstance(sub, dict) else ():
-                    for name in self._resolve(option).get("properties", ()):
-                        if name not in top:
-                            found.setdefault(name, set()).add(block)
-            blocks = self._key_blocks = {name: min(homes) for name, homes in found.items() if len(homes) == 1}
-        return blocks.get(key)
+        self._accepting: dict = {}  # id(anyOf/oneOf branches) -> (branches, schema_accept.acceptor(branches))
 
     def validate(self, value: Any) -> list[SchemaError]:
         errors: list[SchemaError] = []
@@ -219,6 +203,9 @@ class Schema(TypeQuestions):
             return isinstance(value, dict) and any(key not in value for key in first)
         if kind == _TYPE:
             return _is_type(value, first)
+        if kind == _LISTS:  # an object's list `first` holds a string matching `second` (a plugin listed)
+            return not isinstance(value, dict) or isinstance(found := value.get(first, _LISTS), list) and any(
+                isinstance(item, str) and _pattern(second).search(item) for item in found)
         # `required` (like `properties`) says nothing of a value that is not an object; on an
         # object that lacks a required key the whole condition fails, whatever else it says.
         if first is not None and isinstance(value, dict) and any(key not in value for key in first):
@@ -228,7 +215,7 @@ class Schema(TypeQuestions):
     def _condition_form(self, condition: Any) -> tuple:
         """(kind, first, second) of an `if` condition, worked out once: _TAG (key, const): the key
         is there with that value; _LACKS (keys,): an object without one of the keys; _TYPE (type,);
-        else _ANY (its `required` list or None,): a full check."""
+        _LISTS (key, pattern): a list under the key names a match; else _ANY (its `required` list or None,): a full check."""
         if isinstance(condition, dict):
             keys = condition.keys()
             required = condition.get("required")
@@ -238,6 +225,8 @@ class Schema(TypeQuestions):
                     (key, spec), = properties.items()
                     if isinstance(spec, dict) and spec.keys() == {"const"}:
                         return _TAG, key, spec["const"]
+                    if (pattern := listed_pattern(spec)) is not None:
+                        return _LISTS, key, pattern
             elif keys == {"not"} and isinstance(condition["not"], dict) and condition["not"].keys() == {"required"}:
                 return _LACKS, condition["not"]["required"], None
             elif keys == {"type"} and not self.coerces_numeric_strings:
@@ -276,8 +265,21 @@ class Schema(TypeQuestions):
             if quiet is None or quiet[0] is not schema:
                 quiet = self._quiet[id(schema)] = (schema, set())
             quiet = quiet[1]
-            rest = value.keys() - quiet if quiet else value.keys()
-        for key, item in value.items() if keyed and rest else ():
+            if patterns or additional is False or isinstance(additional, dict):
+                rest = value.keys() - quiet if quiet else value.keys()
+            else:  # properties only: nothing here checks another key
+                rest = value.keys() & properties.keys()
+                rest -= quiet
+        pairs = ()
+        if keyed and rest:
+            # A few keys to check among many (an `if` condition on one key, a plugin wrapper whose
+            # `true` pattern takes all but the plugin's keys): found in the file's order at C speed.
+            if len(rest) * 4 < len(value):
+                order = list(value)
+                pairs = [(key, value[key]) for key in sorted(rest, key=order.index)]
+            else:
+                pairs = value.items()
+        for key, item in pairs:
             if key not in rest:
                 continue
             if key in properties:
@@ -323,10 +325,16 @@ class Schema(TypeQuestions):
             errors.append(SchemaError(path, "length", f"expected at most {schema['maxItems']} items"))
 
     def _check_any(self, branches: list, value: Any, path: tuple, errors: list[SchemaError]) -> None:
+        quick = self._accepting.get(id(branches))  # (branches, schema_accept.acceptor(branches))
+        if quick is None or quick[0] is not branches:
+            quick = self._accepting[id(branches)] = (branches, acceptor(self, branches))
+        if quick[1] is not None and (isinstance(value, quick[1][0]) or any(test(value) for test in quick[1][1])) \
+                and not (self.coerces_numeric_strings and isinstance(value, str) and NUMERIC.match(value.strip())):
+            return  # a branch accepts it
         if isinstance(value, dict):
             # A branch whose const/enum property disagrees with the value fails for certain:
             # validate only the others (schemas dispatch on `type` this way, over dozens of branches).
-            possible = [branch for branch in branches if not self._excluded(branch, value)]
+            possible = [branch for branch in branches if not excluded(self, branch, value)]
             if possible:
                 branches = possible
         attempts = []
@@ -358,21 +366,6 @@ class Schema(TypeQuestions):
         errors.append(SchemaError(path, "type", f"expected {' or '.join(expected) or 'another value'}, "
                                                 f"got {_describe(value)}", expected_types=tuple(types),
                                   allowed=tuple(allowed)))
-
-    def _excluded(self, branch: Any, value: dict) -> bool:
-        if not isinstance(branch, dict):
-            return branch is False
-        properties = self._resolve(branch).get("properties", {})
-        for key, item in value.items():
-            sub = properties.get(key)
-            if not isinstance(sub, dict):
-                continue
-            sub = self._resolve(sub)
-            if "const" in sub and not _equal(item, sub["const"]):
-                return True
-            if "enum" in sub and not any(_equal(item, option) for option in sub["enum"]):
-                return True
-        return False
 
 
 @lru_cache(maxsize=None)

@@ -181,6 +181,13 @@ class Source:
         line_index = bisect.bisect_right(starts, offset) - 1
         return Position(line_index + 1, offset - starts[line_index] + 1)
 
+    def span_lines(self, start: int, end: int) -> tuple[int, int, int, int]:
+        """(line, column, end line, end column) of two offsets: position() of each, unboxed (asked
+        for every fact an adapter records)."""
+        starts = self._line_starts or self.line_starts
+        first, last = bisect.bisect_right(starts, start) - 1, bisect.bisect_right(starts, end) - 1
+        return first + 1, start - starts[first] + 1, last + 1, end - starts[last] + 1
+
     def offset(self, line: int, column: int) -> int:
         return self.line_starts[line - 1] + column - 1
 

@@ -118,6 +118,7 @@ def forget() -> None:
     _start_folder.cache_clear()
     _search_absolute.cache_clear()
     pin_in.cache_clear()
+    _search_from.cache_clear()
     doubted.cache_clear()
     forget_checkouts()  # the folder chains the searches walked
 
@@ -148,15 +149,19 @@ def _folders_up_to_repository(folder: Path) -> list[Path]:
 def _search(package: str, near: Path) -> tuple[str, list[tuple[str, Path]]] | None:
     """("pin" or "conflict", [(version, file), ...]) for the nearest folder that pins `package`;
     files named as `near` is (relative to the working directory for a relative path)."""
+    return _search_from(package, Path(near), os.getcwd())
+
+
+@lru_cache(maxsize=None)  # asked per rule, config and package (~1,000 times a corpus check)
+def _search_from(package: str, near: Path, cwd: str) -> tuple[str, list[tuple[str, Path]]] | None:
     # Absolute: a relative path's parents stop at "." (the folders above the working directory
     # were never searched), and _pins_in caches by path.
-    near = Path(near)
     if near.is_absolute():
         return _search_absolute(package, near)
-    found = _search_absolute(package, near.absolute())
+    found = _search_absolute(package, Path(cwd, near))  # near.absolute()
     if found is None:
         return found
-    return found[0], [(version, Path(os.path.relpath(path))) for version, path in found[1]]
+    return found[0], [(version, Path(os.path.relpath(path, cwd))) for version, path in found[1]]
 
 
 @lru_cache(maxsize=None)  # every rule asks for its packages near the same few files

@@ -6,7 +6,10 @@ from __future__ import annotations
 from linter.registry import ERROR, Rule, register
 from linter.versions import older_than
 
+from .refusal_conditions import RowIndex
 from .refusal_table import EARLIER_PLACES, REFUSALS
+
+_INDEX = RowIndex(REFUSALS)  # the rows by the keys their conditions need set
 
 
 def _where(row, pinned: str) -> str:
@@ -169,7 +172,7 @@ class ConfigRefused(Rule):
             validator = config.value("launch.validated_by")
             if validator is None:
                 continue
-            refused = [row for row in REFUSALS if row.package == validator and row.holds(config)]
+            refused = [row for row in _INDEX.candidates(config) if row.package == validator and row.holds(config)]
             if not refused:
                 continue
             pinned = config.version(validator)

@@ -12,6 +12,10 @@ from .facts import is_number
 
 class Condition:
     keys: tuple[str, ...] = ()
+    # Keys one of which must hold a value (not None) for the condition to hold: () where it may hold
+    # with all of them absent. Lets a table skip the rows a config cannot match (tests/
+    # test_refusal_requires.py holds each class to it).
+    requires: tuple[str, ...] = ()
 
     def holds(self, config) -> bool:
         raise NotImplementedError
@@ -19,13 +23,16 @@ class Condition:
 
 class Set(Condition):
     def __init__(self, key: str):
-        self.keys = (key,)
+        self.keys = self.requires = (key,)
 
     def holds(self, config) -> bool:
         return bool(config.value(self.keys[0]))
 
 
 class Unset(Set):
+    def __init__(self, key: str):
+        self.keys, self.requires = (key,), ()
+
     def holds(self, config) -> bool:
         return not super().holds(config)
 
@@ -33,6 +40,7 @@ class Unset(Set):
 class Eq(Condition):
     def __init__(self, key: str, value: Any):
         self.keys, self.value = (key,), value
+        self.requires = self.keys  # None is neither a bool nor `is not None`
 
     def holds(self, config) -> bool:
         found = config.value(self.keys[0])
@@ -44,6 +52,10 @@ class Eq(Condition):
 class IsNot(Eq):
     """`data.get(key) is not value` (absent is not)."""
 
+    def __init__(self, key: str, value: Any):
+        super().__init__(key, value)
+        self.requires = self.keys if value is None else ()
+
     def holds(self, config) -> bool:
         return config.value(self.keys[0]) is not self.value
 
@@ -51,12 +63,17 @@ class IsNot(Eq):
 class In(Condition):
     def __init__(self, key: str, *values: Any):
         self.keys, self.values = (key,), values
+        self.requires = () if None in values else self.keys
 
     def holds(self, config) -> bool:
         return config.value(self.keys[0]) in self.values
 
 
 class NotIn(In):
+    def __init__(self, key: str, *values: Any):
+        super().__init__(key, *values)
+        self.requires = self.keys if None in values else ()
+
     def holds(self, config) -> bool:
         return not super().holds(config)
 
@@ -65,7 +82,8 @@ class Contains(Condition):
     """A lower-cased substring of a name (`"falcon" in cfg.base_model.lower()`)."""
 
     def __init__(self, key: str, part: str):
-        self.keys, self.part = (key,), part
+        self.keys = self.requires = (key,)
+        self.part = part
 
     def holds(self, config) -> bool:
         found = config.value(self.keys[0])
@@ -84,6 +102,8 @@ class AnyOf(Condition):
     def __init__(self, *conditions: Condition):
         self.conditions = conditions
         self.keys = tuple(key for condition in conditions for key in condition.keys)
+        if all(condition.requires for condition in conditions):  # each needs one of its own
+            self.requires = tuple(key for condition in conditions for key in condition.requires)
 
     def holds(self, config) -> bool:
         return any(condition.holds(config) for condition in self.conditions)
@@ -103,7 +123,7 @@ class NotMultiple(Condition):
     """`config[key] % config[of] != 0`, both numbers."""
 
     def __init__(self, key: str, of: str):
-        self.keys = (key, of)
+        self.keys = self.requires = (key, of)
 
     def holds(self, config) -> bool:
         value, base = (config.value(key) for key in self.keys)
@@ -117,6 +137,7 @@ class Compare(Condition):
 
     def __init__(self, key: str, op: str, bound: float):
         self.keys, self.test, self.bound = (key,), self._OPS[op], bound
+        self.requires = self.keys
 
     def holds(self, config) -> bool:
         found = config.value(self.keys[0])
@@ -127,7 +148,7 @@ class Differ(Condition):
     """`data[a] and data[b] and data[a] != data[b]`: both written truthy, with unequal values."""
 
     def __init__(self, key: str, other: str):
-        self.keys = (key, other)
+        self.keys = self.requires = (key, other)
 
     def holds(self, config) -> bool:
         value, other = (config.value(key) for key in self.keys)
@@ -139,6 +160,7 @@ class HasOtherThan(Condition):
 
     def __init__(self, key: str, *allowed: str):
         self.keys, self.allowed = (key,), frozenset(allowed)
+        self.requires = self.keys
 
     def holds(self, config) -> bool:
         found = config.value(self.keys[0])
@@ -197,7 +219,7 @@ class NotLaxBool(Condition):
     _WORDS = frozenset(("0", "off", "f", "false", "n", "no", "1", "on", "t", "true", "y", "yes"))
 
     def __init__(self, key: str):
-        self.keys = (key,)
+        self.keys = self.requires = (key,)
 
     def holds(self, config) -> bool:
         found = config.value(self.keys[0])
@@ -210,7 +232,7 @@ class InvalidRegex(Condition):
     """A list with a string Python's `re` cannot compile (a string value, not a list, is not checked)."""
 
     def __init__(self, key: str):
-        self.keys = (key,)
+        self.keys = self.requires = (key,)
 
     def holds(self, config) -> bool:
         import re
@@ -231,7 +253,7 @@ class SavedQuantized(Condition):
     """The checkpoint `model.name` names was saved quantized (config.json `quantization_config`, or
     a -GPTQ / -AWQ / -bnb-4bit upload name: linter/models.py prequantized); unknown does not hold."""
 
-    keys = ("model.name",)
+    keys = requires = ("model.name",)
 
     def holds(self, config) -> bool:
         name = config.value("model.name")
@@ -248,7 +270,7 @@ class Refusal:
     raised in `where`."""
 
     __slots__ = ("conditions", "message", "where", "since", "commit", "until", "package", "note",
-                 "outside_validation", "unpinned", "before")
+                 "outside_validation", "unpinned", "before", "requirements")
 
     def __init__(self, conditions: tuple[Condition, ...], message: str, where: str, since: str, commit: str,
                  until: str | None = None, package: str = "axolotl", note: str = "", outside_validation: bool = False,
@@ -262,6 +284,8 @@ class Refusal:
         # release that reads the key fails, so the row fires unpinned (older ones drop the key).
         # before: (release, how it fails from there up to `since`), as in validation_table.Row
         self.unpinned, self.before = unpinned, before
+        # Per condition that needs a value, the keys one of which must hold one (Condition.requires)
+        self.requirements = tuple(frozenset(condition.requires) for condition in conditions if condition.requires)
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -276,8 +300,34 @@ class PartOf(Condition):
 
     def __init__(self, key: str, names: tuple[str, ...], skip: str = ""):
         self.keys, self.names, self.skip = (key,), names, skip
+        self.requires = self.keys  # a list value is needed
 
     def holds(self, config) -> bool:
         found = config.value(self.keys[0])
         return isinstance(found, list) and any(
             isinstance(spec, str) and spec != self.skip and any(spec in name for name in self.names) for spec in found)
+
+
+class RowIndex:
+    """The rows of a table (each with `requirements`, as Refusal's) by the keys their conditions
+    need: `candidates(config)` gives, in table order, the rows whose every requirement the
+    config meets (one of its keys holds a value), the only ones that can hold. A config that sets
+    none of a row's keys skips the row without testing it (~130 rows x 256 Axolotl files)."""
+
+    def __init__(self, rows):
+        self.rows = tuple(rows)
+        self.always: list[int] = []  # rows that may hold with none of their keys set
+        self.by_key: dict[str, list[int]] = {}  # the others, by the keys of their first requirement
+        for position, row in enumerate(self.rows):
+            for key in row.requirements[0] if row.requirements else ():
+                self.by_key.setdefault(key, []).append(position)
+            if not row.requirements:
+                self.always.append(position)
+
+    def candidates(self, config) -> list:
+        held = {key for key, found in config.fields.items() if found.value is not None}
+        positions = set(self.always)
+        for key in held & self.by_key.keys():
+            positions.update(self.by_key[key])
+        rows = (self.rows[position] for position in sorted(positions))
+        return [row for row in rows if all(not needed.isdisjoint(held) for needed in row.requirements)]

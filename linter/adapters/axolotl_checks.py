@@ -22,7 +22,7 @@ from __future__ import annotations
 from ..document import Mapping, Scalar, Sequence
 from ..ir import Field, Origin
 from ..versions import older_than
-from . import Binding, Reader, span_of, templated
+from . import _MISSING, Binding, Reader, span_of, templated
 from .axolotl_check_bindings import CHECKED_BINDINGS
 
 _VALIDATION = "axolotl/utils/schemas/validation.py"
@@ -41,6 +41,21 @@ _ALSO_READ = ("adapter", "load_in_4bit", "load_in_8bit", "rl", "base_model", "op
               "dpo_loss_weights", "peft_use_dora", "lora_target_linear", "tokens") + _LEGACY_FLAGS + _CROSS_ENTROPY
 
 
+def _by_first_key(bindings) -> dict[str, tuple[int, ...]]:
+    """The indices of `bindings` by the top-level key of each of their paths."""
+    index: dict[str, list[int]] = {}
+    for position, binding in enumerate(bindings):
+        if binding.default is not _MISSING:  # read only where written (see record_checked)
+            raise ValueError(f"{binding.key}: a checked binding has no default")
+        for path in binding.paths:
+            if position not in index.setdefault(path[0], []):
+                index[path[0]].append(position)
+    return {key: tuple(positions) for key, positions in index.items()}
+
+
+_CHECKED_BY_KEY = _by_first_key(CHECKED_BINDINGS)
+
+
 def record_checked(read: Reader) -> None:
     """Record the settings Axolotl's validation checks, and that it checks them."""
     _record_sharegpt(read)
@@ -48,13 +63,17 @@ def record_checked(read: Reader) -> None:
     _record_untrainable(read)
     root = read.document.root
     written = {pair.key.value for pair in root.pairs} if isinstance(root, Mapping) else set()
-    paths = [path for binding in CHECKED_BINDINGS for path in binding.paths if path[0] in written]
+    # The checked bindings under a top-level key the file writes, in table order (none has a
+    # default: the others record nothing).
+    checked = [CHECKED_BINDINGS[index] for index in sorted(
+        {index for key in written & _CHECKED_BY_KEY.keys() for index in _CHECKED_BY_KEY[key]})]
+    paths = [path for binding in checked for path in binding.paths if path[0] in written]
     paths += [(key,) for key in _ALSO_READ if key in written]
     if any(templated(read.node(*path)) for path in paths):
         return  # a launcher fills some of them in: which combination reaches Axolotl is unknown
     if not _plugins_leave_config(read):
         return
-    read.bind(CHECKED_BINDINGS)
+    read.bind(checked)
     # utils/schemas/validation.py check_lora_kernels_*: any of the three kernel flags
     kernels = [key for key in ("lora_mlp_kernel", "lora_qkv_kernel", "lora_o_kernel") if _truthy(read, key)]
     read.set("adapter.kernels", bool(kernels), *(kernels[:1] or ["lora_mlp_kernel"]))
