@@ -1,10 +1,10 @@
-"""Every IR key: its name, the type of its value and what it means (linter/catalogue.py turns
-these rows into `Key`s and checks every read and write against them). Grouped by topic; a new
-fact an adapter records starts here."""
+"""Every IR key: its name, the type of its value and what it means (linter/catalogue.py turns these rows into `Key`s and
+checks every read and write against them). Grouped by topic; a new fact an adapter records starts here."""
 
 from __future__ import annotations
 
 from .checked_keys import CHECKED_KEYS  # the keys frameworks' own launch checks read
+from .script_call_keys import SCRIPT_CALL_KEYS  # what a training script's trainer calls show
 
 IR_KEYS = (
     # The file itself
@@ -397,4 +397,4 @@ IR_KEYS = (
     ("prompt.retrieval_k", "int", "how many retrieved samples the prompt adds (Ludwig prompt.retrieval.k), as written"),
     ("prompt.retrieval_model", "str", "the embedding model retrieval ranks samples with (Ludwig "
                                       "prompt.retrieval.model_name), as written"),
-) + CHECKED_KEYS
+) + CHECKED_KEYS + SCRIPT_CALL_KEYS

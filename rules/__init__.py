@@ -13,7 +13,7 @@ MODULES = (  # every module with rules: add a new one here
     "optimizer_sharding", "optimizers", "parallelism",
     "patched_models", "peft_configs", "peft_layers", "peft_methods", "peft_patterns", "precision",
     "prequantized", "quantization", "quantized_weights", "reference_sync", "release_bug_rules", "rl_losses",
-    "rl_trainers", "schema", "sft_lengths", "sharding", "syntax", "target_entries", "template_names", "tied_targets", "tokenizers",
+    "rl_trainers", "schema", "script_trainers", "sft_lengths", "sharding", "syntax", "target_entries", "template_names", "tied_targets", "tokenizers",
     "trainer_hazards", "trainer_names", "trainer_schedules", "trainer_refusals", "trainers", "training",
     "training_length", "trl_configs", "trl_trainer_paths", "unsloth_grpo", "unsloth_targets", "unsloth_saves", "unsloth_scripts", "version_bounds", "versions",
     "yaml_misread",

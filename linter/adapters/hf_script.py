@@ -22,6 +22,7 @@ from .hf_kinds import _written_only, record_target_shorthand
 from .hf_script_calls import RUNTIME, CallReader, Script, call_mapping, runtime
 from .model_init import record_model_init_kwargs
 from .peft_facts import PEFT_BINDINGS, record_peft_facts
+from .script_calls import record_trainer_calls
 from .script_padding import record_padding
 
 _MODEL_KEYS = ("model.name", "model.load_dtype", "attention.implementation")
@@ -69,6 +70,7 @@ def read_script(script: Script, config: ConfigIR) -> None:
     _model(document, script, config, [b for b in _TRAINER_BINDINGS if b.key in _MODEL_KEYS], _QLORA_BINDINGS)
     _lora(document, script, config)
     record_padding(document, config)
+    record_trainer_calls(script, config, read)
 
 
 def _computed(node) -> bool:
