@@ -141,7 +141,7 @@ class ComputeMetricsAccumulatesLMLogits(Rule):
                 continue
             yield self.finding(
                 config, span,
-                f"compute_metrics with a {classes[0]} model and evaluation ({when}): evaluation keeps every eval "
+                f"compute_metrics with model class {classes[0]} and evaluation ({when}): evaluation keeps every eval "
                 f"batch's [batch, sequence, vocabulary] logits and concatenates them over the whole eval set before "
                 f"compute_metrics runs ({self._size(config)}), which can exhaust GPU or host memory at the first "
                 "evaluation; reduce them per batch with preprocess_logits_for_metrics (transformers 4.17 on, e.g. "
