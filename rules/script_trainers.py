@@ -39,11 +39,17 @@ class ResumeFromCheckpointArgumentUnused(Rule):
 
     ## Example
     `train.py`:
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+        model = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-0.5B")
         args = TrainingArguments(output_dir="out", resume_from_checkpoint="out/checkpoint-1500")
         trainer = Trainer(model=model, args=args, train_dataset=dataset)
         trainer.train()
     Use instead:
-        trainer.train(resume_from_checkpoint="out/checkpoint-1500")
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+        model = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-0.5B")
+        args = TrainingArguments(output_dir="out", resume_from_checkpoint="out/checkpoint-1500")
+        trainer = Trainer(model=model, args=args, train_dataset=dataset)
+        trainer.train(resume_from_checkpoint=args.resume_from_checkpoint)
 
     ## Fix safety
     No fix: a script is edited by hand.
@@ -96,13 +102,15 @@ class ComputeMetricsAccumulatesLMLogits(Rule):
 
     ## Example
     `train.py`:
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
         model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-3.1-8B")
         args = TrainingArguments(output_dir="out", eval_strategy="steps", eval_steps=100)
-        trainer = Trainer(model=model, args=args, train_dataset=train, eval_dataset=valid,
-                          compute_metrics=compute_metrics)
+        trainer = Trainer(model=model, args=args, train_dataset=train, eval_dataset=valid, compute_metrics=metrics)
     Use instead:
-        trainer = Trainer(model=model, args=args, train_dataset=train, eval_dataset=valid,
-                          compute_metrics=compute_metrics,
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+        model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-3.1-8B")
+        args = TrainingArguments(output_dir="out", eval_strategy="steps", eval_steps=100)
+        trainer = Trainer(model=model, args=args, train_dataset=train, eval_dataset=valid, compute_metrics=metrics,
                           preprocess_logits_for_metrics=lambda logits, labels: logits.argmax(-1))
 
     ## Fix safety
@@ -182,12 +190,17 @@ class PackingWithCompletionOnlyCollator(Rule):
 
     ## Example
     `train.py`:
+        from trl import DataCollatorForCompletionOnlyLM, SFTConfig, SFTTrainer
         collator = DataCollatorForCompletionOnlyLM(response_template="[/INST]", tokenizer=tokenizer)
-        trainer = SFTTrainer(model, args=SFTConfig(output_dir="out", packing=True), train_dataset=dataset,
-                             data_collator=collator)
-    Use instead (TRL 0.20 and later):
-        trainer = SFTTrainer(model, args=SFTConfig(output_dir="out", packing=True, completion_only_loss=True),
-                             train_dataset=prompt_completion_dataset)
+        config = SFTConfig(output_dir="out", packing=True)
+        trainer = SFTTrainer(model, args=config, train_dataset=dataset, data_collator=collator)
+    Use instead (no packing):
+        from trl import DataCollatorForCompletionOnlyLM, SFTConfig, SFTTrainer
+        collator = DataCollatorForCompletionOnlyLM(response_template="[/INST]", tokenizer=tokenizer)
+        config = SFTConfig(output_dir="out", packing=False)
+        trainer = SFTTrainer(model, args=config, train_dataset=dataset, data_collator=collator)
+    From TRL 0.20 the collator is gone: SFTConfig(packing=True, completion_only_loss=True) with a
+    prompt-completion dataset masks the prompt of each packed example.
 
     ## Fix safety
     No fix: dropping packing or the collator changes what trains.
