@@ -116,3 +116,19 @@ def unsloth_template(name: str) -> tuple[list[str], int, str] | None:
     block = _table()["unsloth_templates"]
     row = block["templates"].get(name)
     return None if row is None else (row["tokens"], row["placeholders"], block["source"])
+
+
+def axolotl_template(name: str) -> tuple[list[str], bool, str] | None:
+    """(the special tokens the template writes literally, whether its text names eos_token, source)
+    for the template Axolotl's `chat_template: NAME` installs; None for a name the table lacks."""
+    block = _table()["axolotl_templates"]
+    row = block["templates"].get(name)
+    return None if row is None else (row["tokens"], row["eos_token"], block["source"])
+
+
+def eos_token_of(model_type: str) -> str | None:
+    """The eos_token of the tokenizer that checkpoints of `model_type` ship, where the table knows it."""
+    for row in _table()["eos_tokens"]["models"]:
+        if model_type in row["model_types"]:
+            return row["eos_token"]
+    return None

@@ -134,6 +134,11 @@ CHECKED_KEYS = (
                                              "samples are rendered with writes literally"),
     ("data.template_placeholders", "int", "how many bos/eos placeholders that chat template renders (each one "
                                           "token the tokenizer decides)"),
+    ("data.template_names_eos", "bool", "the text of that chat template names eos_token (a {{ eos_token }} "
+                                        "placeholder or the word), so the tokenizer's eos token may be written"),
+    ("data.turn_terminators", "list", "the tokens that end a trained turn, as written (Axolotl eot_tokens)"),
+    ("tokenizer.eos_written", "str", "the eos token the config sets on the tokenizer (Axolotl "
+                                     "special_tokens.eos_token)"),
     ("data.collator_masks_padding", "str", "the collator (by name) that labels every pad id -100"),
     # The argument checks a trainer's own parser runs at launch (rules/argument_checks.py): the keys
     # they read, as written or with the framework's default.
@@ -368,4 +373,13 @@ CHECKED_KEYS = (
     ("training.torch_compile_option_names", "list", "the Inductor options named in torch_compile_options"),
     ("attention.large_head_written", "str", "the attention policy for heads too large for flash attention (Axolotl "
      "large_head_attention), lower-cased"),
+    # A PEFT adapter joined with the trainer's settings (rules/peft_joins.py)
+    ("adapter.generic_model", "bool", "PEFT wraps the model in the generic PeftModel (no task_type, not prompt "
+                                      "learning), whose forward(*args, **kwargs) names no labels argument"),
+    ("checkpoint.label_names", "list|str", "the input names the Trainer reads as labels (TrainingArguments "
+                                       "label_names), written value only"),
+    ("training.trainer_class", "str", "the trainer class a training script calls, where every trainer call is one "
+                                      "class imported from transformers or trl (Trainer, Seq2SeqTrainer, SFTTrainer, ...)"),
+    ("training.sft_use_liger", "bool", "TRL SFTConfig use_liger (0.15-0.17): the model is loaded with Liger's "
+                                       "kernels and returns no logits, as written"),
 )

@@ -205,12 +205,12 @@ class ConfigIR:
         exact pin, else the installed package; None when unknown. Adapters (for version-bound
         defaults) and rules (for version-bound bugs) both ask here."""
         if package not in self._versions:
-            from .versions import doubted, version_in
+            from .versions import doubted, pin_in
 
-            found = version_in(package, self.path.parent)  # pins from its folder up
+            found = pin_in(package, self.path.parent)  # pins from its folder up
             if found is not None and doubted(package, self.path.parent, self.framework):
                 found = None  # a pin the framework reading this file replaces when it is installed
-            self._versions[package] = found
+            self._versions[package] = (found.version, found.where) if found is not None else None
         return self._versions[package]
 
     def mode(self) -> str | None:

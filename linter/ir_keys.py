@@ -89,7 +89,7 @@ IR_KEYS = (
     ("quantization.quant_storage", "dtype", "dtype the packed 4-bit weights are stored in (sharding needs it); a str "
                                             "starting 'unknown' where the framework's unknown version decides"),
     # Parameter-efficient adapters
-    ("adapter.kind", "str", "lora, qlora, ...; None (written) when every parameter trains"),
+    ("adapter.kind", "str", "lora, qlora, prefix_tuning, ... (PEFT peft_type, lower-cased); None: every parameter trains"),
     ("adapter.r", "int", "LoRA rank"),
     ("adapter.alpha", "num", "LoRA alpha"),
     ("adapter.target_modules", "list|str", "modules the adapter wraps (a list, or a shorthand such as all-linear)"),

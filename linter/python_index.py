@@ -22,42 +22,45 @@ def call_name(node: ast.AST) -> str:
 
 
 def imported_name(document, node: ast.AST | None) -> str | None:
-    """The dotted name a module-level import gives `node`, a name or an attribute of one:
-    `PagedAdamW32bit` after `from bitsandbytes.optim import PagedAdamW32bit`, or `bnb.optim.PagedAdamW32bit`
-    after `import bitsandbytes as bnb`, is "bitsandbytes.optim.PagedAdamW32bit". None for anything else,
-    and for a name the module binds more than once (an import and an assignment, two imports)."""
+    """The dotted name an import gives `node`, a name or an attribute of one: `PagedAdamW32bit`
+    after `from bitsandbytes.optim import PagedAdamW32bit`, or `bnb.optim.PagedAdamW32bit` after
+    `import bitsandbytes as bnb`, is "bitsandbytes.optim.PagedAdamW32bit"; `transformers.Trainer`
+    after `import transformers` is "transformers.Trainer". None for anything else, and for a name
+    the file also binds some other way, in any scope (an assignment, a def or class, a parameter,
+    an import of something else, a star import after it): see `_resolved`."""
     attributes = []
     while isinstance(node, ast.Attribute):
         attributes.append(node.attr)
         node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    found = []
-    for statement in document.tree.body:
-        if isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
-            found += [f"{statement.module}.{alias.name}" for alias in statement.names
-                      if (alias.asname or alias.name) == node.id]
-        elif isinstance(statement, ast.Import):
-            found += [alias.name if alias.asname else node.id for alias in statement.names
-                      if (alias.asname or alias.name.split(".")[0]) == node.id]
-        elif isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-            found += ["" for target in targets for name in ast.walk(target)
-                      if isinstance(name, ast.Name) and name.id == node.id]
-    if len(found) != 1 or not found[0]:
-        return None
-    return ".".join([found[0], *reversed(attributes)])
+    found = document.imported.get(node.id) if isinstance(node, ast.Name) else None
+    return ".".join([found, *reversed(attributes)]) if found else None
+
+
+def _resolved(imported: dict[str, set[str]], first: dict[str, int], other: set[str],
+              last_star: int) -> dict[str, str]:
+    """Local name -> the dotted name its imports give it, where every binding of the name in the
+    file is an import of that one thing (the same import at module level and in a function is
+    one thing) and no module-level star import comes after the first of them."""
+    return {name: next(iter(targets)) for name, targets in imported.items()
+            if len(targets) == 1 and name not in other and first[name] > last_star}
 
 
 _MUTATORS = {"update", "setdefault", "pop", "popitem", "clear", "append", "extend", "insert", "remove",
              "sort", "reverse", "__setitem__", "__delitem__", "merge_from_dict"}
 _SCOPE_WRITERS = {"exec", "eval", "globals", "vars", "locals"}
+_NAMED_BINDINGS = (ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping)  # `except E as name`, `case x`
+
+
+def _parameters(arguments: ast.arguments) -> list[str]:
+    return [item.arg for item in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                  arguments.vararg, arguments.kwarg) if item is not None]
 
 
 def index(document) -> None:
     """Everything the adapters ask of the tree, in one walk (issue 19: a 10 MB script was walked
     ~13 times, 55 s): calls by name, imported packages, name reads (and the keyword each is
-    passed as), and, for the constants, mutations, scope writers and module-scope bindings.
+    passed as), the names imports give (every binding of a name, in any scope, for imported_name),
+    and, for the constants, mutations, scope writers and module-scope bindings.
 
     Each node is visited once with a flag: is it evaluated in module scope? Function and class
     bodies are not; their names, decorators, defaults, bases and keywords are. Iterative, so a
@@ -74,6 +77,9 @@ def index(document) -> None:
     attribute_assignments: list[ast.Assign] = []  # `x.attr = y.attr`, for facts such as pad = eos
     from_imports: list[ast.ImportFrom] = []
     call_assignments: dict[int, ast.Assign] = {}  # `model, tokenizer = loader(...)`, by the call's id
+    imported: dict[str, set[str]] = {}  # name an import binds, in any scope -> the dotted names it gets
+    first_import: dict[str, int] = {}  # name -> the line of its first import
+    other: set[str] = set()  # names bound in any scope by anything but an absolute import
 
     def root_name(node: ast.AST) -> str | None:
         while isinstance(node, (ast.Attribute, ast.Subscript)):
@@ -93,8 +99,10 @@ def index(document) -> None:
             context = node.ctx.__class__
             if context is Load:
                 uses[node.id, passed.get(id(node))] += 1
-            elif module_scope:
-                bindings[node.id] += 1
+            else:
+                other.add(node.id)
+                if module_scope:
+                    bindings[node.id] += 1
             continue
         if kind is Call:
             calls.setdefault(call_name(node), []).append(node)
@@ -123,9 +131,19 @@ def index(document) -> None:
         elif kind is ast.Import or kind is ast.ImportFrom:
             if kind is ast.Import:
                 imports.update(alias.name.split(".")[0] for alias in node.names)
+                for alias in node.names:
+                    local = alias.asname or alias.name.split(".")[0]
+                    imported.setdefault(local, set()).add(alias.name if alias.asname else local)
+                    first_import.setdefault(local, node.lineno)
             elif node.module and not node.level:
                 imports.add(node.module.split(".")[0])
                 from_imports.append(node)
+                for alias in node.names:
+                    if alias.name != "*":
+                        imported.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
+                        first_import.setdefault(alias.asname or alias.name, node.lineno)
+            else:  # relative: a module of the script's own package
+                other.update(alias.asname or alias.name for alias in node.names)
             if module_scope:
                 for alias in node.names:
                     if alias.name == "*":
@@ -133,6 +151,9 @@ def index(document) -> None:
                     else:
                         bindings[alias.asname or alias.name.split(".")[0]] += 1
         elif kind in functions:
+            other.add(node.name)
+            if kind is not ast.ClassDef:
+                other.update(_parameters(node.args))
             if module_scope:
                 bindings[node.name] += 1
                 outside = [*node.decorator_list]
@@ -145,16 +166,18 @@ def index(document) -> None:
                     push((child, id(child) in inside))
                 continue
         elif kind is ast.Lambda:
+            other.update(_parameters(node.args))
             if module_scope:
                 inside = {id(item) for item in node.args.defaults}
                 for child in iter_child_nodes(node):
                     push((child, id(child) in inside))
                 continue
-        elif module_scope:
-            if kind in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar) and node.name:
-                bindings[node.name] += 1
-            elif kind is ast.MatchMapping and node.rest:
-                bindings[node.rest] += 1
+        elif kind in _NAMED_BINDINGS:
+            name = node.rest if kind is ast.MatchMapping else node.name
+            if name:
+                other.add(name)
+                if module_scope:
+                    bindings[name] += 1
         for child in iter_child_nodes(node):
             push((child, module_scope))
 
@@ -167,10 +190,11 @@ def index(document) -> None:
     document._uses = uses
     document.star_import = bool(star_lines)
     document.bound = frozenset(bindings)
+    last_star = max(star_lines, default=0)
+    document.imported = _resolved(imported, first_import, other, last_star)
     document.constants = {}
     if scope_writer:
         return
-    last_star = max(star_lines, default=0)
     constants = {}
     for statement in document.tree.body:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \

@@ -60,7 +60,8 @@ def is_open(call: ast.Call) -> bool:
 
 class PythonDocument:
     __slots__ = ("source", "tree", "format", "constants", "star_import", "bound", "_line_starts", "_uses", "_ascii",
-                 "_calls", "_imports", "attribute_assignments", "call_assignments", "from_imports")
+                 "_calls", "_imports", "attribute_assignments", "call_assignments", "from_imports",
+                 "imported")
 
     def __init__(self, source: Source, tree: ast.Module, format: str = "python",
                  constants: dict[str, ast.expr] | None = None, star_import: bool = False,
@@ -81,6 +82,7 @@ class PythonDocument:
         self.attribute_assignments: list[ast.Assign] = []
         self.call_assignments: dict[int, ast.Assign] = {}  # id of a call -> `target = call(...)`
         self.from_imports: list[ast.ImportFrom] = []
+        self.imported: dict[str, str] = {}  # local name -> the dotted name its imports give it (imported_name)
 
     # ---- positions ---------------------------------------------------------------------------
 

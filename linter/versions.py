@@ -117,7 +117,7 @@ def forget() -> None:
     _search_folders.cache_clear()
     _start_folder.cache_clear()
     _search_absolute.cache_clear()
-    version_in.cache_clear()
+    pin_in.cache_clear()
     doubted.cache_clear()
     forget_checkouts()  # the folder chains the searches walked
 
@@ -274,18 +274,18 @@ def _implied(package: str, near: Path) -> Pin | None:
 
 
 @lru_cache(maxsize=None)
-def version_in(package: str, folder: Path) -> tuple[str, str] | None:
-    """version_of for a config of `folder`, worked out once per folder and package for a whole
-    check: every rule asks for the same few packages, and configs side by side share the answer
-    (the pins are looked up from the config's folder up)."""
-    return version_of(package, folder)
+def pin_in(package: str, folder: Path) -> Pin | None:
+    """find_version for a config of `folder`, worked out once per folder and package for a whole
+    check: every rule asks for the same few packages, configs side by side share the answer (the
+    pins are looked up from the config's folder up), and `doubted` reads the same answer."""
+    return find_version(package, folder)
 
 
 @lru_cache(maxsize=None)
 def doubted(package: str, folder: Path, reader: str) -> str | None:
-    """Why the file pin version_in found for `package` is not the one a `reader` run uses (a
+    """Why the file pin pin_in found for `package` is not the one a `reader` run uses (a
     version the reader's releases cannot run with: linter/reader_requirements.py), else None."""
-    found = find_version(package, folder)
+    found = pin_in(package, folder)
     if found is None or found.path is None or found.via:
         return None  # the installed distribution, or a pinned framework's own requirement: resolved by pip
     from .reader_requirements import below_reader_floor, has_table

@@ -266,8 +266,8 @@ class AdaloraWithoutAllocation(Rule):
     """PEF012 adalora-without-update-and-allocate
 
     ## What it does
-    Flags an AdaLoRA adapter (Ludwig `adapter: {type: adalora}`) trained by a framework
-    whose own training loop never calls PEFT's `update_and_allocate`.
+    Flags an AdaLoRA adapter (Ludwig `adapter: {type: adalora}`, a script's `AdaLoraConfig`
+    under the stock Trainer) whose training loop never calls PEFT's `update_and_allocate`.
 
     ## Why is this bad?
     AdaLoRA's rank budget (`init_r` down to `target_r` between `tinit` and `total_step -
@@ -307,7 +307,7 @@ class AdaloraWithoutAllocation(Rule):
       no caller in src/ (mirror 5d602fdbf)
     - ludwig ludwig/trainers/trainer.py Trainer.train; ludwig/schema/llms/peft.py AdaloraConfig
       (`git log -S update_and_allocate` finds no commit in ludwig-ai/ludwig, mirror 5d19f3e63)
-    - huggingface/peft#1327, #432, #1801
+    - huggingface/peft#1327, #432, #1801; transformers trainer.py and trl (no caller in either)
     """
 
     code = "PEF012"

@@ -9,6 +9,12 @@ from linter.registry import ERROR, WARNING, Rule, register
 from .models import _model
 
 
+# peft/tuners/tuners_utils.py _unload_and_optionally_merge: from 393e8edd7 (huggingface/peft#3126, first in v0.19.0)
+# merge_and_unload sets the merged model's tie_word_embeddings to False where its input and output embeddings no
+# longer share one tensor (ModulesToSaveWrapper unloads to each trained copy), so the trained lm_head is kept.
+_MERGE_UNTIES = "0.19.0"
+
+
 def _last(names) -> set[str]:
     return {name.strip().rsplit(".", 1)[-1] for name in names if isinstance(name, str)}
 
@@ -19,12 +25,13 @@ class TiedEmbeddingsModulesToSave(Rule):
 
     ## What it does
     Flags `embed_tokens` and `lm_head` both trained in full beside a LoRA adapter
-    (`modules_to_save`: LLaMA-Factory `additional_target`, Axolotl `lora_modules_to_save`, TRL
-    `lora_modules_to_save`) on a model whose input and output embeddings are one tied matrix
-    (`tie_word_embeddings: true`: Llama 3.2 1B/3B, Qwen2.5 0.5B-3B, Qwen3 0.6B-4B, Gemma,
-    SmolLM2...), unless PEFT is told to keep them tied (`ensure_weight_tying`, PEFT >= 0.18,
-    Axolotl `peft_ensure_weight_tying`). The tie is read from the checkpoint's config.json or the
-    checkpoint table; an unknown model is never judged.
+    (`modules_to_save`: PEFT `adapter_config.json`, LLaMA-Factory `additional_target`, Axolotl
+    `lora_modules_to_save`, TRL `lora_modules_to_save`) on a model whose input and output
+    embeddings are one tied matrix (`tie_word_embeddings: true`: Llama 3.2 1B/3B, Qwen2.5 0.5B-3B,
+    Qwen3 0.6B-4B, Gemma, SmolLM2...), where PEFT before 0.19.0 is pinned or installed, unless
+    PEFT is told to keep them tied (`ensure_weight_tying`, PEFT >= 0.18, Axolotl
+    `peft_ensure_weight_tying`). The tie is read from the checkpoint's config.json or the
+    checkpoint table; an unknown model, or an unknown PEFT version, is never judged.
 
     ## Why is this bad?
     PEFT wraps each listed module in its own ModulesToSaveWrapper with its own trainable copy, so
@@ -33,7 +40,14 @@ class TiedEmbeddingsModulesToSave(Rule):
     `tie_word_embeddings: true`: on load transformers ties `lm_head` back to `embed_tokens` and
     the trained output head is discarded — new special tokens are then never produced. PEFT
     warns "Model has `tie_word_embeddings=True` and a tied layer is part of the adapter, but
-    `ensure_weight_tying` is not set to True".
+    `ensure_weight_tying` is not set to True" (on loading a saved adapter too). From PEFT 0.19.0
+    merge_and_unload sets the merged model's `tie_word_embeddings` to false when the two no
+    longer share a tensor, and the trained head is kept.
+
+    A saved `adapter_config.json` (save_pretrained writes `inference_mode: true`) holds the two
+    trained copies already: merging it with such a PEFT loses the head, and setting
+    `ensure_weight_tying` on it then only picks which trained copy both sides load; merge it
+    with PEFT >= 0.19.0 or use it unmerged.
 
     Dropping `lm_head` from the list does not help: PEFT's copy of `embed_tokens` is then
     trained while the model's own `lm_head` keeps the frozen original, and a merged model ties
@@ -50,6 +64,8 @@ class TiedEmbeddingsModulesToSave(Rule):
         lora_modules_to_save:
           - embed_tokens
           - lm_head
+    `requirements.txt`:
+        peft==0.18.1
     Use instead (PEFT >= 0.18 keeps one tied matrix):
         base_model: meta-llama/Llama-3.2-3B-Instruct
         adapter: lora
@@ -61,13 +77,15 @@ class TiedEmbeddingsModulesToSave(Rule):
 
     ## Fix safety
     Display-only: `ensure_weight_tying` needs PEFT >= 0.18, and where the framework does not
-    expose it the remedy is outside the config.
+    expose it (or the adapter is already trained) the remedy is outside the config.
 
     ## References
     - peft/utils/other.py ModulesToSaveWrapper (one trainable copy per wrapped module)
     - peft/tuners/lora/config.py LoraConfig.ensure_weight_tying (default False; added in PEFT
       0.18.0, huggingface/peft#2803, commit d0fa974); the tied-layer warning in peft/tuners/tuners_utils.py
     - huggingface/peft#2777 and #2972 (merge_and_unload of a tied model loses the trained lm_head);
+      peft/tuners/tuners_utils.py _unload_and_optionally_merge unties the merged config (393e8edd7,
+      huggingface/peft#3126, first in v0.19.0); peft/peft_model.py save_pretrained (inference_mode true)
       unslothai/unsloth#9331 (measured on Qwen2.5-0.5B-Instruct: merged head differs from the trained one
       without ensure_weight_tying, equal with it)
     - hiyouga/LLaMA-Factory#6446, #6749
@@ -84,8 +102,7 @@ class TiedEmbeddingsModulesToSave(Rule):
     def check(self, run, context):
         from linter.models import tied_embeddings
 
-        candidates = [config for config in run.configs if config.schema != "peft"
-                      and config.value("adapter.kind") is not None
+        candidates = [config for config in run.configs if config.value("adapter.kind") is not None
                       and isinstance(config.value("adapter.modules_to_save"), list)
                       and {"embed_tokens", "lm_head"} <= _last(config.value("adapter.modules_to_save"))
                       and config.value("adapter.ensure_weight_tying") is not True]
@@ -94,17 +111,26 @@ class TiedEmbeddingsModulesToSave(Rule):
         if tied is None or tied[0] is not True:
             return
         for config in candidates:
+            old = context.version_before("peft", _MERGE_UNTIES, config, self.code)
+            if old is None:
+                continue  # PEFT >= 0.19.0 keeps the trained head on merging, or unknown
             field = config.get("adapter.modules_to_save")
-            if config.get("adapter.ensure_weight_tying") is not None:
-                remedy = f"set {config.written_as('adapter.ensure_weight_tying')}: true (PEFT >= 0.18)"
+            setting = config.written_as("adapter.ensure_weight_tying")
+            if config.schema == "peft" and config.value("adapter.inference_mode") is not False:
+                remedy = (f"this adapter is saved, its two copies trained: merge it with PEFT >= {_MERGE_UNTIES} or use "
+                          f"it unmerged (setting {setting}: true now only picks which copy both sides load)")
+            elif config.get("adapter.ensure_weight_tying") is not None:
+                remedy = f"set {setting}: true (PEFT >= 0.18), or merge with PEFT >= {_MERGE_UNTIES}"
             else:
                 remedy = ("this config has no setting for PEFT's ensure_weight_tying (PEFT >= 0.18), so the two "
-                          "copies stay untied in training; dropping lm_head does not keep them tied either")
+                          f"copies stay untied in training; merge with PEFT >= {_MERGE_UNTIES} (dropping lm_head does "
+                          "not keep them tied either)")
             yield self.finding(
                 config, field.origin.span,
                 f"{model[0]} ties its input and output embeddings ({tied[1]}), and embed_tokens and lm_head are "
-                "both trained as modules_to_save: PEFT trains two separate copies of the one matrix, and a merged "
-                f"model loads lm_head tied back to embed_tokens, discarding the trained output head; {remedy}",
+                "both trained as modules_to_save: PEFT trains two separate copies of the one matrix, and a model "
+                f"merged with PEFT {old[0]} ({old[1]}) loads lm_head tied back to embed_tokens, discarding the "
+                f"trained output head; {remedy}",
                 fix=self.fix("Keep the tied matrix tied (ensure_weight_tying, PEFT >= 0.18)"))
 
 

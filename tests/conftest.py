@@ -59,6 +59,25 @@ def nothing_installed(monkeypatch):
 
 
 @pytest.fixture
+def empty_hub_cache(tmp_path_factory, monkeypatch):
+    """No test reads the Hugging Face cache of the machine it runs on: HF_HUB_CACHE is an empty
+    folder, and checkpoint configs read before are forgotten."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path_factory.mktemp("hub")))
+    from linter import models
+
+    models.checkpoint_config.cache_clear()
+    yield
+    models.checkpoint_config.cache_clear()
+
+
+def write_file(path: Path, text: str) -> Path:
+    """Write `text` to `path`, making its folders."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, "utf-8")
+    return path
+
+
+@pytest.fixture
 def no_gpu(monkeypatch):
     """A machine without a GPU: NVML cannot load its library, torch is absent."""
 

@@ -4,13 +4,11 @@ block where DeepSpeed and accelerate do not refuse or swap it), bound by bitsand
 
 from __future__ import annotations
 
-import ast
 import json
 
 import pytest
 
 from conftest import trainlint
-from linter.python_index import imported_name
 
 
 @pytest.fixture(autouse=True)
@@ -81,18 +79,3 @@ def test_xtuner_client_optimizer_needs_allow_untested_and_force_false(tmp_path):
                          ({"zero_allow_untested_optimizer": True}, False)):  # ZeRORuntimeException first
         files["ds.json"] = json.dumps({**offload, **extra})
         assert _codes(tmp_path, files, pins) == (["DS033"] if fires else []), extra
-
-
-def test_imported_name():
-    class Document:
-        tree = ast.parse("from bitsandbytes.optim import PagedAdamW32bit\nimport bitsandbytes as bnb\n"
-                         "from torch.optim import AdamW\nAdamW = None\nimport bitsandbytes.optim\n")
-
-    def name(text):
-        return imported_name(Document, ast.parse(text).body[0].value)
-
-    assert name("PagedAdamW32bit") == "bitsandbytes.optim.PagedAdamW32bit"
-    assert name("bnb.optim.Lion8bit") == "bitsandbytes.optim.Lion8bit"
-    assert name("bitsandbytes.optim.AdamW") == "bitsandbytes.optim.AdamW"
-    assert name("AdamW") is None  # bound twice
-    assert name("Missing") is None

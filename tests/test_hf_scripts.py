@@ -148,6 +148,63 @@ def test_an_unused_lora_config_is_not_read(tmp_path):
     assert "adapter.kind" not in found
 
 
+PEFT_HEADER = HEADER + ("from peft import AdaLoraConfig, PrefixTuningConfig, PromptTuningConfig, PromptEncoderConfig\n"
+                         "from transformers import TrainerCallback\n")
+
+
+@pytest.mark.parametrize("call, kind", [
+    ("PrefixTuningConfig(task_type='CAUSAL_LM', num_virtual_tokens=10)", "prefix_tuning"),
+    ("PromptTuningConfig(task_type='SEQ_CLS', num_virtual_tokens=10)", "prompt_tuning"),
+    ("PromptEncoderConfig(task_type='CAUSAL_LM', num_virtual_tokens=10)", "p_tuning"),
+    ("AdaLoraConfig(task_type='CAUSAL_LM', init_r=12, target_r=4, total_step=100)", "adalora"),
+])
+def test_the_trained_peft_config_class_is_the_adapter_kind(tmp_path, call, kind):
+    body = f"peft_config = {call}\n" + sft("fp16=True", "SFTTrainer(model=model, args=args, peft_config=peft_config)")
+    found = values(script(tmp_path, body, PEFT_HEADER))
+    assert found["adapter.kind"] == kind and found["adapter.task_type"] == call.split("'")[1]
+    assert "adapter.generic_model" not in found
+
+
+def test_two_trained_peft_configs_record_none(tmp_path):
+    body = ("a = PrefixTuningConfig(num_virtual_tokens=10)\nb = LoraConfig(r=8)\nmodel = get_peft_model(model, a)\n"
+            "model = get_peft_model(model, b)\n" + sft("fp16=True"))
+    assert "adapter.kind" not in values(script(tmp_path, body, PEFT_HEADER))
+
+
+@pytest.mark.parametrize("lora, generic", [("r=8", True), ("r=8, task_type=None", True),
+                                           ("r=8, task_type='CAUSAL_LM'", None), ("r=8, task_type=task", None),
+                                           ("r=8, **extra", None)])
+def test_a_lora_config_without_task_type_is_the_generic_peft_model(tmp_path, lora, generic):
+    body = f"model = get_peft_model(model, LoraConfig({lora}))\n" + sft("fp16=True")
+    assert values(script(tmp_path, body, PEFT_HEADER)).get("adapter.generic_model") is generic
+
+
+ADALORA = "model = get_peft_model(model, AdaLoraConfig(init_r=12, target_r=4, total_step=100))\n"
+
+
+@pytest.mark.parametrize("extra, trainer, allocates", [
+    ("", "SFTTrainer(model=model, args=args)", False),
+    ("", "SFTTrainer(model=model, args=args, callbacks=[EarlyStoppingCallback()])", False),
+    ("class Allocate(TrainerCallback):\n    def on_step_end(self, args, state, control, model=None, **kw):\n"
+     "        model.base_model.update_and_allocate(state.global_step)\n",
+     "SFTTrainer(model=model, args=args, callbacks=[Allocate()])", None),
+    ("from helpers import Allocate\n", "SFTTrainer(model=model, args=args, callbacks=[Allocate()])", None),
+    ("", "SFTTrainer(model=model, args=args, callbacks=callbacks)", None),
+    ("class MyTrainer(SFTTrainer):\n    pass\n", "MyTrainer(model=model, args=args)", None),
+])
+def test_adalora_allocation_is_known_only_where_the_script_shows_every_caller(tmp_path, extra, trainer, allocates):
+    header = PEFT_HEADER + "from transformers import EarlyStoppingCallback\n"
+    found = values(script(tmp_path, extra + ADALORA + sft("fp16=True", trainer), header))
+    assert found["adapter.kind"] == "adalora" and found.get("adapter.allocates_ranks") is allocates
+
+
+def test_the_trainer_class_is_recorded(tmp_path):
+    body = "args = TrainingArguments('o')\ntrainer = Trainer(model=None, args=args)\n"
+    assert values(script(tmp_path, body))["training.trainer_class"] == "Trainer"
+    found = values(script(tmp_path, "class Trainer2(Trainer):\n    pass\n" + body.replace("Trainer(model", "Trainer2(model")))
+    assert "training.trainer_class" not in found
+
+
 def test_pad_is_eos(tmp_path):
     found = values(script(tmp_path, "tokenizer.pad_token = tokenizer.eos_token\n" + sft("fp16=True")))
     assert found["tokenizer.pad_is_eos"] is True

@@ -15,14 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "linter" / "data" / "peft_default_targets.json"
 
 
-@pytest.fixture(autouse=True)
-def _pins_only(nothing_installed, tmp_path, monkeypatch):
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
-    from linter import models
-
-    models.checkpoint_config.cache_clear()
-    yield
-    models.checkpoint_config.cache_clear()
+pytestmark = pytest.mark.usefixtures("empty_hub_cache", "nothing_installed")
 
 
 def _holders(table: dict) -> dict[str, set[str]]:

@@ -11,14 +11,7 @@ import pytest
 from conftest import FIXTURES, trainlint
 
 
-@pytest.fixture(autouse=True)
-def _pins_only(nothing_installed, tmp_path, monkeypatch):
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
-    from linter import models
-
-    models.checkpoint_config.cache_clear()
-    yield
-    models.checkpoint_config.cache_clear()
+pytestmark = pytest.mark.usefixtures("empty_hub_cache", "nothing_installed")
 
 
 _TRL = "model_name_or_path: {model}\ndataset_name: d\noutput_dir: o\nload_in_4bit: true\n"

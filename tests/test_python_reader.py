@@ -9,6 +9,7 @@ import pytest
 
 from linter.document import ParseError, RenderError
 from linter.fixes import apply_edits
+from linter.python_index import imported_name
 from linter.python_reader import AUTO, UNKNOWN, parse_python
 from linter.source import Source
 
@@ -226,3 +227,40 @@ def test_the_tree_is_only_parsed(tmp_path):
     document = parse(f"open({str(marker)!r}, 'w').write('x')\n__import__('os').system('touch {marker}')\n")
     assert isinstance(document.tree, ast.Module)
     assert not marker.exists()
+
+
+# ---- imports -----------------------------------------------------------------------------------
+
+def test_imported_name():
+    document = parse("from bitsandbytes.optim import PagedAdamW32bit\nimport bitsandbytes as bnb\n"
+                     "from torch.optim import AdamW\nAdamW = None\nimport bitsandbytes.optim\nimport transformers\n"
+                     "from trl import SFTConfig\nfrom . import helpers\nimport os.path as osp\n"
+                     "def main(lr, *rest, Trainer=None):\n    from trl import SFTConfig\n    from peft import LoraConfig\n"
+                     "class LoraConfig: pass\n")
+
+    def name(text):
+        return imported_name(document, ast.parse(text).body[0].value)
+
+    assert name("PagedAdamW32bit") == "bitsandbytes.optim.PagedAdamW32bit"
+    assert name("bnb.optim.Lion8bit") == "bitsandbytes.optim.Lion8bit"
+    assert name("bitsandbytes.optim.AdamW") == "bitsandbytes.optim.AdamW"
+    assert name("transformers.TrainingArguments") == "transformers.TrainingArguments"
+    assert name("osp.join") == "os.path.join"
+    assert name("SFTConfig") == "trl.SFTConfig"  # imported twice, the same class both times
+    assert name("AdamW") is None  # bound twice
+    assert name("LoraConfig") is None  # a class of the script's own shadows it
+    assert name("helpers") is None  # a module of the script's own package
+    assert name("Trainer") is None and name("lr") is None  # parameters
+    assert name("Missing") is None
+
+
+def test_imported_name_refuses_rebound_names():
+    def name(source, text):
+        return imported_name(parse(source), ast.parse(text).body[0].value)
+
+    assert name("from transformers import Trainer\nfrom trl import Trainer\n", "Trainer") is None  # two things
+    assert name("try:\n    from trl import SFTConfig\nexcept ImportError:\n    SFTConfig = None\n", "SFTConfig") is None
+    assert name("from transformers import Trainer\nfrom mylib import *\n", "Trainer") is None  # may rebind it
+    assert name("from mylib import *\nfrom transformers import Trainer\n", "Trainer") == "transformers.Trainer"
+    assert name("import transformers\nfor transformers in []: pass\n", "transformers.Trainer") is None
+    assert name("from transformers import Trainer\ndef f():\n    Trainer = 1\n", "Trainer") is None

@@ -9,34 +9,14 @@ import json
 
 import pytest
 
-from conftest import trainlint
+from conftest import trainlint, write_file
+
+
+pytestmark = pytest.mark.usefixtures("empty_hub_cache", "nothing_installed")
 
 
 def codes(*args):
     return sorted(f["code"] for f in json.loads(trainlint("check", *args, "--no-detect", "--format", "json").out))
-
-
-@pytest.fixture(autouse=True)
-def empty_hub_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path_factory.mktemp("hub")))
-    from linter import models
-
-    models.checkpoint_config.cache_clear()
-    yield
-    models.checkpoint_config.cache_clear()
-
-
-@pytest.fixture(autouse=True)
-def nothing_installed(monkeypatch):
-    from linter import versions
-
-    monkeypatch.setattr(versions, "installed", lambda package: None)
-
-
-def _write(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, "utf-8")
-    return path
 
 
 TRL_FSDP = """model_name_or_path: {model}
@@ -50,7 +30,7 @@ fsdp_config:
 
 
 def test_mod003_fires_on_another_architectures_layer(tmp_path):
-    path = _write(tmp_path / "trl.yaml", TRL_FSDP.format(model="Qwen/Qwen2.5-7B", options="full_shard auto_wrap",
+    path = write_file(tmp_path / "trl.yaml", TRL_FSDP.format(model="Qwen/Qwen2.5-7B", options="full_shard auto_wrap",
                                                          cls="LlamaDecoderLayer"))
     assert codes(path, "--select", "MOD003") == ["MOD003"]
 
@@ -62,16 +42,16 @@ def test_mod003_fires_on_another_architectures_layer(tmp_path):
     ("Qwen/Qwen2.5-7B", "full_shard auto_wrap", "MyCustomBlock"),       # a class the table does not know
 ])
 def test_mod003_silent(tmp_path, model, options, cls):
-    path = _write(tmp_path / "trl.yaml", TRL_FSDP.format(model=model, options=options, cls=cls))
+    path = write_file(tmp_path / "trl.yaml", TRL_FSDP.format(model=model, options=options, cls=cls))
     assert codes(path, "--select", "MOD003") == []
 
 
 def test_mod003_reads_the_local_config_and_skips_remote_code(tmp_path):
-    path = _write(tmp_path / "trl.yaml", TRL_FSDP.format(model="models/m", options="full_shard auto_wrap",
+    path = write_file(tmp_path / "trl.yaml", TRL_FSDP.format(model="models/m", options="full_shard auto_wrap",
                                                          cls="LlamaDecoderLayer"))
-    _write(tmp_path / "models" / "m" / "config.json", json.dumps({"model_type": "mistral"}))
+    write_file(tmp_path / "models" / "m" / "config.json", json.dumps({"model_type": "mistral"}))
     assert codes(path, "--select", "MOD003") == ["MOD003"]
-    _write(tmp_path / "models" / "m" / "config.json",
+    write_file(tmp_path / "models" / "m" / "config.json",
            json.dumps({"model_type": "mistral", "auto_map": {"AutoModelForCausalLM": "modeling_m.M"}}))
     from linter import models
 
@@ -81,7 +61,7 @@ def test_mod003_reads_the_local_config_and_skips_remote_code(tmp_path):
 
 def test_mod003_size_based_policy_is_silent(tmp_path):
     text = TRL_FSDP.format(model="Qwen/Qwen2.5-7B", options="full_shard auto_wrap", cls="LlamaDecoderLayer")
-    path = _write(tmp_path / "trl.yaml", text + "  auto_wrap_policy: SIZE_BASED_WRAP\n")
+    path = write_file(tmp_path / "trl.yaml", text + "  auto_wrap_policy: SIZE_BASED_WRAP\n")
     assert codes(path, "--select", "MOD003") == []
 
 
@@ -113,9 +93,29 @@ template: llama3
 
 
 def test_mod004_fires_on_a_tied_model(tmp_path):
-    path = _write(tmp_path / "lf.yaml", LF_TIED.format(model="meta-llama/Llama-3.2-1B-Instruct",
+    path = write_file(tmp_path / "lf.yaml", LF_TIED.format(model="meta-llama/Llama-3.2-1B-Instruct",
                                                        targets="embed_tokens,lm_head"))
+    assert codes(path, "--select", "MOD004") == []  # PEFT unknown
+    write_file(tmp_path / "requirements.txt", "peft==0.18.1\n")
     assert codes(path, "--select", "MOD004") == ["MOD004"]
+    write_file(tmp_path / "requirements.txt", "peft==0.19.0\n")  # merge_and_unload unties the merged config
+    assert codes(path, "--select", "MOD004") == []
+
+
+@pytest.mark.parametrize("inference_mode, remedy", [(True, "merge it with PEFT >= 0.19.0 or use it unmerged"),
+                                                    (False, "set ensure_weight_tying: true (PEFT >= 0.18)")])
+def test_mod004_reads_a_peft_adapter_config(tmp_path, inference_mode, remedy):
+    adapter = {"peft_type": "LORA", "task_type": "CAUSAL_LM", "base_model_name_or_path": "Qwen/Qwen2.5-1.5B-Instruct",
+               "inference_mode": inference_mode, "r": 8, "lora_alpha": 16, "target_modules": ["q_proj", "v_proj"],
+               "modules_to_save": ["embed_tokens", "lm_head"]}
+    path = write_file(tmp_path / "adapter_config.json", json.dumps(adapter))
+    write_file(tmp_path / "requirements.txt", "peft==0.18.1\n")
+    found = json.loads(trainlint("check", path, "--no-detect", "--format", "json", "--select", "MOD004").out)
+    assert [f["code"] for f in found] == ["MOD004"] and remedy in found[0]["message"]
+    write_file(path, json.dumps({**adapter, "ensure_weight_tying": True}))
+    assert codes(path, "--select", "MOD004") == []
+    write_file(path, json.dumps({**adapter, "modules_to_save": ["embed_tokens"]}))
+    assert codes(path, "--select", "MOD004") == []
 
 
 @pytest.mark.parametrize("model, targets", [
@@ -124,15 +124,17 @@ def test_mod004_fires_on_a_tied_model(tmp_path):
     ("acme/house-model-7b", "embed_tokens,lm_head"),               # unknown
 ])
 def test_mod004_silent(tmp_path, model, targets):
-    path = _write(tmp_path / "lf.yaml", LF_TIED.format(model=model, targets=targets))
+    path = write_file(tmp_path / "lf.yaml", LF_TIED.format(model=model, targets=targets))
+    write_file(tmp_path / "requirements.txt", "peft==0.18.1\n")
     assert codes(path, "--select", "MOD004") == []
 
 
 def test_mod004_reads_the_local_config(tmp_path):
-    path = _write(tmp_path / "lf.yaml", LF_TIED.format(model="models/m", targets="embed_tokens,lm_head"))
-    _write(tmp_path / "models" / "m" / "config.json", json.dumps({"model_type": "qwen2", "tie_word_embeddings": True}))
+    path = write_file(tmp_path / "lf.yaml", LF_TIED.format(model="models/m", targets="embed_tokens,lm_head"))
+    write_file(tmp_path / "requirements.txt", "peft==0.18.1\n")
+    write_file(tmp_path / "models" / "m" / "config.json", json.dumps({"model_type": "qwen2", "tie_word_embeddings": True}))
     assert codes(path, "--select", "MOD004") == ["MOD004"]
-    _write(tmp_path / "models" / "m" / "config.json", json.dumps({"model_type": "qwen2", "tie_word_embeddings": False}))
+    write_file(tmp_path / "models" / "m" / "config.json", json.dumps({"model_type": "qwen2", "tie_word_embeddings": False}))
     from linter import models
 
     models.checkpoint_config.cache_clear()
@@ -160,7 +162,7 @@ datasets:
     ("acme/house-model-7b", "lora_modules_to_save:\n  - wte\n  - lm_head\n", False),  # names depend on the model
 ])
 def test_mod005(tmp_path, model, extra, fires):
-    path = _write(tmp_path / "axolotl.yaml", AXOLOTL_TOKENS.format(model=model, extra=extra))
+    path = write_file(tmp_path / "axolotl.yaml", AXOLOTL_TOKENS.format(model=model, extra=extra))
     assert codes(path, "--select", "MOD005") == (["MOD005"] if fires else [])
 
 
@@ -185,7 +187,7 @@ template: {template}
     ("meta-llama/Llama-3.2-3B", "lora", "llama3", "", False),                  # undocumented: not listed
 ])
 def test_mod006(tmp_path, model, kind, template, extra, fires):
-    path = _write(tmp_path / "lf.yaml", LF_BASE.format(model=model, kind=kind, template=template, extra=extra))
+    path = write_file(tmp_path / "lf.yaml", LF_BASE.format(model=model, kind=kind, template=template, extra=extra))
     assert codes(path, "--select", "MOD006") == (["MOD006"] if fires else [])
 
 
@@ -201,10 +203,10 @@ fsdp_config:
 
 
 def _accelerate_run(tmp_path, trainer_text):
-    _write(tmp_path / "trainlint.toml", '[[runs]]\nfiles = ["sft.yaml", "accelerate.yaml"]\n')
-    _write(tmp_path / "requirements.txt", "transformers==4.44.2\n")
-    _write(tmp_path / "accelerate.yaml", ACCELERATE_FSDP)
-    _write(tmp_path / "sft.yaml", trainer_text)
+    write_file(tmp_path / "trainlint.toml", '[[runs]]\nfiles = ["sft.yaml", "accelerate.yaml"]\n')
+    write_file(tmp_path / "requirements.txt", "transformers==4.44.2\n")
+    write_file(tmp_path / "accelerate.yaml", ACCELERATE_FSDP)
+    write_file(tmp_path / "sft.yaml", trainer_text)
     return json.loads(trainlint("check", tmp_path, "--no-detect", "--select", "MOD003", "--format", "json").out)
 
 

@@ -11,16 +11,7 @@ import pytest
 from conftest import trainlint
 
 
-@pytest.fixture(autouse=True)
-def empty_hub_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path_factory.mktemp("hub")))
-
-
-@pytest.fixture(autouse=True)
-def nothing_installed(monkeypatch):
-    from linter import versions
-
-    monkeypatch.setattr(versions, "installed", lambda package: None)
+pytestmark = pytest.mark.usefixtures("empty_hub_cache", "nothing_installed")
 
 
 def _run(tmp_path, model, trl, extra=""):

@@ -15,31 +15,15 @@ import pytest
 from conftest import FIXTURES, trainlint
 
 
+pytestmark = pytest.mark.usefixtures("empty_hub_cache", "nothing_installed")
+
+
 def findings(*args):
     return json.loads(trainlint("check", *args, "--no-detect", "--format", "json").out)
 
 
 def codes(*args):
     return sorted(f["code"] for f in findings(*args))
-
-
-@pytest.fixture(autouse=True)
-def empty_hub_cache(tmp_path_factory, monkeypatch):
-    """No test reads the Hugging Face cache of the machine it runs on."""
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path_factory.mktemp("hub")))
-    from linter import models
-
-    models.checkpoint_config.cache_clear()
-    yield
-    models.checkpoint_config.cache_clear()
-
-
-@pytest.fixture(autouse=True)
-def nothing_installed(monkeypatch):
-    """Versions come from the pins each test writes, never from what this machine has installed."""
-    from linter import versions
-
-    monkeypatch.setattr(versions, "installed", lambda package: None)
 
 
 @pytest.fixture

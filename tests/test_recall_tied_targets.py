@@ -8,34 +8,14 @@ import json
 
 import pytest
 
-from conftest import trainlint
+from conftest import trainlint, write_file
+
+
+pytestmark = pytest.mark.usefixtures("empty_hub_cache", "nothing_installed")
 
 
 def codes(*args):
     return sorted(f["code"] for f in json.loads(trainlint("check", *args, "--no-detect", "--format", "json").out))
-
-
-@pytest.fixture(autouse=True)
-def empty_hub_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path_factory.mktemp("hub")))
-    from linter import models
-
-    models.checkpoint_config.cache_clear()
-    yield
-    models.checkpoint_config.cache_clear()
-
-
-@pytest.fixture(autouse=True)
-def nothing_installed(monkeypatch):
-    from linter import versions
-
-    monkeypatch.setattr(versions, "installed", lambda package: None)
-
-
-def _write(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, "utf-8")
-    return path
 
 
 def _adapter(model="google/gemma-2-2b-it", targets=("q_proj", "lm_head"), **extra):
@@ -46,7 +26,7 @@ def _adapter(model="google/gemma-2-2b-it", targets=("q_proj", "lm_head"), **extr
 
 @pytest.mark.parametrize("targets", [["lm_head"], ["q_proj", "embed_tokens"], ["model.embed_tokens", "lm_head"]])
 def test_mod014_fires_on_a_tied_layer_target(tmp_path, targets):
-    path = _write(tmp_path / "adapter_config.json", _adapter(targets=targets))
+    path = write_file(tmp_path / "adapter_config.json", _adapter(targets=targets))
     assert codes(path, "--select", "MOD014") == ["MOD014"]
 
 
@@ -58,23 +38,23 @@ def test_mod014_fires_on_a_tied_layer_target(tmp_path, targets):
     ("google/gemma-2-2b-it", ["lm_head"], {"ensure_weight_tying": True}),    # asks for the fix, PEFT unknown
 ])
 def test_mod014_silent(tmp_path, model, targets, extra):
-    path = _write(tmp_path / "adapter_config.json", _adapter(model, targets, **extra))
+    path = write_file(tmp_path / "adapter_config.json", _adapter(model, targets, **extra))
     assert codes(path, "--select", "MOD014") == []
 
 
 def test_mod014_ensure_weight_tying_needs_peft_0_19(tmp_path):
-    path = _write(tmp_path / "adapter_config.json", _adapter(ensure_weight_tying=True))
-    _write(tmp_path / "requirements.txt", "peft==0.18.1\n")
+    path = write_file(tmp_path / "adapter_config.json", _adapter(ensure_weight_tying=True))
+    write_file(tmp_path / "requirements.txt", "peft==0.18.1\n")
     assert codes(path, "--select", "MOD014") == ["MOD014"]
-    _write(tmp_path / "requirements.txt", "peft==0.19.0\n")
+    write_file(tmp_path / "requirements.txt", "peft==0.19.0\n")
     assert codes(path, "--select", "MOD014") == []
 
 
 def test_mod014_reads_the_local_config(tmp_path):
-    path = _write(tmp_path / "adapter_config.json", _adapter(model="models/m"))
-    _write(tmp_path / "models" / "m" / "config.json", json.dumps({"model_type": "qwen2", "tie_word_embeddings": True}))
+    path = write_file(tmp_path / "adapter_config.json", _adapter(model="models/m"))
+    write_file(tmp_path / "models" / "m" / "config.json", json.dumps({"model_type": "qwen2", "tie_word_embeddings": True}))
     assert codes(path, "--select", "MOD014") == ["MOD014"]
-    _write(tmp_path / "models" / "m" / "config.json", json.dumps({"model_type": "qwen2", "tie_word_embeddings": False}))
+    write_file(tmp_path / "models" / "m" / "config.json", json.dumps({"model_type": "qwen2", "tie_word_embeddings": False}))
     from linter import models
 
     models.checkpoint_config.cache_clear()
@@ -91,9 +71,9 @@ template: llama3
 
 
 def test_mod014_llamafactory_edges(tmp_path):
-    assert codes(_write(tmp_path / "a" / "lf.yaml", LF.format(train="true", extra="")), "--select", "MOD014") == ["MOD014"]
+    assert codes(write_file(tmp_path / "a" / "lf.yaml", LF.format(train="true", extra="")), "--select", "MOD014") == ["MOD014"]
     # Unsloth's get_peft_model decides what happens to lm_head / embed_tokens itself
-    assert codes(_write(tmp_path / "b" / "lf.yaml", LF.format(train="true", extra="use_unsloth: true\n")),
+    assert codes(write_file(tmp_path / "b" / "lf.yaml", LF.format(train="true", extra="use_unsloth: true\n")),
                  "--select", "MOD014") == []
 
 
@@ -122,8 +102,8 @@ trainer:
     ("adalora", "ludwig==0.10.3\n", []),          # AdaloraConfig.to_config never passes use_dora
 ])
 def test_pef001_reads_whether_ludwig_hands_use_dora_to_peft(tmp_path, kind, ludwig, expected):
-    path = _write(tmp_path / "train.yaml", LUDWIG_DORA.format(kind=kind))
-    _write(tmp_path / "requirements.txt", ludwig + "peft==0.9.0\n")
+    path = write_file(tmp_path / "train.yaml", LUDWIG_DORA.format(kind=kind))
+    write_file(tmp_path / "requirements.txt", ludwig + "peft==0.9.0\n")
     assert codes(path, "--select", "PEF001") == expected
 
 
@@ -136,7 +116,7 @@ def test_ludwig_records_whether_use_dora_reaches_peft(tmp_path, kind, ludwig, re
     from linter.source import Source
     from linter.yaml_reader import parse_yaml
 
-    _write(tmp_path / "requirements.txt", ludwig)
+    write_file(tmp_path / "requirements.txt", ludwig)
     document = parse_yaml(Source(tmp_path / "train.yaml", LUDWIG_DORA.format(kind=kind)))
     config = LudwigAdapter().parse(document)
     assert config.get("adapter.dora_reaches_peft") is not None

@@ -13,7 +13,9 @@
 
 from __future__ import annotations
 
+from ..ir import Field, Origin
 from ..versions import older_than
+from ..document import Scalar
 from . import Reader
 
 _TRANSFORMERS_5 = "0.14.0"  # the first axolotl release that pins transformers 5 (5.0.0)
@@ -21,6 +23,7 @@ _TRANSFORMERS_5 = "0.14.0"  # the first axolotl release that pins transformers 5
 
 def record_tokenizer(read: Reader) -> None:
     _record_processor(read)
+    _record_turn_template(read)
     read.take("tokenizer.fix_untrained", "fix_untrained_tokens", convert=lambda value: bool(value))
     if read.take("tokenizer.class", "tokenizer_type") is None:
         return
@@ -44,3 +47,32 @@ def _record_processor(read: Reader) -> None:
     read.take("data.multimodal_template", "chat_template")
     read.take("data.train_on_prompt", "train_on_inputs", default=False,
               default_source="axolotl/utils/schemas/training.py: train_on_inputs = False")
+
+
+def _record_turn_template(read: Reader) -> None:
+    """The turn terminators of a chat_template dataset (prompt_strategies/chat_template.py): the
+    top-level `eot_tokens` (`cfg.get("eot_tokens")`, never the dataset's; 7099343c5, #2364, v0.9.0),
+    else `[tokenizer.eos_token]` (v0.5.0-v0.8.x find turn ends by tokenizer.eos_token_id). Recorded:
+    what the named template writes (linter/data/chat_templates.json axolotl_templates) and the
+    settings that change the eos token or the terminators. Nothing where a dataset brings its own
+    template or another tokenizer is named: the template or the eos token is then not known."""
+    name = read.config.value("data.chat_template")
+    datasets = read.node("datasets")
+    if not isinstance(name, str) or datasets is None or any(
+            isinstance(entry, dict) and (entry.get("chat_template") or entry.get("chat_template_jinja"))
+            for entry in datasets.plain()):
+        return
+    if any(isinstance(written := read.node(key), Scalar) and written.value not in (None, read.config.value("model.name"))
+           for key in ("tokenizer_config", "base_model_config")):
+        return
+    from ..chat_templates import axolotl_template
+
+    template = axolotl_template(name)
+    if template is None:
+        return
+    tokens, names_eos, source = template
+    origin = read.config.get("data.chat_template").origin
+    read.config.set("data.template_special_tokens", Field(tokens, Origin(origin.span, f"{source}{name}.jinja")))
+    read.config.set("data.template_names_eos", Field(names_eos, Origin(origin.span, f"{source}{name}.jinja")))
+    read.take("data.turn_terminators", "eot_tokens", convert=lambda value: value if isinstance(value, list) else [value])
+    read.take("tokenizer.eos_written", "special_tokens", "eos_token")

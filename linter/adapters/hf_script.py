@@ -1,29 +1,33 @@
 """Plain transformers / TRL / PEFT training scripts (which, and how their calls are read:
 hf_script_calls.py). What they record: the argument call through hf.py's trainer reading, the model load and its
 BitsAndBytesConfig as TRL's `model_init_kwargs` (model_init.py: the keywords SFTTrainer itself
-hands to from_pretrained), LoraConfig through PEFT's adapter_config bindings (peft_facts.py), and
+hands to from_pretrained), the trained PEFT config (script_peft.py: LoraConfig, AdaLoraConfig, the
+prompt-learning configs) through PEFT's adapter_config bindings (peft_facts.py), and
 the padding facts any script shows (script_padding.py).
 
 - transformers/utils/quantization_config.py BitsAndBytesConfig: bnb_4bit_compute_dtype None
   becomes torch.float32 (the compute dtype of a 4-bit model whose config names none); from
   BitsAndBytesConfig(load_in_4bit=True) the model loads in 4 bits (modeling_utils.py
   from_pretrained, quantization_config=...).
-- peft/tuners/lora/config.py LoraConfig: the keywords of adapter_config.json (PeftConfig.to_dict
-  writes the fields under the same names).
+- peft/tuners/lora/config.py LoraConfig and the other PEFT config classes script_peft.py reads: the
+  keywords of adapter_config.json (PeftConfig.to_dict writes the fields under the same names).
 """
 
 from __future__ import annotations
+
+import ast
 
 from ..document import Document, Mapping, Pair, RenderError, Scalar, Sequence
 from ..ir import ConfigIR, Field, Origin
 from ..python_reader import PythonDocument, call_name, is_open
 from . import Adapter, new_config, span_of
-from .hf_kinds import _written_only, record_target_shorthand
+from .hf_kinds import _written_only
 from .hf_script_calls import RUNTIME, CallReader, Script, call_mapping, runtime
 from .model_init import record_model_init_kwargs
 from .peft_facts import PEFT_BINDINGS, record_peft_facts
 from .script_calls import record_trainer_calls
 from .script_padding import record_padding
+from .script_peft import record_script_peft
 
 _MODEL_KEYS = ("model.name", "model.load_dtype", "attention.implementation")
 _DTYPES = {"float16", "bfloat16", "float32"}
@@ -67,8 +71,15 @@ def read_script(script: Script, config: ConfigIR) -> None:
                         f"{script.class_name} passed to {call_name(trainer)}")
         config.set("training.trainer", Field(script.trainer, origin))
         config.set("training.trainer_candidates", Field([script.trainer], origin))
+    classes = {script.imported.get(item.func.id) if isinstance(item.func, ast.Name) else None for item in script.trainers}
+    if len(classes) == 1 and None not in classes:  # every trainer call is one class of transformers / trl
+        package, name = classes.pop()
+        trainer = script.trainers[0]
+        config.set("training.trainer_class", Field(name, Origin(span_of(document, *document.span(trainer.func)),
+                                                                f"{name} imported from {package}")))
     _model(document, script, config, [b for b in _TRAINER_BINDINGS if b.key in _MODEL_KEYS], _QLORA_BINDINGS)
-    _lora(document, script, config)
+    record_script_peft(document, script, config, [binding for binding in PEFT_BINDINGS if binding.key not in
+                       ("model.name", "adapter.kind")], record_peft_facts)
     record_padding(document, config)
     record_trainer_calls(script, config, read)
 
@@ -124,24 +135,6 @@ def _model(document: PythonDocument, script: Script, config: ConfigIR, bindings,
     if written is None and not is_open(bnb) and config.get("quantization.compute_dtype") is None:
         config.set("quantization.compute_dtype", Field("float32", Origin(span_of(document, *document.span(bnb.func)),
                                                                          _BNB, "bnb_4bit_compute_dtype")))
-
-
-def _lora(document: PythonDocument, script: Script, config: ConfigIR) -> None:
-    consumers = (*document.calls("get_peft_model"), *script.trainers)
-    lora = script.reaching("peft", "LoraConfig", consumers, "peft_config")
-    if lora is None:
-        return
-    mapping = call_mapping(document, lora)
-    if is_open(lora):  # **kwargs may name the targets
-        written = {pair.key.value for pair in mapping.pairs}
-        mapping.pairs += [runtime(name, document.span(lora.func)) for name in ("target_modules", "target_parameters")
-                          if name not in written]
-        mapping._index = {}
-    config.set("adapter.kind", Field("lora", Origin(span_of(document, *document.span(lora.func)))))
-    read = CallReader(config, _facade(document, mapping), is_open(lora))
-    read.bind([binding for binding in PEFT_BINDINGS if binding.key not in ("model.name", "adapter.kind")])
-    record_target_shorthand(read, "target_modules")
-    record_peft_facts(read)
 
 
 class HFScriptAdapter(Adapter):

@@ -32,6 +32,7 @@ import re
 
 from ..document import Document, Mapping, Node, Pair, Scalar, Sequence
 from ..ir import ConfigIR
+from ..python_index import imported_name
 from ..python_reader import UNKNOWN, PythonDocument, call_name, is_open
 from . import _MISSING, Reader
 from .trl_trainers import _table, trainer_of_class
@@ -53,34 +54,24 @@ def _trl_config_classes() -> dict[str, str]:
             for name in entry["classes"]}
 
 
-def _imported(document: PythonDocument) -> dict[str, tuple[str, str]]:
-    """Local name -> (package, class) for names imported from transformers / trl / peft and not
-    bound again in module scope (a class or function of the script's own shadows them)."""
-    found: dict[str, tuple[str, str]] = {}
-    for node in document.from_imports:
-        package = node.module.split(".")[0]
-        if package in _PACKAGES:
-            for alias in node.names:
-                found[alias.asname or alias.name] = (package, alias.name)
-    own = {node.name for node in document.tree.body if isinstance(node, (ast.ClassDef, ast.FunctionDef))}
-    return {name: value for name, value in found.items() if name not in own}
+def _class_of(document: PythonDocument, node: ast.expr) -> tuple[str, str] | None:
+    """(package, class) a call constructs (or a name or attribute names) where an import of
+    transformers / trl / peft gives it (python_index.imported_name: `TrainingArguments` after
+    `from transformers import TrainingArguments`, `transformers.TrainingArguments` after `import
+    transformers`), and the script binds that name no other way."""
+    name = imported_name(document, node.func if isinstance(node, ast.Call) else node)
+    package = name.split(".")[0] if name else None
+    return (package, name.rsplit(".", 1)[1]) if package in _PACKAGES and "." in name else None
 
 
-def _class_of(call: ast.Call, imported: dict) -> tuple[str, str] | None:
-    """(package, class) a call constructs: an imported name, or `transformers.X` / `trl.X`."""
-    function = call.func
-    if isinstance(function, ast.Name):
-        return imported.get(function.id)
-    if isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name) \
-            and function.value.id in _PACKAGES:
-        return function.value.id, function.attr
-    return None
+def _model_class(owner: tuple[str, str] | None) -> bool:
+    return owner is not None and owner[0] == "transformers" and _MODEL_CLASS.fullmatch(owner[1]) is not None
 
 
-def _framework_calls(document: PythonDocument, imported: dict, accept) -> list[tuple[ast.Call, str]]:
+def _framework_calls(document: PythonDocument, accept) -> list[tuple[ast.Call, str]]:
     found = []
     for call in document.calls(*document.call_names()):
-        owner = _class_of(call, imported)
+        owner = _class_of(document, call)
         if owner is not None and accept(*owner):
             found.append((call, owner[1]))
     return found
@@ -185,9 +176,8 @@ class Script:
         self.arguments = self.kind = self.trainer = None
         if "unsloth" in document.source.text.lower():
             return  # unsloth.py's; or Unsloth loaded through a helper module, which patches TRL's configs
-        imported = _imported(document)
         trl_classes = _trl_config_classes()
-        found = _framework_calls(document, imported, lambda package, cls: (
+        found = _framework_calls(document, lambda package, cls: (
             package == "transformers" and cls in _TRANSFORMERS_ARGUMENTS or package == "trl" and cls in trl_classes))
         if len(found) != 1:
             return
@@ -199,9 +189,9 @@ class Script:
                                  position=1 if call_name(other) in _ARGS_SECOND else None)]
         if changed or not trainers:
             return
-        self.arguments, self.class_name, self.trainers, self.imported = call, cls, trainers, imported
+        self.arguments, self.class_name, self.trainers = call, cls, trainers
         self.kind = "trl" if cls in trl_classes else "trainer"
-        owners = {_class_of(trainer, imported) for trainer in trainers}
+        owners = {_class_of(document, trainer) for trainer in trainers}
         if cls in trl_classes and owners == {("trl", trl_classes[cls])}:
             self.trainer = trainer_of_class(cls)
 
@@ -211,14 +201,13 @@ class Script:
     def model_load(self) -> ast.Call | None:
         """The one from_pretrained of a transformers model class (none where several load models)."""
         found = [call for call in self.document.calls("from_pretrained") if isinstance(call.func, ast.Attribute)
-                 and isinstance(call.func.value, ast.Name) and self.imported.get(call.func.value.id, ("",))[0]
-                 == "transformers" and _MODEL_CLASS.fullmatch(self.imported[call.func.value.id][1])]
+                 and _model_class(_class_of(self.document, call.func.value))]
         return found[0] if len(found) == 1 else None
 
     def reaching(self, package: str, cls: str, consumers: tuple[ast.Call, ...], keyword_name: str) -> ast.Call | None:
         """The one `cls` call of `package` in the script, where it is passed to one of `consumers`
         under `keyword_name` (or, to get_peft_model, as its second argument)."""
-        found = _framework_calls(self.document, self.imported, lambda p, c: p == package and c == cls)
+        found = _framework_calls(self.document, lambda p, c: p == package and c == cls)
         if len(found) != 1:
             return None
         call = found[0][0]

@@ -101,6 +101,7 @@ TRAINER_ARGUMENT_BINDINGS = (
     Binding("training.torch_compile", "torch_compile"),  # default False; written value only
     Binding("optimizer.target_modules", "optim_target_modules", convert=comma_list),
     Binding("checkpoint.best_metric_name", "metric_for_best_model"),
+    Binding("checkpoint.label_names", "label_names", convert=_as_written),  # default None: from the model forward
     Binding("batch.accelerator_num_steps", "accelerator_config.gradient_accumulation_kwargs.num_steps"),
     Binding("parallel.sharded_ddp", "sharded_ddp", convert=_as_written),  # fairscale options, up to 4.34.x
     Binding("device.cpu_only", "use_cpu", "no_cuda"),  # default False: the device is the CPU (_setup_devices)

@@ -105,6 +105,9 @@ TRL_TRAINER_BINDINGS = (
     Binding("generation.stop_token", "stop_token"),
     Binding("generation.stop_token_id", "stop_token_id"),
     Binding("adapter.task_type", "lora_task_type", convert=lambda task: str(task).upper()),
+    # SFTConfig use_liger (TRL 0.15.x; from 0.16 a deprecated alias of use_liger_kernel, gone in 0.18.0):
+    # written value only.
+    Binding("training.sft_use_liger", "use_liger"),
     # DPOConfig label_smoothing (default 0.0); GRPOConfig log_completions (default False) and
     # log_completions_hub_repo (TRL >= 0.28): written values only (TRN076).
     Binding("training.preference_label_smoothing", "label_smoothing"),

@@ -1,0 +1,7 @@
+from peft import PrefixTuningConfig
+from trl import SFTConfig, SFTTrainer
+
+peft_config = PrefixTuningConfig(task_type="CAUSAL_LM", num_virtual_tokens=20)
+args = SFTConfig(output_dir="out", per_device_train_batch_size=1, report_to="none")
+trainer = SFTTrainer(model="Qwen/Qwen3-1.7B", args=args, train_dataset=train_data, peft_config=peft_config)
+trainer.train()

@@ -1,0 +1,9 @@
+from peft import PromptTuningConfig, get_peft_model
+from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments
+
+model = AutoModelForSequenceClassification.from_pretrained("FacebookAI/roberta-large")
+peft_config = PromptTuningConfig(task_type="SEQ_CLS", num_virtual_tokens=20)
+model = get_peft_model(model, peft_config)
+args = TrainingArguments(output_dir="out", per_device_train_batch_size=4, eval_strategy="epoch")
+trainer = Trainer(model=model, args=args, train_dataset=train_data, eval_dataset=eval_data)
+trainer.train()
