@@ -15,14 +15,12 @@ the padding facts any script shows (script_padding.py).
 
 from __future__ import annotations
 
-import ast
-
 from ..document import Document, Mapping, Pair, RenderError, Scalar, Sequence
 from ..ir import ConfigIR, Field, Origin
 from ..python_reader import PythonDocument, call_name, is_open
 from . import Adapter, new_config, span_of
 from .hf_kinds import _written_only
-from .hf_script_calls import RUNTIME, CallReader, Script, call_mapping, runtime
+from .hf_script_calls import RUNTIME, CallReader, Script, class_of, call_mapping, runtime
 from .model_init import record_model_init_kwargs
 from .peft_facts import PEFT_BINDINGS, record_peft_facts
 from .script_calls import record_trainer_calls
@@ -71,7 +69,7 @@ def read_script(script: Script, config: ConfigIR) -> None:
                         f"{script.class_name} passed to {call_name(trainer)}")
         config.set("training.trainer", Field(script.trainer, origin))
         config.set("training.trainer_candidates", Field([script.trainer], origin))
-    classes = {script.imported.get(item.func.id) if isinstance(item.func, ast.Name) else None for item in script.trainers}
+    classes = {class_of(document, item) for item in script.trainers}
     if len(classes) == 1 and None not in classes:  # every trainer call is one class of transformers / trl
         package, name = classes.pop()
         trainer = script.trainers[0]

@@ -54,7 +54,7 @@ def _trl_config_classes() -> dict[str, str]:
             for name in entry["classes"]}
 
 
-def _class_of(document: PythonDocument, node: ast.expr) -> tuple[str, str] | None:
+def class_of(document: PythonDocument, node: ast.expr) -> tuple[str, str] | None:
     """(package, class) a call constructs (or a name or attribute names) where an import of
     transformers / trl / peft gives it (python_index.imported_name: `TrainingArguments` after
     `from transformers import TrainingArguments`, `transformers.TrainingArguments` after `import
@@ -71,7 +71,7 @@ def _model_class(owner: tuple[str, str] | None) -> bool:
 def _framework_calls(document: PythonDocument, accept) -> list[tuple[ast.Call, str]]:
     found = []
     for call in document.calls(*document.call_names()):
-        owner = _class_of(document, call)
+        owner = class_of(document, call)
         if owner is not None and accept(*owner):
             found.append((call, owner[1]))
     return found
@@ -191,7 +191,7 @@ class Script:
             return
         self.arguments, self.class_name, self.trainers = call, cls, trainers
         self.kind = "trl" if cls in trl_classes else "trainer"
-        owners = {_class_of(document, trainer) for trainer in trainers}
+        owners = {class_of(document, trainer) for trainer in trainers}
         if cls in trl_classes and owners == {("trl", trl_classes[cls])}:
             self.trainer = trainer_of_class(cls)
 
@@ -201,7 +201,7 @@ class Script:
     def model_load(self) -> ast.Call | None:
         """The one from_pretrained of a transformers model class (none where several load models)."""
         found = [call for call in self.document.calls("from_pretrained") if isinstance(call.func, ast.Attribute)
-                 and _model_class(_class_of(self.document, call.func.value))]
+                 and _model_class(class_of(self.document, call.func.value))]
         return found[0] if len(found) == 1 else None
 
     def reaching(self, package: str, cls: str, consumers: tuple[ast.Call, ...], keyword_name: str) -> ast.Call | None:

@@ -26,7 +26,7 @@ from ..document import Document, Scalar
 from ..ir import Field, Origin
 from ..python_reader import PythonDocument, is_open
 from . import span_of
-from .hf_script_calls import CallReader, Script, call_mapping, runtime
+from .hf_script_calls import CallReader, Script, class_of, call_mapping, runtime
 
 PEFT_CONFIG_CLASSES = {
     "LoraConfig": "lora",
@@ -53,11 +53,11 @@ def _own_callbacks(script: Script) -> bool:
     """Every trainer is transformers' or TRL's own class, and no callback comes from another module
     (a callbacks= list of names the script defines itself or imports from transformers; no
     add_callback call): the script's own text is all that can call update_and_allocate."""
-    document, imported = script.document, script.imported
+    document = script.document
     own = {node.name for node in document.tree.body if isinstance(node, ast.ClassDef)}
     for trainer in script.trainers:
         function = trainer.func
-        owner = imported.get(function.id) if isinstance(function, ast.Name) else None
+        owner = class_of(document, trainer) if isinstance(function, ast.Name) else None
         if owner is None or owner[0] not in ("transformers", "trl") or is_open(trainer):
             return False
         given = next((item.value for item in trainer.keywords if item.arg == "callbacks"), None)
@@ -67,7 +67,7 @@ def _own_callbacks(script: Script) -> bool:
             return False
         for item in given.elts:
             name = item.func if isinstance(item, ast.Call) else item
-            if not isinstance(name, ast.Name) or not (name.id in own or imported.get(name.id, ("",))[0] == "transformers"):
+            if not isinstance(name, ast.Name) or not (name.id in own or (class_of(document, name) or ("",))[0] == "transformers"):
                 return False
     return not any(True for _ in document.calls("add_callback"))
 
