@@ -19,7 +19,7 @@ import ast
 from ..ir import ConfigIR, Field, Origin
 from ..python_reader import is_open, keyword
 from . import Binding, span_of
-from .hf_script_calls import Script, _class_of, _target
+from .hf_script_calls import Script, class_of, _target
 
 _ARGS = "transformers/training_args.py (TrainingArguments)"
 BINDINGS = (
@@ -69,7 +69,7 @@ def _resume(document, config: ConfigIR, owner: str | None, trainer: ast.Call) ->
 def _model_classes(script: Script, trainer: ast.Call, cls: str) -> list[str] | None:
     document, found = script.document, []
     for call in document.calls(*_LOADERS):
-        owner = _class_of(document, call.func.value) if isinstance(call.func, ast.Attribute) else None
+        owner = class_of(document, call.func.value) if isinstance(call.func, ast.Attribute) else None
         if owner is not None and owner[0] == "transformers":
             found.append(owner[1])
     model = keyword(trainer, "model")
@@ -95,7 +95,7 @@ def _collator(script: Script, config: ConfigIR, trainer: ast.Call) -> None:
     node = document.resolve(given.value) if given is not None else None
     if not isinstance(node, ast.Call):
         return
-    owner = _class_of(document, node)
+    owner = class_of(document, node)
     if owner is None:
         return
     config.set("data.collator_class", Field(".".join(owner), _origin(document, node.func)))
@@ -112,7 +112,7 @@ def record_trainer_calls(script: Script, config: ConfigIR, read) -> None:
     if len(script.trainers) != 1:
         return
     trainer = script.trainers[0]
-    owner = _class_of(document, trainer)
+    owner = class_of(document, trainer)
     if owner is None or owner[0] not in ("transformers", "trl"):
         return
     cls = ".".join(owner)
