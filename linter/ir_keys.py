@@ -4,6 +4,7 @@ checks every read and write against them). Grouped by topic; a new fact an adapt
 from __future__ import annotations
 
 from .checked_keys import CHECKED_KEYS  # the keys frameworks' own launch checks read
+from .script_call_keys import SCRIPT_CALL_KEYS  # what a training script's trainer calls show
 
 IR_KEYS = (
     # The file itself
@@ -52,7 +53,6 @@ IR_KEYS = (
                                "(llamafactory-cli train, chat, webchat, api, export, eval)"),
     ("arguments.unseen_keys", "list", "a script's argument keywords (every spelling, and their IR keys) it computes, sets "
                                       "later or hands the trainer; [\"*\"] for **kwargs: a key left out is no default there"),
-    ("arguments.class", "str", "the argument class a training script builds; its call's keywords are the key tree"),
     ("arguments.project_parser", "bool", "the repository's own argument classes (no framework base) read this file"),
     ("arguments.model_load_in_code", "str", "the project's own script that reads this file loads the model itself, "
      "in a way its code fixes (a dtype constant, no quantization or adapter): where"),
@@ -397,4 +397,4 @@ IR_KEYS = (
     ("prompt.retrieval_k", "int", "how many retrieved samples the prompt adds (Ludwig prompt.retrieval.k), as written"),
     ("prompt.retrieval_model", "str", "the embedding model retrieval ranks samples with (Ludwig "
                                       "prompt.retrieval.model_name), as written"),
-) + CHECKED_KEYS
+) + CHECKED_KEYS + SCRIPT_CALL_KEYS

@@ -28,6 +28,7 @@ from .hf_kinds import _written_only
 from .hf_script_calls import RUNTIME, CallReader, Script, class_of, call_mapping, runtime
 from .model_init import record_model_init_kwargs
 from .peft_facts import PEFT_BINDINGS, record_peft_facts
+from .script_calls import record_trainer_calls
 from .script_padding import record_padding
 from .script_peft import record_script_peft
 
@@ -91,6 +92,7 @@ def read_script(script: Script, config: ConfigIR) -> None:
     record_script_peft(document, script, config, [binding for binding in PEFT_BINDINGS if binding.key not in
                        ("model.name", "adapter.kind")], record_peft_facts)
     record_padding(document, config)
+    record_trainer_calls(script, config, read)
     # Last: peft_facts reads a key tree as an adapter_config.json's, which a script has none of.
     config.key_tree = HFScriptAdapter().key_tree(_facade(document, call_mapping(document, call)))
 
