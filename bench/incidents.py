@@ -127,7 +127,10 @@ BATCHES = {
                           "mined causes: PRE002, DS001 and DS005 on ds-offload-optimizer-top-level (the thread's fp16 and ZeRO-2 "
                           "overlap_comm on 0.6.1, not the top-level offload_optimizer) and TRN002 on "
                           "hf-resume-from-checkpoint-arg-unused (pad_token = eos_token with DataCollatorForLanguageModeling, a "
-                          "second hazard the miner's own script left in, not the unused resume_from_checkpoint)", "yes"),
+                          "second hazard the miner's own script left in, not the unused resume_from_checkpoint); 5 / 8 after rules "
+                          "written for its misses in the tenth session (SCH001 for ZeRO keys at the DeepSpeed top level, "
+                          "TRN094 turn-terminator-not-trained, TRN090-TRN092 on training scripts); the other three need a "
+                          "pin the threads do not give (Unsloth, LLaMA-Factory) or the checkpoint folders on disk", "no"),
 }
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,6 +13,14 @@ from .models import _model
 # target_modules (lm_head then shares embed_tokens' LoRA, transposed) from 06f042cf4 (#2879), first in v0.19.0; in
 # 0.18.x (d0fa97413, #2803) it ties modules_to_save only. LoraConfig.ensure_weight_tying defaults to False.
 _TIES_TARGETS = "0.19.0"
+# With the LoRA tied, merge_and_unload still merges each tied layer: peft/tuners/lora/layer.py Embedding.merge and
+# Linear.merge each add get_delta_weight to base_layer.weight.data, the one shared Parameter, so the matrix gets the update
+# twice. Measured (tiny tied LlamaForCausalLM, init_lora_weights=False) on PEFT 0.19.0, 0.20.0, 0.21.2 with transformers
+# 4.57.6 and 5.24.0: merged == W + 2*delta on both sides while the unmerged adapter computes W + delta. Without
+# ensure_weight_tying (every release, 0.18.1 to 0.21.2, both transformers) the merged matrix is W + delta on both sides,
+# and save_pretrained writes embed_tokens only, so a reload keeps it. 393e8edd7 (#3126, v0.19.0) resets
+# tie_word_embeddings only when the two tensors already differ (a checkpoint storing both, loaded untied by transformers 5).
+_DOUBLED = "0.19.0 to 0.21.2"
 _SIDES = {"lm_head": ("output head", "input embeddings change"),
           "embed_tokens": ("input embeddings", "output head changes")}
 
@@ -39,9 +47,9 @@ class LoraTargetTiedEmbeddings(Rule):
     `adapter_config.json`, TRL `lora_target_modules`, LLaMA-Factory `lora_target`, Axolotl
     `lora_target_modules`, Ludwig `adapter.target_modules`) on a model whose input and output
     embeddings are one tied matrix (`tie_word_embeddings: true`: Gemma, Llama 3.2 1B/3B, Qwen2.5
-    0.5B-3B, Qwen3 0.6B-4B...), unless PEFT is told to tie the adapters (`ensure_weight_tying`,
-    PEFT >= 0.19.0). The tie is read from the checkpoint's config.json or the checkpoint table;
-    an unknown model, and a target written as one regular expression, are never judged.
+    0.5B-3B, Qwen3 0.6B-4B...), with or without `ensure_weight_tying`. The tie is read from the
+    checkpoint's config.json or the checkpoint table; an unknown model, and a target written as
+    one regular expression, are never judged.
 
     ## Why is this bad?
     On a tied model `lm_head.weight` is the `embed_tokens.weight` tensor. A LoRA on `lm_head`
@@ -49,24 +57,27 @@ class LoraTargetTiedEmbeddings(Rule):
     Axolotl's merge, Ludwig's merge_adapter_into_base_model) adds it in place to the shared
     matrix, so the merged model's input embeddings change too, though no step was trained with
     them (a LoRA on `embed_tokens` changes the output head the same way), with no error
-    (huggingface/peft#2018, on every release). PEFT only warns: "Model with
+    (huggingface/peft#2018, on every release; measured on PEFT 0.18.1, 0.19.0 and 0.21.2 with
+    transformers 4.57.6 and 5.24.0: the two stay one tensor, both equal W + delta, and
+    `save_pretrained` writes `embed_tokens` only). PEFT only warns: "Model with
     `tie_word_embeddings=True` and the tied_target_modules=['lm_head'] are part of the adapter"
-    (from 0.13.0). From 0.19.0 `ensure_weight_tying=True` gives both sides one shared update; it
-    defaults to False.
+    (from 0.13.0). From 0.19.0 `ensure_weight_tying=True` trains one update shared by both
+    layers, but `merge_and_unload` then merges it from each tied layer into the one matrix: the
+    merged model holds W + 2*delta where the adapter computed W + delta (measured on PEFT
+    0.19.0, 0.20.0 and 0.21.2), so it is right only while the adapter stays unmerged.
 
     ## Example
     `adapter_config.json`:
         {"peft_type": "LORA", "base_model_name_or_path": "google/gemma-2-2b-it",
          "r": 8, "lora_alpha": 16, "target_modules": ["q_proj", "v_proj", "lm_head"]}
-    Use instead (PEFT >= 0.19.0):
+    Use instead (drop the tied layer, or untie the checkpoint before training):
         {"peft_type": "LORA", "base_model_name_or_path": "google/gemma-2-2b-it",
-         "r": 8, "lora_alpha": 16, "target_modules": ["q_proj", "v_proj", "lm_head"],
-         "ensure_weight_tying": true}
+         "r": 8, "lora_alpha": 16, "target_modules": ["q_proj", "v_proj"]}
 
     ## Fix safety
-    Display-only: `ensure_weight_tying` needs PEFT >= 0.19.0 and changes what trains; where the
-    format has no such setting (TRL's ModelConfig, LLaMA-Factory, Ludwig), dropping the layer
-    from the targets, or untying the checkpoint before training, is the author's choice.
+    Display-only: dropping the layer changes what trains, and untying the checkpoint (PEFT's
+    warning shows how) is the author's choice; `ensure_weight_tying` (PEFT >= 0.19.0) is right
+    only for an adapter that is never merged.
 
     ## References
     - peft/tuners/lora/layer.py Linear.merge / Embedding.merge (`base_layer.weight.data +=
@@ -75,6 +86,9 @@ class LoraTargetTiedEmbeddings(Rule):
     - peft/tuners/lora/model.py _add_targets_to_tie, LoraConfig.ensure_weight_tying for
       target_modules (06f042cf4, huggingface/peft#2879, first in v0.19.0; default False);
       docs/source/developer_guides/lora.md "Weight tying" (9e86c043f)
+    - peft/tuners/tuners_utils.py _unload_and_optionally_merge (393e8edd7, huggingface/peft#3126,
+      first in v0.19.0): sets tie_word_embeddings=False only when the two tensors already differ;
+      huggingface/peft#2972 (auto-untie on merge) was closed unmerged
     - huggingface/peft#2018, #2244, #2777, #1750
     - linter/data/models.json (tied_embeddings, each checkpoint with its config.json)
     """
@@ -97,30 +111,41 @@ class LoraTargetTiedEmbeddings(Rule):
         for config, names in candidates:
             field = config.get("adapter.target_modules")
             setting = config.written_as("adapter.ensure_weight_tying")
+            drop = f"drop {' and '.join(names)} from the targets, or untie the checkpoint before training"
             if config.value("adapter.ensure_weight_tying") is True:
                 old = context.version_before("peft", _TIES_TARGETS, config, self.code)
-                if old is None:
-                    continue  # PEFT >= 0.19.0, or unknown: the file asks for the fix
-                remedy = (f"{setting} ties target_modules only from PEFT {_TIES_TARGETS}; PEFT {old[0]} ({old[1]}) "
-                          "ties modules_to_save only")
+                if old is not None:
+                    what, remedy = self._untied(names), (
+                        f"{setting} ties target_modules only from PEFT {_TIES_TARGETS}; PEFT {old[0]} ({old[1]}) "
+                        f"ties modules_to_save only; {drop}")
+                else:  # PEFT >= 0.19.0, or unknown: merging is wrong either way
+                    what = (f"{' and '.join(names)} with {setting}: true, which (PEFT >= {_TIES_TARGETS}) trains one "
+                            f"update shared by both tied layers, but merge_and_unload merges it from each of them into "
+                            f"the one matrix, so the merged model carries it twice (measured on PEFT {_DOUBLED})")
+                    unknown = config.version("peft") is None
+                    remedy = ((f"before PEFT {_TIES_TARGETS} it ties modules_to_save only and merging changes the "
+                               "other side; " if unknown else "") + f"keep the adapter unmerged, or {drop}")
             elif config.get("adapter.ensure_weight_tying") is not None:
                 pinned = config.version("peft")
                 upgrade = (f"upgrade PEFT {pinned[0]} ({pinned[1]}) to {_TIES_TARGETS} and "
                            if pinned is not None and older_than(pinned[0], _TIES_TARGETS) else "")
-                remedy = (f"{upgrade}set {setting}: true (PEFT >= {_TIES_TARGETS}) to give both sides one shared "
-                          f"update, or drop {' and '.join(names)} from the targets")
+                what, remedy = self._untied(names), (
+                    f"{upgrade}set {setting}: true (PEFT >= {_TIES_TARGETS}) to train one shared update and keep "
+                    f"the adapter unmerged (merging then adds that update twice), or {drop}")
             else:
-                remedy = (f"this config has no setting for PEFT's ensure_weight_tying (PEFT >= {_TIES_TARGETS}): "
-                          f"drop {' and '.join(names)} from the targets, or untie the checkpoint before training")
-            if len(names) == 2:
-                what = ("both lm_head and embed_tokens: PEFT trains two separate updates of the one matrix, and "
-                        "merging adds both to it, so each side carries the other's update")
-            else:
-                own, other = _SIDES[names[0]]
-                what = (f"{names[0]}: the update trains the {own} only, but merging the adapter adds it to the one "
-                        f"shared matrix, so the merged model's {other} too")
+                what, remedy = self._untied(names), (
+                    f"this config has no setting for PEFT's ensure_weight_tying (PEFT >= {_TIES_TARGETS}): {drop}")
             yield self.finding(
                 config, field.origin.span,
                 f"{model[0]} ties its input and output embeddings ({tied[1]}), and the LoRA targets {what} (no error; "
                 f"PEFT only warns); {remedy}",
-                fix=self.fix(f"Tie the adapters (ensure_weight_tying, PEFT >= {_TIES_TARGETS}) or drop the layer"))
+                fix=self.fix("Drop the layer from the targets, or untie the checkpoint before training"))
+
+    @staticmethod
+    def _untied(names):
+        if len(names) == 2:
+            return ("both lm_head and embed_tokens: PEFT trains two separate updates of the one matrix, and "
+                    "merging adds both to it, so each side carries the other's update")
+        own, other = _SIDES[names[0]]
+        return (f"{names[0]}: the update trains the {own} only, but merging the adapter adds it to the one "
+                f"shared matrix, so the merged model's {other} too")

@@ -35,19 +35,29 @@ def test_mod014_fires_on_a_tied_layer_target(tmp_path, targets):
     ("mistralai/Mistral-7B-v0.1", ["lm_head"], {}),                          # untied checkpoint
     ("acme/house-model-2b", ["lm_head"], {}),                                # unknown model: silent
     ("google/gemma-2-2b-it", ".*lm_head", {}),                               # a regex: not judged
-    ("google/gemma-2-2b-it", ["lm_head"], {"ensure_weight_tying": True}),    # asks for the fix, PEFT unknown
 ])
 def test_mod014_silent(tmp_path, model, targets, extra):
     path = write_file(tmp_path / "adapter_config.json", _adapter(model, targets, **extra))
     assert codes(path, "--select", "MOD014") == []
 
 
-def test_mod014_ensure_weight_tying_needs_peft_0_19(tmp_path):
+def _message(path):
+    found = json.loads(trainlint("check", path, "--select", "MOD014", "--no-detect", "--format", "json").out)
+    assert [f["code"] for f in found] == ["MOD014"]
+    return found[0]["message"]
+
+
+def test_mod014_ensure_weight_tying_fires_on_every_release(tmp_path):
+    """PEFT < 0.19 does not tie target_modules; from 0.19.0 the tied LoRA is merged from both layers (W + 2 delta)."""
     path = write_file(tmp_path / "adapter_config.json", _adapter(ensure_weight_tying=True))
     write_file(tmp_path / "requirements.txt", "peft==0.18.1\n")
-    assert codes(path, "--select", "MOD014") == ["MOD014"]
-    write_file(tmp_path / "requirements.txt", "peft==0.19.0\n")
-    assert codes(path, "--select", "MOD014") == []
+    assert "ties modules_to_save only" in _message(path)
+    write_file(tmp_path / "requirements.txt", "peft==0.21.2\n")
+    message = _message(path)
+    assert "carries it twice" in message and "before PEFT 0.19.0" not in message
+    (tmp_path / "requirements.txt").unlink()
+    message = _message(path)  # PEFT unknown: both ranges are wrong on merge, and the message says so
+    assert "carries it twice" in message and "before PEFT 0.19.0" in message
 
 
 def test_mod014_reads_the_local_config(tmp_path):
