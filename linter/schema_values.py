@@ -62,7 +62,24 @@ def _options(options: list) -> str:
 
 class TypeQuestions:
     """What types a schema accepts at a path (the Schema's own walk, for SCH003's "a number is
-    meant here"): a mixin of linter.schema.Schema, which gives `root` and `_resolve`."""
+    meant here"), and which block a key belongs to (SCH001's "a key of zero_optimization"): a
+    mixin of linter.schema.Schema, which gives `root` and `_resolve`."""
+
+    _key_blocks: dict | None = None  # key -> its one top-level block, worked out once (block_of)
+
+    def block_of(self, key: str) -> str | None:
+        """The one top-level block whose object schema lists `key` (written one level too high:
+        DeepSpeed's `offload_optimizer`), or None (no block, several, or a top-level key itself)."""
+        if self._key_blocks is None:
+            found: dict = {}
+            top = self.root.get("properties", {})
+            for block, sub in top.items():
+                for option in [sub, *sub.get("anyOf", ()), *sub.get("oneOf", ())] if isinstance(sub, dict) else ():
+                    for name in self._resolve(option).get("properties", ()):
+                        if name not in top:
+                            found.setdefault(name, set()).add(block)
+            self._key_blocks = {name: min(homes) for name, homes in found.items() if len(homes) == 1}
+        return self._key_blocks.get(key)
 
     def expects_number_at(self, path: tuple) -> bool:
         """Does some schema branch that applies at `path` accept a number (and not a string)?"""

@@ -8,7 +8,7 @@ from linter.lazy_pattern import LazyPattern
 from linter.registry import ERROR, INFO, WARNING, Rule, register
 
 from .facts import dropped_by_release, key_history, refusal_note, removed_known_keys
-from .schema_releases import block_of, never_top_level, older_than_schema_noted
+from .schema_releases import never_top_level, older_than_schema_noted
 from .facts import schema_errors as _schema_errors
 from .script_keywords import refused_keywords
 
@@ -226,7 +226,7 @@ class UnknownKey(Rule):
                 if dropped:
                     yield self.finding(config, span, dropped[0], severity=ERROR if dropped[1] else WARNING)
                 continue  # a key a release keeps: judged by the release in use
-            home = block_of(schema, key) if len(error.path) == 1 else None
+            home = schema.block_of(key) if len(error.path) == 1 else None
             if home is not None and schema.drops_unknown_silently and never_top_level(schema, key):
                 # A key of a block written one level too high is dropped by every release, so
                 # the release the schema was written from does not matter.

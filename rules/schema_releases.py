@@ -38,22 +38,3 @@ def never_top_level(schema, key: str) -> bool:
         if keys is not None and key not in keys:
             return True
     return False
-
-
-_BLOCKS: dict = {}  # schema name -> {key: its one top-level block}
-
-
-def block_of(schema, key: str) -> str | None:
-    """The one top-level block whose object schema lists `key` (written one level too high:
-    DeepSpeed's `offload_optimizer`), or None (no block, several, or a top-level key itself)."""
-    blocks = _BLOCKS.get(schema.name)
-    if blocks is None or blocks[0] is not schema:
-        found: dict = {}
-        top = schema.root.get("properties", {})
-        for block, sub in top.items():
-            for option in [sub, *sub.get("anyOf", ()), *sub.get("oneOf", ())] if isinstance(sub, dict) else ():
-                for name in schema._resolve(option).get("properties", ()):
-                    if name not in top:
-                        found.setdefault(name, set()).add(block)
-        blocks = _BLOCKS[schema.name] = (schema, {name: min(homes) for name, homes in found.items() if len(homes) == 1})
-    return blocks[1].get(key)

@@ -713,9 +713,7 @@ def test_a_zero_key_written_at_the_top_level_is_reported_for_every_deepspeed_rel
 
 
 def test_an_unknown_key_of_one_block_names_that_block_as_a_hint(shipped):
-    from rules.schema_releases import block_of
-
     schema = schemas.load("deepspeed")
-    assert block_of(schema, "overlap_comm") == "zero_optimization"
-    assert block_of(schema, "enabled") == "bf16"
-    assert block_of(schema, "train_micro_batch_size_per_gpu") is None  # a top-level key itself
+    assert schema.block_of("overlap_comm") == "zero_optimization"
+    assert schema.block_of("enabled") == "bf16"
+    assert schema.block_of("train_micro_batch_size_per_gpu") is None  # a top-level key itself
