@@ -42,6 +42,11 @@ def _saved_ops(value: Any) -> Any:
     return list(saves) if isinstance(saves, list) and all(isinstance(item, str) for item in saves) else None
 
 
+def _given(value: Any) -> bool:
+    """The key is written with a value (the validators test `is not None`)."""
+    return value is not None
+
+
 def _flag_or_text(value: Any) -> Any:
     return value if isinstance(value, (bool, str)) else bool(value)
 
@@ -87,7 +92,7 @@ CHECKED_BINDINGS = (
     Binding("training.neftune", "neftune_noise_alpha", convert=bool),
     Binding("training.neftune_legacy", "noisy_embedding_alpha", convert=bool),
     Binding("training.torch_compile", "torch_compile", convert=_flag_or_text),
-    Binding("training.torch_compile_options", "torch_compile_options", convert=lambda value: value is not None),
+    Binding("training.torch_compile_options", "torch_compile_options", convert=_given),
     Binding("adapter.merge", "merge_lora", convert=bool),
     Binding("adapter.fuse_mlp", "flash_attn_fuse_mlp", convert=bool),
     Binding("adapter.layers_to_transform", "peft_layers_to_transform", convert=_as_written),
@@ -104,8 +109,8 @@ CHECKED_BINDINGS = (
     Binding("memory.checkpointing_reentrant", "gradient_checkpointing_kwargs.use_reentrant"),
     Binding("memory.selective_checkpointing", "selective_checkpointing", convert=bool),
     # check_mem_mismatch tests `is not None`, not truthiness
-    Binding("memory.max_memory", "max_memory", convert=lambda value: value is not None),
-    Binding("memory.gpu_memory_limit", "gpu_memory_limit", convert=lambda value: value is not None),
+    Binding("memory.max_memory", "max_memory", convert=_given),
+    Binding("memory.gpu_memory_limit", "gpu_memory_limit", convert=_given),
     Binding("parallel.fsdp_options", "fsdp", convert=_as_written),  # tested for truthiness
     Binding("parallel.deepspeed", "deepspeed", convert=bool),
     Binding("attention.xformers_flag", "xformers_attention", convert=bool),
@@ -131,7 +136,7 @@ CHECKED_BINDINGS = (
     Binding("training.batch_flattening", "batch_flattening", convert=lambda value: value if value == "auto" else bool(value)),
     Binding("quantization.moe_experts", "quantize_moe_experts", convert=bool),
     Binding("training.fp32_norms", "fp32_norms", convert=bool),
-    Binding("parallel.fsdp_config_written", "fsdp_config", convert=lambda value: value is not None),
+    Binding("parallel.fsdp_config_written", "fsdp_config", convert=_given),
     Binding("parallel.fsdp_version_written", "fsdp_version", convert=_scalar),
     Binding("training.relora", "relora", convert=bool),
     Binding("adapter.target_modules_written", "lora_target_modules", convert=_as_written),
@@ -148,7 +153,7 @@ CHECKED_BINDINGS = (
     Binding("parallel.auto_wrap_policy_written", "fsdp_config.auto_wrap_policy", "fsdp_config.fsdp_auto_wrap_policy",
             convert=_scalar),
     Binding("parallel.min_num_params_given", "fsdp_config.min_num_params", "fsdp_config.fsdp_min_num_params",
-            convert=lambda value: value is not None),
+            convert=_given),
     Binding("parallel.tensor_parallel_size", "tensor_parallel_size", convert=_real),
     Binding("training.neftune_alpha", "neftune_noise_alpha", convert=_real),
     Binding("checkpoint.save_safetensors_written", "save_safetensors", convert=_scalar),
@@ -156,10 +161,10 @@ CHECKED_BINDINGS = (
     Binding("data.streaming_multipack_buffer", "streaming_multipack_buffer_size", convert=bool),
     # schemas/deprecated.py: max_packed_sequence_len tested for truthiness, the DPO keys for `is not None`
     Binding("data.max_packed_sequence_len", "max_packed_sequence_len", convert=bool),
-    Binding("training.dpo_use_logits_to_keep", "dpo_use_logits_to_keep", convert=lambda value: value is not None),
-    Binding("training.dpo_generate_during_eval", "dpo_generate_during_eval", convert=lambda value: value is not None),
-    Binding("training.dpo_norm_loss", "dpo_norm_loss", convert=lambda value: value is not None),
-    Binding("training.rpo_alpha_written", "rpo_alpha", convert=lambda value: value is not None),
+    Binding("training.dpo_use_logits_to_keep", "dpo_use_logits_to_keep", convert=_given),
+    Binding("training.dpo_generate_during_eval", "dpo_generate_during_eval", convert=_given),
+    Binding("training.dpo_norm_loss", "dpo_norm_loss", convert=_given),
+    Binding("training.rpo_alpha_written", "rpo_alpha", convert=_given),
     # Fourth audit (rules/refusal_rows_fourth.py): the written values these validators test
     Binding("parallel.fsdp_use_orig_params", "fsdp_config.use_orig_params", "fsdp_config.fsdp_use_orig_params",
             convert=_scalar),
@@ -174,8 +179,8 @@ CHECKED_BINDINGS = (
     Binding("adapter.peft_block", "peft", convert=bool),
     Binding("model.onebitllms", "use_onebitllms", convert=bool),
     Binding("training.multi_objective_aggregation", "trl.multi_objective_aggregation", convert=_scalar),
-    Binding("training.dpo_loss_type_given", "dpo_loss_type", convert=lambda value: value is not None),
-    Binding("training.dpo_loss_weights_given", "dpo_loss_weights", convert=lambda value: value is not None),
+    Binding("training.dpo_loss_type_given", "dpo_loss_type", convert=_given),
+    Binding("training.dpo_loss_weights_given", "dpo_loss_weights", convert=_given),
     Binding("training.dpo_loss_type_count", "dpo_loss_type", convert=_count),
     Binding("training.dpo_loss_weights_count", "dpo_loss_weights", convert=_count),
     Binding("training.ebft_mode", "ebft.mode", convert=_scalar),
